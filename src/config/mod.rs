@@ -1,0 +1,466 @@
+//! Configuration: strict YAML in, a validated [`Config`] out, every problem reported at once.
+//!
+//! Two stages, as in ripgrep and vector: `raw` mirrors the file (unknown keys are errors), and
+//! [`compile`] turns it into typed values — socket addresses, URIs, durations — collecting every
+//! problem it finds instead of stopping at the first.
+
+mod raw;
+pub mod units;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use http::Uri;
+use serde::de::DeserializeOwned;
+
+/// The embedded default, used by `serve` without `--config` and by `demo`.
+pub const DEFAULT_YAML: &str = include_str!("../../config/portcullis.yaml");
+
+/// A validated configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub listen: SocketAddr,
+    pub admin: Admin,
+    pub upstreams: BTreeMap<String, Upstream>,
+    pub policy: Policy,
+    pub limits: Limits,
+}
+
+#[derive(Debug, Clone)]
+pub struct Admin {
+    pub listen: SocketAddr,
+    /// Name of the env var holding the admin bearer token (the token itself is never in a file).
+    pub token_env: Option<String>,
+}
+
+/// Where an upstream lives.
+#[derive(Debug, Clone)]
+pub struct Upstream {
+    pub name: String,
+    pub url: Uri,
+}
+
+/// The placeholder interception policy of the proxy core; the rule engine replaces `deny_tools`
+/// and the checker takes over `redact`.
+#[derive(Debug, Clone, Default)]
+pub struct Policy {
+    /// Full tool names (`mcp__{upstream}__{tool}`, `http__{upstream}__{path}`) refused before the
+    /// upstream.
+    pub deny_tools: Vec<String>,
+    /// Strings replaced in every result before the agent sees it.
+    pub redact: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Largest request body accepted (bytes); larger ones are refused and nothing is forwarded.
+    pub max_body: usize,
+    /// Largest result held for inspection (bytes); a larger watched result is replaced by an error.
+    pub max_response: usize,
+    /// Requests in flight at once; further ones wait.
+    pub concurrency: usize,
+    pub connect_timeout: Duration,
+    /// Upstream: time to the response head.
+    pub header_timeout: Duration,
+    /// Upstream: longest silence inside a response body.
+    pub idle_timeout: Duration,
+    /// Client: time to send the request head (slowloris guard).
+    pub client_header_timeout: Duration,
+    /// Shutdown: how long in-flight calls may drain.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_body: 4 << 20,
+            max_response: 16 << 20,
+            concurrency: 1024,
+            connect_timeout: Duration::from_secs(5),
+            header_timeout: Duration::from_secs(60),
+            idle_timeout: Duration::from_secs(300),
+            client_header_timeout: Duration::from_secs(10),
+            shutdown_grace: Duration::from_secs(30),
+        }
+    }
+}
+
+/// One thing wrong with a config, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub path: String,
+    pub message: String,
+}
+
+/// Every problem found in a config.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub struct ConfigError {
+    pub source_name: String,
+    pub problems: Vec<Problem>,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "{}: {} problem(s)",
+            self.source_name,
+            self.problems.len()
+        )?;
+        for p in &self.problems {
+            writeln!(f, "  - {}: {}", p.path, p.message)?;
+        }
+        Ok(())
+    }
+}
+
+const TOP_KEYS: &[&str] = &[
+    "listen",
+    "admin",
+    "upstreams",
+    "deny_tools",
+    "redact",
+    "limits",
+];
+
+impl Config {
+    /// Loads and validates a file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            source_name: name.clone(),
+            problems: vec![Problem {
+                path: "(file)".into(),
+                message: e.to_string(),
+            }],
+        })?;
+        Config::parse(&text, &name)
+    }
+
+    /// The embedded default.
+    pub fn embedded() -> Config {
+        Config::parse(DEFAULT_YAML, "embedded config/portcullis.yaml")
+            .expect("the embedded default config is validated by a test")
+    }
+
+    /// Parses and validates YAML text; `source_name` labels the errors.
+    pub fn parse(text: &str, source_name: &str) -> Result<Config, ConfigError> {
+        let fail = |problems| ConfigError {
+            source_name: source_name.to_owned(),
+            problems,
+        };
+        let doc: raw::Document = match serde_saphyr::from_str(text) {
+            Ok(Some(doc)) => doc,
+            Ok(None) => raw::Document::new(),
+            Err(e) => {
+                return Err(fail(vec![Problem {
+                    path: "(yaml)".into(),
+                    message: e.to_string(),
+                }]))
+            }
+        };
+        let mut c = Compiler::default();
+        let config = c.compile(doc);
+        match config {
+            Some(config) if c.problems.is_empty() => Ok(config),
+            _ => Err(fail(c.problems)),
+        }
+    }
+
+    /// The upstream called `name`.
+    pub fn upstream(&self, name: &str) -> Option<&Upstream> {
+        self.upstreams.get(name)
+    }
+}
+
+#[derive(Default)]
+struct Compiler {
+    problems: Vec<Problem>,
+}
+
+impl Compiler {
+    fn problem(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.problems.push(Problem {
+            path: path.into(),
+            message: message.into(),
+        });
+    }
+
+    fn section<T: DeserializeOwned + Default>(&mut self, doc: &mut raw::Document, key: &str) -> T {
+        match doc.remove(key) {
+            None | Some(serde_json::Value::Null) => T::default(),
+            Some(v) => self.decode(key, v).unwrap_or_default(),
+        }
+    }
+
+    fn decode<T: DeserializeOwned>(&mut self, path: &str, v: serde_json::Value) -> Option<T> {
+        match serde_json::from_value(v) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                self.problem(path, e.to_string());
+                None
+            }
+        }
+    }
+
+    fn compile(&mut self, mut doc: raw::Document) -> Option<Config> {
+        for key in doc.keys() {
+            if !TOP_KEYS.contains(&key.as_str()) {
+                let known = TOP_KEYS.join(", ");
+                self.problems.push(Problem {
+                    path: key.clone(),
+                    message: format!("unknown key (known keys: {known})"),
+                });
+            }
+        }
+        let listen: Option<String> = self.section(&mut doc, "listen");
+        let admin: raw::Admin = self.section(&mut doc, "admin");
+        let upstreams: BTreeMap<String, serde_json::Value> = self.section(&mut doc, "upstreams");
+        let deny_tools: Vec<String> = self.section(&mut doc, "deny_tools");
+        let redact: Vec<String> = self.section(&mut doc, "redact");
+        let limits: raw::Limits = self.section(&mut doc, "limits");
+
+        let listen = self.addr("listen", listen.as_deref().unwrap_or("127.0.0.1:8686"));
+        let admin_listen = self.addr(
+            "admin.listen",
+            admin.listen.as_deref().unwrap_or("127.0.0.1:8687"),
+        );
+        if let Some(env) = &admin.token_env {
+            if env.is_empty() || !env.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                self.problem(
+                    "admin.token_env",
+                    format!("{env:?} is not an environment variable name"),
+                );
+            }
+        }
+        let upstreams = self.upstreams(upstreams);
+        for (i, t) in deny_tools.iter().enumerate() {
+            if t.trim().is_empty() {
+                self.problem(format!("deny_tools[{i}]"), "empty tool name");
+            }
+        }
+        for (i, r) in redact.iter().enumerate() {
+            if r.is_empty() {
+                self.problem(
+                    format!("redact[{i}]"),
+                    "empty string would match everywhere",
+                );
+            }
+        }
+        let limits = self.limits(limits);
+        Some(Config {
+            listen: listen?,
+            admin: Admin {
+                listen: admin_listen?,
+                token_env: admin.token_env,
+            },
+            upstreams,
+            policy: Policy { deny_tools, redact },
+            limits,
+        })
+    }
+
+    fn addr(&mut self, path: &str, s: &str) -> Option<SocketAddr> {
+        match s.parse::<SocketAddr>() {
+            Ok(a) => Some(a),
+            Err(_) => {
+                self.problem(path, format!("{s:?} is not an address like 127.0.0.1:8686"));
+                None
+            }
+        }
+    }
+
+    fn upstreams(
+        &mut self,
+        raw: BTreeMap<String, serde_json::Value>,
+    ) -> BTreeMap<String, Upstream> {
+        let mut out = BTreeMap::new();
+        for (name, v) in raw {
+            let path = format!("upstreams.{name}");
+            if name.is_empty()
+                || !name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                || name.contains("__")
+            {
+                self.problem(&path, "upstream names use letters, digits, '-' and single '_' (they appear in tool names as mcp__{upstream}__{tool})");
+            }
+            let Some(u) = self.decode::<raw::Upstream>(&path, v) else {
+                continue;
+            };
+            match (u.url, u.stdio) {
+                (Some(url), None) => {
+                    if let Some(url) = self.url(&format!("{path}.url"), &url) {
+                        out.insert(name.clone(), Upstream { name, url });
+                    }
+                }
+                (None, Some(_)) => self.problem(
+                    &path,
+                    "stdio upstreams are guarded with `portcullis wrap -- CMD ARGS…`; `serve` proxies HTTP upstreams (url:)",
+                ),
+                (Some(_), Some(_)) => self.problem(&path, "give either url or stdio, not both"),
+                (None, None) => self.problem(&path, "missing url"),
+            }
+        }
+        out
+    }
+
+    fn url(&mut self, path: &str, s: &str) -> Option<Uri> {
+        let uri: Uri = match s.parse() {
+            Ok(u) => u,
+            Err(e) => {
+                self.problem(path, format!("{s:?} is not a URL: {e}"));
+                return None;
+            }
+        };
+        match (uri.scheme_str(), uri.authority()) {
+            (Some("http" | "https"), Some(_)) => Some(uri),
+            _ => {
+                self.problem(
+                    path,
+                    format!("{s:?} must be an absolute http:// or https:// URL"),
+                );
+                None
+            }
+        }
+    }
+
+    fn limits(&mut self, raw: raw::Limits) -> Limits {
+        let d = Limits::default();
+        let size = |c: &mut Self, path: &str, v: Option<raw::Scalar>, default: usize| match v {
+            None => default,
+            Some(raw::Scalar::Int(n)) => n as usize,
+            Some(raw::Scalar::Text(s)) => units::size(&s).map(|n| n as usize).unwrap_or_else(|e| {
+                c.problem(path, e);
+                default
+            }),
+        };
+        let dur = |c: &mut Self, path: &str, v: Option<raw::Scalar>, default: Duration| match v {
+            None => default,
+            Some(raw::Scalar::Int(n)) => {
+                c.problem(path, format!("duration {n} needs a unit (ms, s, m or h)"));
+                default
+            }
+            Some(raw::Scalar::Text(s)) => units::duration(&s).unwrap_or_else(|e| {
+                c.problem(path, e);
+                default
+            }),
+        };
+        let limits = Limits {
+            max_body: size(self, "limits.max_body", raw.max_body, d.max_body),
+            max_response: size(
+                self,
+                "limits.max_response",
+                raw.max_response,
+                d.max_response,
+            ),
+            concurrency: raw.concurrency.map(|n| n as usize).unwrap_or(d.concurrency),
+            connect_timeout: dur(
+                self,
+                "limits.connect_timeout",
+                raw.connect_timeout,
+                d.connect_timeout,
+            ),
+            header_timeout: dur(
+                self,
+                "limits.header_timeout",
+                raw.header_timeout,
+                d.header_timeout,
+            ),
+            idle_timeout: dur(
+                self,
+                "limits.idle_timeout",
+                raw.idle_timeout,
+                d.idle_timeout,
+            ),
+            client_header_timeout: dur(
+                self,
+                "limits.client_header_timeout",
+                raw.client_header_timeout,
+                d.client_header_timeout,
+            ),
+            shutdown_grace: dur(
+                self,
+                "limits.shutdown_grace",
+                raw.shutdown_grace,
+                d.shutdown_grace,
+            ),
+        };
+        if limits.concurrency == 0 {
+            self.problem("limits.concurrency", "must be at least 1");
+        }
+        if limits.max_body == 0 {
+            self.problem("limits.max_body", "must be at least 1 byte");
+        }
+        limits
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_file_under_config_loads() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("config");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+                Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
+                seen += 1;
+            }
+        }
+        assert!(seen >= 1, "config/ holds at least the embedded default");
+        let c = Config::embedded();
+        assert!(c.listen.ip().is_loopback() && c.admin.listen.ip().is_loopback());
+    }
+
+    #[test]
+    fn every_problem_is_reported_at_once() {
+        let text = r#"
+listen: nowhere
+bogus: 1
+admin: { listen: 127.0.0.1:1, colour: red }
+upstreams:
+  good: { url: "http://127.0.0.1:1/mcp" }
+  bad: { url: "ftp://x" }
+  "a__b": { url: "http://127.0.0.1:1" }
+  worse: { uri: "http://x" }
+  local: { stdio: [cat] }
+limits: { max_body: 4 lightyears, idle_timeout: 10 }
+redact: [""]
+"#;
+        let err = Config::parse(text, "t").unwrap_err();
+        let paths: Vec<&str> = err.problems.iter().map(|p| p.path.as_str()).collect();
+        for want in [
+            "bogus",
+            "listen",
+            "admin",
+            "upstreams.bad.url",
+            "upstreams.a__b",
+            "upstreams.worse",
+            "upstreams.local",
+            "limits.max_body",
+            "limits.idle_timeout",
+            "redact[0]",
+        ] {
+            assert!(paths.contains(&want), "missing {want} in {err}");
+        }
+    }
+
+    #[test]
+    fn an_empty_file_is_the_defaults() {
+        let c = Config::parse("", "t").unwrap();
+        assert_eq!(c.listen, "127.0.0.1:8686".parse().unwrap());
+        assert!(c.upstreams.is_empty());
+    }
+
+    #[test]
+    fn duplicate_yaml_keys_are_an_error() {
+        assert!(Config::parse("listen: 127.0.0.1:1\nlisten: 0.0.0.0:1\n", "t").is_err());
+    }
+}

@@ -1,0 +1,77 @@
+//! The two interception points: before a call reaches its server (`pre`) and before its result
+//! reaches the agent (`post`). Decisions are values — [`Outcome`] and [`PostOutcome`] — and the
+//! transports (HTTP layers, stdio relay) turn them into protocol messages.
+
+mod guard;
+pub mod post;
+pub mod pre;
+
+pub use guard::Guard;
+
+/// What happens to a call before it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Send it on unchanged.
+    Forward,
+    /// Refuse it; the upstream never sees it.
+    Refuse(Denial),
+}
+
+/// Why a call was refused, in words the agent (and the model behind it) can act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Denial {
+    pub reason: String,
+    /// The config entry that decided it.
+    pub rule: String,
+}
+
+/// What happened to a result on its way back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PostOutcome {
+    Pass,
+    Rewritten { replacements: usize },
+}
+
+/// The label a finished call carries in metrics and logs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallOutcome {
+    /// Reached the upstream; the result passed unchanged.
+    Forwarded,
+    /// Reached the upstream; the result was rewritten.
+    Rewritten,
+    /// Refused before the upstream.
+    Denied,
+    /// Refused as malformed or unsafe to parse (before the upstream).
+    Invalid,
+    /// The upstream failed, timed out, or the stream ended without a result.
+    Failed,
+}
+
+impl CallOutcome {
+    pub const ALL: [CallOutcome; 5] = [
+        CallOutcome::Forwarded,
+        CallOutcome::Rewritten,
+        CallOutcome::Denied,
+        CallOutcome::Invalid,
+        CallOutcome::Failed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallOutcome::Forwarded => "forwarded",
+            CallOutcome::Rewritten => "rewritten",
+            CallOutcome::Denied => "denied",
+            CallOutcome::Invalid => "invalid",
+            CallOutcome::Failed => "failed",
+        }
+    }
+}
+
+impl From<PostOutcome> for CallOutcome {
+    fn from(p: PostOutcome) -> Self {
+        match p {
+            PostOutcome::Pass => CallOutcome::Forwarded,
+            PostOutcome::Rewritten { .. } => CallOutcome::Rewritten,
+        }
+    }
+}

@@ -1,0 +1,250 @@
+//! The post-call inspection of responses, shared by JSON bodies, SSE events and stdio lines.
+//!
+//! Only responses whose id the pre path chose to watch are parsed beyond their envelope; every
+//! other message is relayed as the exact bytes received.
+
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::{Guard, PostOutcome};
+use crate::call::ToolCall;
+use crate::mcp::era::Version;
+use crate::mcp::jsonrpc::{IdKey, Message};
+
+/// Why a response is watched.
+#[derive(Debug, Clone)]
+pub enum Watch {
+    /// The result of this call is inspected before the agent sees it.
+    Call(ToolCall),
+    /// The negotiated protocol version is recorded (it decides whether batches are legal).
+    Initialize,
+}
+
+/// The responses an exchange waits for. Usually one, so a small vector beats a map.
+#[derive(Debug, Clone, Default)]
+pub struct Watched(Vec<(IdKey, Watch)>);
+
+impl FromIterator<(IdKey, Watch)> for Watched {
+    fn from_iter<T: IntoIterator<Item = (IdKey, Watch)>>(iter: T) -> Self {
+        Watched(iter.into_iter().collect())
+    }
+}
+
+impl Watched {
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn insert(&mut self, id: IdKey, watch: Watch) {
+        self.0.push((id, watch));
+    }
+
+    /// Removes and returns the watch for `id`.
+    pub fn take(&mut self, id: &RawValue) -> Option<Watch> {
+        if self.0.is_empty() {
+            return None;
+        }
+        let key = IdKey::new(id);
+        let i = self.0.iter().position(|(k, _)| *k == key)?;
+        Some(self.0.swap_remove(i).1)
+    }
+
+    /// The qualified names of the watched calls.
+    pub fn call_names(&self) -> Vec<String> {
+        self.0
+            .iter()
+            .filter_map(|(_, w)| match w {
+                Watch::Call(c) => Some(c.qualified.clone()),
+                Watch::Initialize => None,
+            })
+            .collect()
+    }
+
+    /// What is still unanswered (at the end of a stream: calls that never got a result).
+    pub fn drain(&mut self) -> impl Iterator<Item = (IdKey, Watch)> + '_ {
+        self.0.drain(..)
+    }
+}
+
+/// What inspection saw in one message.
+#[derive(Debug)]
+pub enum Seen {
+    /// A watched call's response.
+    Call {
+        call: ToolCall,
+        outcome: PostOutcome,
+    },
+    /// An `initialize` result naming this version.
+    Initialized(Version),
+}
+
+/// The result of inspecting one JSON text (a message or an array of messages).
+#[derive(Debug, Default)]
+pub struct Inspection {
+    /// Replacement JSON text, when anything was rewritten.
+    pub rewritten: Option<String>,
+    pub seen: Vec<Seen>,
+}
+
+/// Inspects `text`, which may be one JSON-RPC message or a batch array of them.
+pub fn inspect(text: &str, watched: &mut Watched, guard: &Guard) -> Inspection {
+    let mut out = Inspection::default();
+    if watched.is_empty() {
+        return out;
+    }
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('[') {
+        let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(text) else {
+            return out;
+        };
+        let mut parts: Vec<String> = Vec::with_capacity(items.len());
+        let mut changed = false;
+        for item in items {
+            match inspect_one(item.get(), watched, guard, &mut out.seen) {
+                Some(new) => {
+                    changed = true;
+                    parts.push(new);
+                }
+                None => parts.push(item.get().to_owned()),
+            }
+        }
+        if changed {
+            out.rewritten = Some(format!("[{}]", parts.join(",")));
+        }
+        return out;
+    }
+    out.rewritten = inspect_one(text, watched, guard, &mut out.seen);
+    out
+}
+
+fn inspect_one(
+    text: &str,
+    watched: &mut Watched,
+    guard: &Guard,
+    seen: &mut Vec<Seen>,
+) -> Option<String> {
+    let msg: Message<'_> = serde_json::from_str(text).ok()?;
+    // Only responses answer watched ids; a server-to-client *request* may reuse an id value.
+    if msg.method.is_some() {
+        return None;
+    }
+    let watch = watched.take(msg.id?)?;
+    match watch {
+        Watch::Initialize => {
+            let version = msg
+                .result
+                .and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
+                .and_then(|v| {
+                    v.get("protocolVersion")
+                        .and_then(Value::as_str)
+                        .and_then(Version::parse)
+                });
+            if let Some(v) = version {
+                seen.push(Seen::Initialized(v));
+            }
+            None
+        }
+        Watch::Call(call) => {
+            let Some(result) = msg.result.filter(|_| guard.inspects_results()) else {
+                seen.push(Seen::Call {
+                    call,
+                    outcome: PostOutcome::Pass,
+                });
+                return None;
+            };
+            let mut value: Value = match serde_json::from_str(result.get()) {
+                Ok(v) => v,
+                Err(_) => {
+                    seen.push(Seen::Call {
+                        call,
+                        outcome: PostOutcome::Pass,
+                    });
+                    return None;
+                }
+            };
+            let outcome = guard.post(&call, &mut value);
+            seen.push(Seen::Call { call, outcome });
+            match outcome {
+                PostOutcome::Pass => None,
+                PostOutcome::Rewritten { .. } => {
+                    // Rebuild the whole message so fields beside `result` survive.
+                    let mut whole: serde_json::Map<String, Value> =
+                        serde_json::from_str(text).ok()?;
+                    whole.insert("result".into(), value);
+                    Some(Value::Object(whole).to_string())
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Policy;
+    use crate::mcp::era::Era;
+
+    fn setup() -> (Guard, Watched) {
+        let guard = Guard::new(&Policy {
+            deny_tools: vec![],
+            redact: vec!["S3CRET".into()],
+        });
+        let call = ToolCall::mcp("up".into(), "read", None, Era::Legacy);
+        let id = RawValue::from_string("5".into()).unwrap();
+        let w: Watched = [(IdKey::new(&id), Watch::Call(call))].into_iter().collect();
+        (guard, w)
+    }
+
+    #[test]
+    fn watched_results_are_rewritten_and_others_untouched() {
+        let (guard, mut w) = setup();
+        let other =
+            r#"{"jsonrpc":"2.0","id":6,"result":{"content":[{"type":"text","text":"S3CRET"}]}}"#;
+        assert!(inspect(other, &mut w, &guard).rewritten.is_none());
+        let mine = r#"{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"S3CRET"}],"structuredContent":{"k":"S3CRET"}},"extra":1}"#;
+        let out = inspect(mine, &mut w, &guard);
+        let new: Value = serde_json::from_str(out.rewritten.as_deref().unwrap()).unwrap();
+        assert!(!new.to_string().contains("S3CRET"));
+        assert_eq!(new["extra"], 1);
+        assert!(w.is_empty(), "a watch is consumed by its response");
+    }
+
+    #[test]
+    fn a_server_request_reusing_the_id_is_not_mistaken_for_the_result() {
+        let (guard, mut w) = setup();
+        let req =
+            r#"{"jsonrpc":"2.0","id":5,"method":"sampling/createMessage","params":{"x":"S3CRET"}}"#;
+        assert!(inspect(req, &mut w, &guard).rewritten.is_none());
+        assert_eq!(w.len(), 1);
+    }
+
+    #[test]
+    fn batch_responses_rewrite_only_their_watched_elements() {
+        let (guard, mut w) = setup();
+        let arr = r#"[{"jsonrpc":"2.0","id":4,"result":{"t":"S3CRET"}},{"jsonrpc":"2.0","id":5,"result":{"t":"S3CRET"}}]"#;
+        let out = inspect(arr, &mut w, &guard);
+        let new: Value = serde_json::from_str(out.rewritten.as_deref().unwrap()).unwrap();
+        assert_eq!(new[0]["result"]["t"], "S3CRET");
+        assert_ne!(new[1]["result"]["t"], "S3CRET");
+    }
+
+    #[test]
+    fn initialize_results_report_the_negotiated_version() {
+        let guard = Guard::default();
+        let id = RawValue::from_string("0".into()).unwrap();
+        let mut w: Watched = [(IdKey::new(&id), Watch::Initialize)].into_iter().collect();
+        let out = inspect(
+            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-03-26"}}"#,
+            &mut w,
+            &guard,
+        );
+        assert!(matches!(
+            out.seen[..],
+            [Seen::Initialized(Version::V2025_03_26)]
+        ));
+    }
+}

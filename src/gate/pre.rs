@@ -1,0 +1,324 @@
+//! The pre-call decision over one parsed JSON-RPC payload, shared by the HTTP gate and the stdio
+//! relay: which calls go on, which are refused, and which responses to watch on the way back.
+
+use std::sync::Arc;
+
+use serde_json::value::RawValue;
+
+use super::post::{Watch, Watched};
+use super::{CallOutcome, Guard, Outcome};
+use crate::call::ToolCall;
+use crate::mcp::era::{Era, Version};
+use crate::mcp::jsonrpc::{self, code, CallParams, IdKey, Kind, Message, Payload};
+use crate::mcp::result;
+
+/// What the transport knows about the exchange a payload belongs to.
+#[derive(Debug, Clone)]
+pub struct Context<'a> {
+    pub upstream: &'a Arc<str>,
+    pub era: Era,
+    /// The version the session negotiated in `initialize`, if the proxy saw it.
+    pub negotiated: Option<Version>,
+    pub session: Option<&'a str>,
+}
+
+/// The pre-call decision for a payload.
+#[derive(Debug)]
+pub enum Decision {
+    /// Forward the payload's bytes unchanged; watch these responses.
+    Forward(Watched),
+    /// Answer with `body` (a JSON-RPC response or array of them) and forward nothing.
+    Refuse(Refusal),
+}
+
+#[derive(Debug)]
+pub struct Refusal {
+    pub body: Vec<u8>,
+    /// `true` when the payload was malformed for the protocol (a client fault, HTTP 400);
+    /// `false` for a policy denial (answered as a normal result, HTTP 200).
+    pub invalid: bool,
+    /// The calls refused, for metrics: (qualified name, outcome).
+    pub calls: Vec<(String, CallOutcome)>,
+}
+
+enum One {
+    Forward(Option<(IdKey, Watch)>),
+    Deny {
+        id: Box<RawValue>,
+        qualified: String,
+        reason: String,
+    },
+    Invalid {
+        id: Option<Box<RawValue>>,
+        message: String,
+    },
+}
+
+fn one(msg: &Message<'_>, cx: &Context<'_>, guard: &Guard) -> One {
+    match (msg.method(), msg.kind()) {
+        (Some("tools/call"), Kind::Request) => {
+            let id = msg.id.expect("requests have ids");
+            let params = msg
+                .params
+                .map(|p| serde_json::from_str::<CallParams<'_>>(p.get()));
+            let params = match params {
+                Some(Ok(p)) => p,
+                Some(Err(e)) => {
+                    return One::Invalid {
+                        id: Some(id.to_owned()),
+                        message: format!("tools/call params: {e}"),
+                    }
+                }
+                None => {
+                    return One::Invalid {
+                        id: Some(id.to_owned()),
+                        message: "tools/call needs params".into(),
+                    }
+                }
+            };
+            let call = ToolCall::mcp(cx.upstream.clone(), &params.name, params.arguments, cx.era)
+                .with_session(cx.session.map(str::to_owned));
+            match guard.pre(&call) {
+                Outcome::Forward => One::Forward(Some((IdKey::new(id), Watch::Call(call)))),
+                Outcome::Refuse(d) => One::Deny {
+                    id: id.to_owned(),
+                    qualified: call.qualified,
+                    reason: d.reason,
+                },
+            }
+        }
+        // A `tools/call` that is not a well-formed request (no id, or an id of null) is refused:
+        // the proxy must not guess how the server treats it.
+        (Some("tools/call"), _) => One::Invalid {
+            id: None,
+            message: "tools/call must be a request with a string or number id".into(),
+        },
+        (Some("initialize"), Kind::Request) => {
+            One::Forward(msg.id.map(|id| (IdKey::new(id), Watch::Initialize)))
+        }
+        (_, Kind::Invalid) => One::Invalid {
+            id: msg.id.map(|i| i.to_owned()),
+            message: "not a JSON-RPC request, notification or response".into(),
+        },
+        _ => One::Forward(None),
+    }
+}
+
+/// Decides a payload.
+pub fn decide(payload: &Payload<'_>, cx: &Context<'_>, guard: &Guard) -> Decision {
+    match payload {
+        Payload::Single(msg) => match one(msg, cx, guard) {
+            One::Forward(w) => Decision::Forward(Watched::from_iter(w)),
+            One::Deny {
+                id,
+                qualified,
+                reason,
+            } => Decision::Refuse(Refusal {
+                body: jsonrpc::result_response(&id, &result::refusal(&reason, cx.era)),
+                invalid: false,
+                calls: vec![(qualified, CallOutcome::Denied)],
+            }),
+            One::Invalid { id, message } => Decision::Refuse(Refusal {
+                body: jsonrpc::error_response(id.as_deref(), code::INVALID_REQUEST, &message),
+                invalid: true,
+                calls: Vec::new(),
+            }),
+        },
+        Payload::Batch(msgs) => batch(msgs, cx, guard),
+    }
+}
+
+fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decision {
+    if !cx.negotiated.is_some_and(Version::allows_batches) {
+        let version = cx
+            .negotiated
+            .map(Version::as_str)
+            .unwrap_or("this session's protocol version");
+        return Decision::Refuse(Refusal {
+            body: jsonrpc::error_response(
+                None,
+                code::INVALID_REQUEST,
+                &format!(
+                    "JSON-RPC batches are not part of MCP {version}; send one message per request"
+                ),
+            ),
+            invalid: true,
+            calls: Vec::new(),
+        });
+    }
+    // 2025-03-26: every element is decided. If any is refused, none is forwarded — a partial
+    // batch would make the proxy splice its answers into the server's, and a caller that mixes a
+    // refused call into a batch gets a clear per-element answer to resend the rest alone.
+    let decided: Vec<One> = msgs.iter().map(|m| one(m, cx, guard)).collect();
+    if decided.iter().all(|d| matches!(d, One::Forward(_))) {
+        return Decision::Forward(
+            decided
+                .into_iter()
+                .filter_map(|d| if let One::Forward(w) = d { w } else { None })
+                .collect(),
+        );
+    }
+    let mut bodies = Vec::new();
+    let mut calls = Vec::new();
+    let mut invalid = false;
+    for (d, m) in decided.into_iter().zip(msgs) {
+        match d {
+            One::Deny {
+                id,
+                qualified,
+                reason,
+            } => {
+                bodies.push(jsonrpc::result_response(
+                    &id,
+                    &result::refusal(&reason, cx.era),
+                ));
+                calls.push((qualified, CallOutcome::Denied));
+            }
+            One::Invalid { id, message } => {
+                invalid = true;
+                bodies.push(jsonrpc::error_response(
+                    id.as_deref(),
+                    code::INVALID_REQUEST,
+                    &message,
+                ));
+            }
+            One::Forward(_) => {
+                if let (Some(id), Kind::Request) = (m.id, m.kind()) {
+                    bodies.push(jsonrpc::error_response(
+                        Some(id),
+                        code::INVALID_REQUEST,
+                        "not sent: another request in this batch was refused; resend it on its own",
+                    ));
+                }
+            }
+        }
+    }
+    let mut body = b"[".to_vec();
+    for (i, b) in bodies.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(b);
+    }
+    body.push(b']');
+    Decision::Refuse(Refusal {
+        body,
+        invalid,
+        calls,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Policy;
+    use crate::mcp::jsonrpc::parse;
+    use serde_json::Value;
+
+    fn guard() -> Guard {
+        Guard::new(&Policy {
+            deny_tools: vec!["mcp__up__rm".into()],
+            redact: vec![],
+        })
+    }
+
+    fn decide_text(text: &str, negotiated: Option<Version>) -> Decision {
+        let up: Arc<str> = "up".into();
+        let cx = Context {
+            upstream: &up,
+            era: Era::Legacy,
+            negotiated,
+            session: None,
+        };
+        decide(&parse(text.as_bytes()).unwrap(), &cx, &guard())
+    }
+
+    fn refusal_json(d: Decision) -> (Value, bool) {
+        match d {
+            Decision::Refuse(r) => (serde_json::from_slice(&r.body).unwrap(), r.invalid),
+            Decision::Forward(_) => panic!("forwarded"),
+        }
+    }
+
+    #[test]
+    fn a_denied_call_is_answered_with_an_error_result_carrying_its_id() {
+        let (v, invalid) = refusal_json(decide_text(
+            r#"{"jsonrpc":"2.0","id":"x-1","method":"tools/call","params":{"name":"rm","arguments":{}}}"#,
+            None,
+        ));
+        assert!(!invalid);
+        assert_eq!(v["id"], "x-1");
+        assert_eq!(v["result"]["isError"], true);
+        assert!(v["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("mcp__up__rm"));
+    }
+
+    #[test]
+    fn allowed_calls_and_initialize_are_watched() {
+        let Decision::Forward(w) = decide_text(
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ls"}}"#,
+            None,
+        ) else {
+            panic!()
+        };
+        assert_eq!(w.len(), 1);
+        let Decision::Forward(w) = decide_text(
+            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#,
+            None,
+        ) else {
+            panic!()
+        };
+        assert_eq!(w.len(), 1);
+        let Decision::Forward(w) =
+            decide_text(r#"{"jsonrpc":"2.0","method":"notifications/x"}"#, None)
+        else {
+            panic!()
+        };
+        assert!(w.is_empty());
+    }
+
+    #[test]
+    fn tools_call_without_a_usable_id_or_params_is_invalid() {
+        for text in [
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"ls"}}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"ls"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ls","name":"rm"}}"#,
+        ] {
+            let (_, invalid) = refusal_json(decide_text(text, None));
+            assert!(invalid, "{text}");
+        }
+    }
+
+    #[test]
+    fn batches_are_refused_unless_the_session_negotiated_2025_03_26() {
+        let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ls"}}]"#;
+        for v in [None, Some(Version::V2025_06_18), Some(Version::V2025_11_25)] {
+            let (json, invalid) = refusal_json(decide_text(batch, v));
+            assert!(invalid);
+            assert_eq!(json["error"]["code"], code::INVALID_REQUEST);
+        }
+        assert!(matches!(
+            decide_text(batch, Some(Version::V2025_03_26)),
+            Decision::Forward(_)
+        ));
+    }
+
+    #[test]
+    fn one_denied_element_refuses_the_whole_batch_with_an_answer_per_request() {
+        let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ls"}},
+                        {"jsonrpc":"2.0","method":"notifications/progress"},
+                        {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"rm"}}]"#;
+        let (v, invalid) = refusal_json(decide_text(batch, Some(Version::V2025_03_26)));
+        assert!(!invalid);
+        let arr = v.as_array().unwrap();
+        assert_eq!(arr.len(), 2);
+        assert_eq!(arr[0]["id"], 1);
+        assert!(arr[0]["error"].is_object());
+        assert_eq!(arr[1]["id"], 2);
+        assert_eq!(arr[1]["result"]["isError"], true);
+    }
+}

@@ -1,0 +1,34 @@
+//! # portcullis — a guardrail proxy for AI agents' tool calls
+//!
+//! Agents call tools over MCP (Streamable HTTP or stdio) and plain HTTP. portcullis sits in that
+//! path and decides, per call, before the tool runs and before its result reaches the agent.
+//!
+//! ```text
+//! agent ──▶ rescue ─▶ telemetry ─▶ concurrency ─▶ route ─▶ body limit ─▶ pre gate ─▶ post gate ─▶ upstream ──▶ tool server
+//!                                                                         │             │
+//!                                                    refuse: isError ◀────┘             └──▶ hold watched result, inspect, release
+//! ```
+//!
+//! - [`mcp`] understands the protocol: JSON-RPC envelopes borrowed from the request bytes (so
+//!   unknown fields pass byte-for-byte), the two protocol eras and their routing headers, SSE
+//!   framing.
+//! - [`gate`] holds the two interception points as pure decisions: [`gate::pre::decide`] for a
+//!   payload and [`gate::post::inspect`] for a response. The transports — the HTTP layers in
+//!   [`proxy`] and the stdio relay in [`stdio`] — only turn those decisions into messages.
+//! - [`app`] assembles the tower stack in one place and starts the listeners; [`admin`] serves
+//!   metrics and health; [`config`] parses strict YAML into validated types.
+//! - [`demo`] is the main job on the embedded default: a sample tool server, the proxy in front
+//!   of it, and a scripted agent session through it.
+
+#![forbid(unsafe_code)]
+
+pub mod admin;
+pub mod app;
+pub mod call;
+pub mod config;
+pub mod gate;
+pub mod mcp;
+pub mod proxy;
+pub mod server;
+pub mod telemetry;
+pub mod upstream;

@@ -1,0 +1,237 @@
+//! Errors inside the stack, whose fault they are, and the rescue layer that turns every one of
+//! them into a protocol-correct response. Denials are not errors: they never come through here.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use http::StatusCode;
+use serde_json::value::RawValue;
+use tower::{Layer, Service};
+
+use super::{json_response, BoxError, Resp};
+use crate::mcp::jsonrpc::{self, code};
+
+/// Whose fault an error is: decides 4xx vs 5xx and what a breaker counts (after pingora).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    Client,
+    Upstream,
+    Internal,
+}
+
+/// What went wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum ErrorKind {
+    #[error("no route: {0}")]
+    NoRoute(String),
+    #[error("method {0} is not served on this route")]
+    Method(http::Method),
+    #[error("request body exceeds the {limit}-byte limit")]
+    BodyTooLarge { limit: usize },
+    #[error("reading the request body failed")]
+    ClientBody(#[source] BoxError),
+    #[error("upstream {upstream} is unreachable")]
+    Connect {
+        upstream: String,
+        #[source]
+        source: BoxError,
+    },
+    #[error("upstream {upstream} did not answer within {secs:.1}s")]
+    UpstreamTimeout { upstream: String, secs: f64 },
+    #[error("upstream {upstream} failed")]
+    Upstream {
+        upstream: String,
+        #[source]
+        source: BoxError,
+    },
+    #[error("upstream {upstream} sent a result larger than {limit} bytes, too large to inspect")]
+    ResultTooLarge { upstream: String, limit: usize },
+    #[error("internal error")]
+    Internal(#[source] BoxError),
+}
+
+/// An error with the JSON-RPC id it answers, when known.
+#[derive(Debug, thiserror::Error)]
+#[error("{kind}")]
+pub struct ProxyError {
+    pub kind: ErrorKind,
+    pub id: Option<Box<RawValue>>,
+}
+
+impl ProxyError {
+    pub fn new(kind: ErrorKind) -> Self {
+        ProxyError { kind, id: None }
+    }
+
+    pub fn with_id(mut self, id: Option<Box<RawValue>>) -> Self {
+        self.id = id;
+        self
+    }
+
+    pub fn fault(&self) -> Fault {
+        match self.kind {
+            ErrorKind::NoRoute(_)
+            | ErrorKind::Method(_)
+            | ErrorKind::BodyTooLarge { .. }
+            | ErrorKind::ClientBody(_) => Fault::Client,
+            ErrorKind::Connect { .. }
+            | ErrorKind::UpstreamTimeout { .. }
+            | ErrorKind::Upstream { .. }
+            | ErrorKind::ResultTooLarge { .. } => Fault::Upstream,
+            ErrorKind::Internal(_) => Fault::Internal,
+        }
+    }
+
+    fn status(&self) -> StatusCode {
+        match &self.kind {
+            ErrorKind::NoRoute(_) => StatusCode::NOT_FOUND,
+            ErrorKind::Method(_) => StatusCode::METHOD_NOT_ALLOWED,
+            ErrorKind::BodyTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ErrorKind::ClientBody(_) => StatusCode::BAD_REQUEST,
+            ErrorKind::UpstreamTimeout { .. } => StatusCode::GATEWAY_TIMEOUT,
+            ErrorKind::Connect { .. }
+            | ErrorKind::Upstream { .. }
+            | ErrorKind::ResultTooLarge { .. } => StatusCode::BAD_GATEWAY,
+            ErrorKind::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn rpc_code(&self) -> i64 {
+        match self.kind {
+            ErrorKind::BodyTooLarge { .. } | ErrorKind::ClientBody(_) => code::INVALID_REQUEST,
+            ErrorKind::UpstreamTimeout { .. } => code::UPSTREAM_TIMEOUT,
+            ErrorKind::Connect { .. }
+            | ErrorKind::Upstream { .. }
+            | ErrorKind::ResultTooLarge { .. } => code::UPSTREAM_ERROR,
+            _ => code::INTERNAL_ERROR,
+        }
+    }
+
+    /// The response for this error.
+    ///
+    /// An upstream failure answering a JSON-RPC request goes out as a JSON-RPC error over HTTP
+    /// 200, so the client fails that one request and keeps its session. Everything else carries
+    /// its HTTP status with a JSON-RPC error body (id null where unknown), as MCP asks for input
+    /// a server cannot accept.
+    pub fn into_response(self) -> Resp {
+        let message = error_chain(&self.kind);
+        let status = match (self.fault(), &self.id) {
+            (Fault::Upstream, Some(_)) => StatusCode::OK,
+            _ => self.status(),
+        };
+        let body = jsonrpc::error_response(self.id.as_deref(), self.rpc_code(), &message);
+        json_response(status, body)
+    }
+}
+
+/// `outer: inner: innermost`, so the agent learns *why* an upstream failed.
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(inner) = cur {
+        let text = inner.to_string();
+        if !s.contains(&text) {
+            s.push_str(": ");
+            s.push_str(&text);
+        }
+        cur = inner.source();
+    }
+    s
+}
+
+/// Outermost layer: every error becomes a response; the service it makes cannot fail.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RescueLayer;
+
+impl<S> Layer<S> for RescueLayer {
+    type Service = Rescue<S>;
+    fn layer(&self, inner: S) -> Rescue<S> {
+        Rescue { inner }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Rescue<S> {
+    inner: S,
+}
+
+impl<S, R> Service<R> for Rescue<S>
+where
+    S: Service<R, Response = Resp, Error = BoxError>,
+    S::Future: Send + 'static,
+{
+    type Response = Resp;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Resp, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        // A layer below that is not ready is waited for; a failed readiness is answered per
+        // request, so report ready and let `call` surface the error.
+        match self.inner.poll_ready(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(_) => Poll::Ready(Ok(())),
+        }
+    }
+
+    fn call(&mut self, req: R) -> Self::Future {
+        let fut = self.inner.call(req);
+        Box::pin(async move {
+            Ok(match fut.await {
+                Ok(resp) => resp,
+                Err(e) => rescue(e),
+            })
+        })
+    }
+}
+
+/// Maps any boxed error to a response.
+pub fn rescue(e: BoxError) -> Resp {
+    match e.downcast::<ProxyError>() {
+        Ok(pe) => {
+            if pe.fault() != Fault::Client {
+                tracing::warn!(error = %error_chain(&pe.kind), fault = ?pe.fault(), "request failed");
+            }
+            pe.into_response()
+        }
+        Err(other) => {
+            tracing::error!(error = %other, "unexpected error in the proxy stack");
+            ProxyError::new(ErrorKind::Internal(other)).into_response()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+
+    async fn body_json(resp: Resp) -> serde_json::Value {
+        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+        serde_json::from_slice(&bytes).unwrap()
+    }
+
+    #[tokio::test]
+    async fn upstream_failures_with_an_id_answer_over_200_with_a_jsonrpc_error() {
+        let id = RawValue::from_string("4".into()).unwrap();
+        let e = ProxyError::new(ErrorKind::Connect {
+            upstream: "fs".into(),
+            source: "refused".into(),
+        })
+        .with_id(Some(id));
+        let resp = e.into_response();
+        assert_eq!(resp.status(), StatusCode::OK);
+        let v = body_json(resp).await;
+        assert_eq!(v["id"], 4);
+        assert_eq!(v["error"]["code"], code::UPSTREAM_ERROR);
+        assert!(v["error"]["message"].as_str().unwrap().contains("refused"));
+    }
+
+    #[tokio::test]
+    async fn client_faults_keep_their_status() {
+        let resp = ProxyError::new(ErrorKind::BodyTooLarge { limit: 10 }).into_response();
+        assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        assert!(body_json(resp).await["id"].is_null());
+    }
+}

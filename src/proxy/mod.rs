@@ -1,0 +1,61 @@
+//! The HTTP side of the proxy: tower layers for Streamable HTTP MCP and plain HTTP tools.
+//! `app.rs` stacks them; each file here is one layer (or the body type it needs).
+
+pub mod error;
+pub mod limit;
+pub mod post;
+pub mod pre;
+pub mod route;
+pub mod sessions;
+pub mod sse_body;
+pub mod telemetry;
+
+use std::sync::Arc;
+
+use crate::config::Limits;
+use crate::gate::Guard;
+use crate::telemetry::Metrics;
+
+use bytes::Bytes;
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full};
+
+/// Errors inside tower plumbing.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Every response body the proxy sends.
+pub type Body = UnsyncBoxBody<Bytes, BoxError>;
+
+/// A request after its body was read (bounded) into memory.
+pub type Req = http::Request<Bytes>;
+
+/// A response.
+pub type Resp = http::Response<Body>;
+
+/// A whole body from bytes.
+pub fn full(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into())
+        .map_err(|never| match never {})
+        .boxed_unsync()
+}
+
+/// A JSON response.
+pub fn json_response(status: http::StatusCode, body: impl Into<Bytes>) -> Resp {
+    let body = body.into();
+    let mut resp = http::Response::new(full(body));
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+/// What every layer of one proxy shares. Built once; read-only but for the session table.
+#[derive(Debug)]
+pub struct Shared {
+    pub guard: Guard,
+    pub metrics: Arc<Metrics>,
+    pub sessions: sessions::Sessions,
+    pub limits: Limits,
+}

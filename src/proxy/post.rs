@@ -1,0 +1,262 @@
+//! The post-call gate for HTTP: inspects the response to a forwarded request as the pre gate's
+//! [`PostWatch`] asks. JSON answers are read whole (bounded) and released or rewritten; SSE
+//! answers go through [`SseGate`]; everything else passes untouched.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use http_body_util::BodyExt;
+use tower::{Layer, Service};
+
+use super::error::{ErrorKind, ProxyError};
+use super::pre::PostWatch;
+use super::sse_body::{Scope, SseGate};
+use super::{full, BoxError, Req, Resp, Shared};
+use crate::gate::post::{inspect, Seen, Watched};
+use crate::gate::{CallOutcome, PostOutcome};
+use crate::mcp::era::HEADER_SESSION;
+
+#[derive(Clone)]
+pub struct PostGateLayer {
+    shared: Arc<Shared>,
+}
+
+impl PostGateLayer {
+    pub fn new(shared: Arc<Shared>) -> Self {
+        PostGateLayer { shared }
+    }
+}
+
+impl<S> Layer<S> for PostGateLayer {
+    type Service = PostGate<S>;
+    fn layer(&self, inner: S) -> Self::Service {
+        PostGate {
+            inner,
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct PostGate<S> {
+    inner: S,
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BodyKind {
+    Json,
+    EventStream,
+    Other,
+}
+
+fn body_kind(resp: &Resp) -> BodyKind {
+    let ct = resp
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    let essence = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    match essence.as_str() {
+        "application/json" => BodyKind::Json,
+        "text/event-stream" => BodyKind::EventStream,
+        _ if essence.ends_with("+json") => BodyKind::Json,
+        _ => BodyKind::Other,
+    }
+}
+
+impl<S> Service<Req> for PostGate<S>
+where
+    S: Service<Req, Response = Resp, Error = BoxError>,
+    S::Future: Send + 'static,
+{
+    type Response = Resp;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Resp, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut req: Req) -> Self::Future {
+        let watch = req.extensions_mut().remove::<PostWatch>();
+        let session = req
+            .headers()
+            .get(HEADER_SESSION)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let fut = self.inner.call(req);
+        let Some(watch) = watch else {
+            return Box::pin(fut);
+        };
+        let shared = self.shared.clone();
+        Box::pin(async move {
+            let resp = fut.await?;
+            match watch {
+                PostWatch::Mcp {
+                    watched, upstream, ..
+                } => mcp(resp, watched, Scope::Watched, shared, upstream, session).await,
+                PostWatch::Resumed { upstream } => {
+                    mcp(
+                        resp,
+                        Watched::default(),
+                        Scope::AllResponses,
+                        shared,
+                        upstream,
+                        session,
+                    )
+                    .await
+                }
+                PostWatch::Http { call } => http_tool(resp, call, shared).await,
+            }
+        })
+    }
+}
+
+/// Reads a response body whole, refusing to hold more than `limit` bytes.
+async fn read_bounded(
+    resp: Resp,
+    limit: usize,
+    upstream: Arc<str>,
+) -> Result<(http::response::Parts, Bytes), BoxError> {
+    let (mut parts, mut body) = resp.into_parts();
+    let mut buf = bytes::BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| {
+            ProxyError::new(ErrorKind::Upstream {
+                upstream: upstream.to_string(),
+                source: e,
+            })
+        })?;
+        if let Ok(data) = frame.into_data() {
+            if buf.len() + data.len() > limit {
+                return Err(ProxyError::new(ErrorKind::ResultTooLarge {
+                    upstream: upstream.to_string(),
+                    limit,
+                })
+                .into());
+            }
+            buf.extend_from_slice(&data);
+        }
+    }
+    parts.headers.remove(CONTENT_LENGTH);
+    Ok((parts, buf.freeze()))
+}
+
+async fn mcp(
+    resp: Resp,
+    mut watched: Watched,
+    scope: Scope,
+    shared: Arc<Shared>,
+    upstream: Arc<str>,
+    session: Option<String>,
+) -> Result<Resp, BoxError> {
+    // The initialize answer names the session; later requests carry it.
+    let session = resp
+        .headers()
+        .get(HEADER_SESSION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .or(session);
+    if !resp.status().is_success() {
+        for tool in watched.call_names() {
+            shared
+                .metrics
+                .tool_call(&upstream, &tool, CallOutcome::Failed);
+        }
+        return Ok(resp);
+    }
+    match body_kind(&resp) {
+        BodyKind::EventStream => {
+            let (mut parts, body) = resp.into_parts();
+            parts.headers.remove(CONTENT_LENGTH);
+            let gate = SseGate::new(body, watched, scope, shared, upstream, session);
+            Ok(Resp::from_parts(parts, gate.boxed_unsync()))
+        }
+        BodyKind::Json if scope == Scope::Watched => {
+            let (parts, bytes) =
+                read_bounded(resp, shared.limits.max_response, upstream.clone()).await?;
+            let text = String::from_utf8_lossy(&bytes);
+            let inspection = inspect(&text, &mut watched, &shared.guard);
+            for seen in inspection.seen {
+                match seen {
+                    Seen::Call { call, outcome } => {
+                        shared
+                            .metrics
+                            .tool_call(&upstream, &call.qualified, outcome.into())
+                    }
+                    Seen::Initialized(v) => {
+                        if let Some(s) = &session {
+                            shared.sessions.record(s, v);
+                        }
+                    }
+                }
+            }
+            for tool in watched.call_names() {
+                shared
+                    .metrics
+                    .tool_call(&upstream, &tool, CallOutcome::Failed);
+            }
+            let body = match inspection.rewritten {
+                Some(new) => Bytes::from(new),
+                None => bytes,
+            };
+            Ok(Resp::from_parts(parts, full(body)))
+        }
+        _ => {
+            for tool in watched.call_names() {
+                shared
+                    .metrics
+                    .tool_call(&upstream, &tool, CallOutcome::Forwarded);
+            }
+            Ok(resp)
+        }
+    }
+}
+
+async fn http_tool(
+    resp: Resp,
+    call: crate::call::ToolCall,
+    shared: Arc<Shared>,
+) -> Result<Resp, BoxError> {
+    if !shared.guard.inspects_results() {
+        shared
+            .metrics
+            .tool_call(&call.upstream, &call.qualified, CallOutcome::Forwarded);
+        return Ok(resp);
+    }
+    let kind = body_kind(&resp);
+    let (parts, bytes) =
+        read_bounded(resp, shared.limits.max_response, call.upstream.clone()).await?;
+    let rewritten = match kind {
+        BodyKind::Json => serde_json::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .and_then(|mut v| match shared.guard.post(&call, &mut v) {
+                PostOutcome::Pass => None,
+                PostOutcome::Rewritten { .. } => Some(Bytes::from(v.to_string())),
+            }),
+        // Not JSON: the text itself is the result (a binary body has no text to redact).
+        _ => std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(|t| shared.guard.post_text(t))
+            .map(Bytes::from),
+    };
+    let outcome = if rewritten.is_some() {
+        CallOutcome::Rewritten
+    } else {
+        CallOutcome::Forwarded
+    };
+    shared
+        .metrics
+        .tool_call(&call.upstream, &call.qualified, outcome);
+    Ok(Resp::from_parts(parts, full(rewritten.unwrap_or(bytes))))
+}

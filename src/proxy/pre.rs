@@ -1,0 +1,252 @@
+//! The pre-call gate for HTTP: parses the (already bounded) body once, checks the MCP routing
+//! headers, asks the [`Guard`](crate::gate::Guard), and either answers itself or forwards with a
+//! [`PostWatch`] telling the post layer what to inspect.
+//!
+//! Parsing lives here rather than in a separate codec layer because the parsed message borrows
+//! from the body: splitting the two would mean parsing twice or copying every message.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use http::{Method, StatusCode};
+use serde_json::value::RawValue;
+use tower::{Layer, Service};
+
+use super::error::{ErrorKind, ProxyError};
+use super::route::{Route, RouteKind};
+use super::{json_response, BoxError, Req, Resp, Shared};
+use crate::call::ToolCall;
+use crate::gate::post::Watched;
+use crate::gate::pre::{decide, Context as GateContext, Decision};
+use crate::gate::{CallOutcome, Outcome};
+use crate::mcp::era::{self, check_request, Era, HEADER_SESSION};
+use crate::mcp::jsonrpc::{self, code, Payload};
+
+/// What the post layer must inspect in the response to a forwarded request.
+#[derive(Debug, Clone)]
+pub enum PostWatch {
+    /// These JSON-RPC responses (tools/call results, initialize).
+    Mcp {
+        watched: Watched,
+        upstream: Arc<str>,
+        era: Era,
+    },
+    /// A GET stream: it may replay responses of earlier POSTs (resumption), so every response on
+    /// it is inspected as a tool result.
+    Resumed { upstream: Arc<str> },
+    /// A plain HTTP tool's response body.
+    Http { call: ToolCall },
+}
+
+#[derive(Clone)]
+pub struct PreGateLayer {
+    shared: Arc<Shared>,
+}
+
+impl PreGateLayer {
+    pub fn new(shared: Arc<Shared>) -> Self {
+        PreGateLayer { shared }
+    }
+}
+
+impl<S> Layer<S> for PreGateLayer {
+    type Service = PreGate<S>;
+    fn layer(&self, inner: S) -> Self::Service {
+        PreGate {
+            inner,
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+#[derive(Clone)]
+pub struct PreGate<S> {
+    inner: S,
+    shared: Arc<Shared>,
+}
+
+type BoxFut = Pin<Box<dyn Future<Output = Result<Resp, BoxError>> + Send>>;
+
+fn answer(resp: Resp) -> BoxFut {
+    Box::pin(std::future::ready(Ok(resp)))
+}
+
+impl<S> Service<Req> for PreGate<S>
+where
+    S: Service<Req, Response = Resp, Error = BoxError> + Send,
+    S::Future: Send + 'static,
+{
+    type Response = Resp;
+    type Error = BoxError;
+    type Future = BoxFut;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut req: Req) -> BoxFut {
+        let Some(route) = req.extensions().get::<Route>().cloned() else {
+            return Box::pin(std::future::ready(Err(ProxyError::new(
+                ErrorKind::Internal("request reached the gate without a route".into()),
+            )
+            .into())));
+        };
+        let upstream = route.target.name.clone();
+        match (&route.kind, req.method().clone()) {
+            (RouteKind::Mcp, Method::POST) => self.mcp_post(req, upstream),
+            (RouteKind::Mcp, Method::DELETE) => {
+                if let Some(s) = session_of(&req) {
+                    self.shared.sessions.forget(&s);
+                }
+                Box::pin(self.inner.call(req))
+            }
+            (RouteKind::Mcp, _) => {
+                req.extensions_mut().insert(PostWatch::Resumed { upstream });
+                Box::pin(self.inner.call(req))
+            }
+            (RouteKind::Http { path_and_query }, _) => {
+                let path = path_and_query.split('?').next().unwrap_or("").to_owned();
+                self.http_tool(req, upstream, &path)
+            }
+        }
+    }
+}
+
+fn session_of(req: &Req) -> Option<String> {
+    req.headers()
+        .get(HEADER_SESSION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+impl<S> PreGate<S>
+where
+    S: Service<Req, Response = Resp, Error = BoxError> + Send,
+    S::Future: Send + 'static,
+{
+    fn mcp_post(&mut self, mut req: Req, upstream: Arc<str>) -> BoxFut {
+        let shared = &self.shared;
+        let body = req.body().clone();
+        let payload = match jsonrpc::parse(&body) {
+            Ok(p) => p,
+            Err(e) => {
+                let b = jsonrpc::error_response(None, e.code(), &e.to_string());
+                return answer(json_response(StatusCode::BAD_REQUEST, b));
+            }
+        };
+        let era = match &payload {
+            Payload::Single(msg) => match check_request(req.headers(), msg) {
+                Ok(e) => e.era,
+                Err(mismatch) => {
+                    let b = jsonrpc::error_response(
+                        msg.id,
+                        code::HEADER_MISMATCH,
+                        &mismatch.to_string(),
+                    );
+                    return answer(json_response(StatusCode::BAD_REQUEST, b));
+                }
+            },
+            Payload::Batch(_) => {
+                // Routing headers name one message; on a batch they cannot be true of all.
+                if req.headers().contains_key(era::HEADER_METHOD)
+                    || req.headers().contains_key(era::HEADER_NAME)
+                {
+                    let b = jsonrpc::error_response(
+                        None,
+                        code::HEADER_MISMATCH,
+                        "routing headers cannot describe a batch",
+                    );
+                    return answer(json_response(StatusCode::BAD_REQUEST, b));
+                }
+                Era::Legacy
+            }
+        };
+        let session = session_of(&req);
+        let negotiated = session.as_deref().and_then(|s| shared.sessions.version(s));
+        let cx = GateContext {
+            upstream: &upstream,
+            era,
+            negotiated,
+            session: session.as_deref(),
+        };
+        let watched = match decide(&payload, &cx, &shared.guard) {
+            Decision::Refuse(r) => {
+                for (tool, outcome) in &r.calls {
+                    shared.metrics.tool_call(&upstream, tool, *outcome);
+                }
+                let status = if r.invalid {
+                    StatusCode::BAD_REQUEST
+                } else {
+                    StatusCode::OK
+                };
+                return answer(json_response(status, r.body));
+            }
+            Decision::Forward(w) => w,
+        };
+        // Upstream failures answer the request's own id; remember it and the calls' names.
+        let (id, calls) = match &payload {
+            Payload::Single(m) => (m.id.map(RawValue::to_owned), watched.call_names()),
+            Payload::Batch(_) => (None, watched.call_names()),
+        };
+        if !watched.is_empty() {
+            req.extensions_mut().insert(PostWatch::Mcp {
+                watched,
+                upstream: upstream.clone(),
+                era,
+            });
+        }
+        let metrics = shared.metrics.clone();
+        let fut = self.inner.call(req);
+        Box::pin(async move {
+            fut.await.map_err(|e| {
+                for tool in &calls {
+                    metrics.tool_call(&upstream, tool, CallOutcome::Failed);
+                }
+                match e.downcast::<ProxyError>() {
+                    Ok(pe) => Box::new(pe.with_id(id)) as BoxError,
+                    Err(other) => other,
+                }
+            })
+        })
+    }
+
+    fn http_tool(&mut self, mut req: Req, upstream: Arc<str>, path: &str) -> BoxFut {
+        let body = req.body();
+        let args = if body.is_empty() {
+            None
+        } else {
+            // The body is the call's arguments: JSON as is, anything else as a JSON string.
+            serde_json::from_slice::<Box<RawValue>>(body)
+                .ok()
+                .or_else(|| serde_json::value::to_raw_value(&String::from_utf8_lossy(body)).ok())
+        };
+        let call = ToolCall::http(upstream.clone(), path, args);
+        match self.shared.guard.pre(&call) {
+            Outcome::Refuse(d) => {
+                self.shared
+                    .metrics
+                    .tool_call(&upstream, &call.qualified, CallOutcome::Denied);
+                let body =
+                    serde_json::json!({ "error": { "kind": "denied", "message": d.reason } });
+                let mut resp = json_response(StatusCode::FORBIDDEN, body.to_string());
+                resp.headers_mut().insert(
+                    "x-portcullis-decision",
+                    http::HeaderValue::from_static("deny"),
+                );
+                answer(resp)
+            }
+            Outcome::Forward => {
+                let tool = call.qualified.clone();
+                req.extensions_mut().insert(PostWatch::Http { call });
+                let metrics = self.shared.metrics.clone();
+                let fut = self.inner.call(req);
+                Box::pin(async move {
+                    fut.await
+                        .inspect_err(|_| metrics.tool_call(&upstream, &tool, CallOutcome::Failed))
+                })
+            }
+        }
+    }
+}

@@ -1,0 +1,248 @@
+//! The post gate over an SSE response: an explicit state machine that relays every event as
+//! soon as it is whole, holds only the event carrying a watched result, and inspects it before
+//! it is released. Events of other kinds — progress notifications, log messages, server
+//! requests — flow on while a result is still outstanding.
+//!
+//! ```text
+//!  Relaying ──(watched response event)──▶ inspect ──▶ release raw │ release rewritten
+//!     │  └─(all watched answered, framer empty)──▶ Passthrough (chunks untouched)
+//!     └─(upstream error │ event too large)──▶ error event per unanswered call ──▶ Done
+//! ```
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{ready, Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Body as HttpBody, Frame, SizeHint};
+use serde_json::value::RawValue;
+
+use super::{Body, BoxError, Shared};
+use crate::call::ToolCall;
+use crate::gate::post::{inspect, Seen, Watch, Watched};
+use crate::gate::CallOutcome;
+use crate::mcp::era::Era;
+use crate::mcp::jsonrpc::{self, code, IdKey, Message};
+use crate::mcp::sse::{self, Framer};
+
+/// Which responses the gate inspects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Only the watched ids (a POST's own stream).
+    Watched,
+    /// Every response (a GET stream that may replay earlier results).
+    AllResponses,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Relaying,
+    Passthrough,
+    Done,
+}
+
+pub struct SseGate {
+    inner: Body,
+    framer: Framer,
+    watched: Watched,
+    scope: Scope,
+    state: State,
+    out: VecDeque<Bytes>,
+    shared: Arc<Shared>,
+    upstream: Arc<str>,
+    session: Option<String>,
+}
+
+impl SseGate {
+    pub fn new(
+        inner: Body,
+        watched: Watched,
+        scope: Scope,
+        shared: Arc<Shared>,
+        upstream: Arc<str>,
+        session: Option<String>,
+    ) -> Self {
+        let max = shared.limits.max_response;
+        SseGate {
+            inner,
+            framer: Framer::new(max),
+            watched,
+            scope,
+            state: State::Relaying,
+            out: VecDeque::new(),
+            shared,
+            upstream,
+            session,
+        }
+    }
+
+    fn on_event(&mut self, raw: Bytes, data: Option<String>) {
+        let Some(data) = data else {
+            self.out.push_back(raw);
+            return;
+        };
+        if self.scope == Scope::AllResponses {
+            self.watch_any_response(&data);
+        }
+        let inspection = inspect(&data, &mut self.watched, &self.shared.guard);
+        for seen in inspection.seen {
+            match seen {
+                Seen::Call { call, outcome } => {
+                    self.shared
+                        .metrics
+                        .tool_call(&self.upstream, &call.qualified, outcome.into())
+                }
+                Seen::Initialized(v) => {
+                    if let Some(s) = &self.session {
+                        self.shared.sessions.record(s, v);
+                    }
+                }
+            }
+        }
+        match inspection.rewritten {
+            Some(new) => self.out.push_back(sse::replace_data(&raw, &new)),
+            None => self.out.push_back(raw),
+        }
+    }
+
+    fn watch_any_response(&mut self, data: &str) {
+        let ids: Vec<Box<RawValue>> = match data.trim_start().starts_with('[') {
+            true => serde_json::from_str::<Vec<Message<'_>>>(data)
+                .map(|v| {
+                    v.iter()
+                        .filter(|m| m.method.is_none())
+                        .filter_map(|m| m.id.map(RawValue::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            false => serde_json::from_str::<Message<'_>>(data)
+                .ok()
+                .filter(|m| m.method.is_none())
+                .and_then(|m| m.id.map(RawValue::to_owned))
+                .into_iter()
+                .collect(),
+        };
+        for id in ids {
+            let call = ToolCall::mcp(self.upstream.clone(), "(resumed stream)", None, Era::Legacy);
+            self.watched.insert(IdKey::new(&id), Watch::Call(call));
+        }
+    }
+
+    /// The stream cannot go on: answer every outstanding call with an error event, then end.
+    fn fail_outstanding(&mut self, why: &str) {
+        let metrics = self.shared.metrics.clone();
+        for (id, watch) in self.watched.drain() {
+            if let Watch::Call(call) = watch {
+                metrics.tool_call(&self.upstream, &call.qualified, CallOutcome::Failed);
+                let id = RawValue::from_string(id.as_raw().to_owned()).ok();
+                let body = jsonrpc::error_response(id.as_deref(), code::UPSTREAM_ERROR, why);
+                self.out
+                    .push_back(sse::message_event(&String::from_utf8_lossy(&body)));
+            }
+        }
+        self.state = State::Done;
+    }
+
+    fn drain_framer(&mut self) {
+        loop {
+            match self.framer.next_event() {
+                Ok(Some(ev)) => self.on_event(ev.raw, ev.data),
+                Ok(None) => break,
+                Err(e) => {
+                    // An event too large to inspect is never released raw.
+                    self.framer = Framer::new(self.shared.limits.max_response);
+                    self.fail_outstanding(&format!(
+                        "portcullis withheld the upstream's answer: {e}"
+                    ));
+                    return;
+                }
+            }
+        }
+        if self.watched.is_empty() && self.scope == Scope::Watched && self.framer.is_empty() {
+            self.state = State::Passthrough;
+        }
+    }
+
+    fn finish(&mut self) {
+        self.framer.end();
+        self.drain_framer();
+        if self.state == State::Done {
+            return;
+        }
+        if let Some(rest) = self.framer.finish() {
+            // A last event without its blank line: inspected like any other, never slipped past.
+            let data = sse::lines(&rest).any(|l| l.starts_with(b"data")).then(|| {
+                let mut whole = rest.to_vec();
+                whole.extend_from_slice(b"\n\n");
+                whole
+            });
+            match data {
+                Some(whole) => {
+                    let mut f = Framer::new(usize::MAX);
+                    f.push(&whole);
+                    if let Ok(Some(ev)) = f.next_event() {
+                        self.on_event(ev.raw, ev.data);
+                    }
+                }
+                None => self.out.push_back(rest),
+            }
+        }
+        for (_, watch) in self.watched.drain() {
+            if let Watch::Call(call) = watch {
+                // The server closed the stream without answering; the client may resume via GET.
+                self.shared
+                    .metrics
+                    .tool_call(&self.upstream, &call.qualified, CallOutcome::Failed);
+            }
+        }
+        self.state = State::Done;
+    }
+}
+
+impl HttpBody for SseGate {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let this = self.get_mut();
+        loop {
+            if let Some(b) = this.out.pop_front() {
+                return Poll::Ready(Some(Ok(Frame::data(b))));
+            }
+            if this.state == State::Done {
+                return Poll::Ready(None);
+            }
+            let frame = ready!(Pin::new(&mut this.inner).poll_frame(cx));
+            match (frame, this.state) {
+                (Some(Ok(frame)), State::Passthrough) => return Poll::Ready(Some(Ok(frame))),
+                (Some(Ok(frame)), _) => match frame.into_data() {
+                    Ok(data) => {
+                        this.framer.push(&data);
+                        this.drain_framer();
+                    }
+                    Err(other) => return Poll::Ready(Some(Ok(other))),
+                },
+                (Some(Err(e)), _) => {
+                    tracing::warn!(upstream = %this.upstream, error = %e, "upstream stream failed");
+                    this.fail_outstanding(&format!(
+                        "upstream {} broke the stream before answering: {e}",
+                        this.upstream
+                    ));
+                }
+                (None, _) => this.finish(),
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.state == State::Done && self.out.is_empty()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::default()
+    }
+}

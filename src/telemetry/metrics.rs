@@ -1,0 +1,155 @@
+//! The Prometheus registry and every metric portcullis exports. Names live here and nowhere else;
+//! label values come from enums (`CallOutcome::as_str`) or from bounded sets (configured upstream
+//! names, a capped set of tool names).
+
+use std::collections::HashSet;
+use std::sync::RwLock;
+
+use prometheus::{
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+};
+
+use crate::gate::CallOutcome;
+
+/// Distinct tool names kept as label values before the rest fold into `other`.
+const MAX_TOOL_LABELS: usize = 256;
+const OTHER: &str = "other";
+
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    tool_calls: IntCounterVec,
+    upstream_latency: HistogramVec,
+    overhead: Histogram,
+    tools: RwLock<HashSet<String>>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Metrics {
+        let registry =
+            Registry::new_custom(Some("portcullis".into()), None).expect("static prefix is valid");
+        let tool_calls = IntCounterVec::new(
+            Opts::new(
+                "tool_calls_total",
+                "Tool calls by upstream, tool and what happened to them",
+            ),
+            &["upstream", "tool", "outcome"],
+        )
+        .expect("static metric");
+        let upstream_latency = HistogramVec::new(
+            HistogramOpts::new(
+                "upstream_latency_seconds",
+                "Time from sending a request upstream to its response head",
+            )
+            .buckets(vec![
+                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+                10.0, 30.0, 60.0,
+            ]),
+            &["upstream"],
+        )
+        .expect("static metric");
+        let overhead = Histogram::with_opts(
+            HistogramOpts::new("proxy_overhead_seconds", "Time the proxy adds to a request: total time to the response head minus the upstream's")
+                .buckets(vec![0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1.0]),
+        )
+        .expect("static metric");
+        registry
+            .register(Box::new(tool_calls.clone()))
+            .expect("registered once");
+        registry
+            .register(Box::new(upstream_latency.clone()))
+            .expect("registered once");
+        registry
+            .register(Box::new(overhead.clone()))
+            .expect("registered once");
+        Metrics {
+            registry,
+            tool_calls,
+            upstream_latency,
+            overhead,
+            tools: RwLock::default(),
+        }
+    }
+
+    /// Counts one finished (or refused) tool call.
+    pub fn tool_call(&self, upstream: &str, tool: &str, outcome: CallOutcome) {
+        let tool = self.tool_label(tool);
+        self.tool_calls
+            .with_label_values(&[upstream, tool, outcome.as_str()])
+            .inc();
+    }
+
+    pub fn upstream_latency(&self, upstream: &str, secs: f64) {
+        self.upstream_latency
+            .with_label_values(&[upstream])
+            .observe(secs);
+    }
+
+    pub fn overhead(&self, secs: f64) {
+        self.overhead.observe(secs);
+    }
+
+    /// Bounded tool label: known names pass, new ones are admitted until the cap.
+    fn tool_label<'a>(&self, tool: &'a str) -> &'a str {
+        let known = self
+            .tools
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(tool);
+        if known {
+            return tool;
+        }
+        let sane = tool.len() <= 128 && tool.chars().all(|c| c.is_ascii_graphic());
+        let mut set = self.tools.write().unwrap_or_else(|p| p.into_inner());
+        if sane && set.len() < MAX_TOOL_LABELS {
+            set.insert(tool.to_owned());
+            return tool;
+        }
+        OTHER
+    }
+
+    /// The text exposition format for `/metrics`.
+    pub fn render(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        let families = self.registry.gather();
+        if let Err(e) = TextEncoder::new().encode(&families, &mut out) {
+            tracing::error!(error = %e, "encoding metrics failed");
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exports_the_contract_names_with_the_prefix() {
+        let m = Metrics::new();
+        m.tool_call("fs", "mcp__fs__read", CallOutcome::Denied);
+        m.upstream_latency("fs", 0.01);
+        m.overhead(0.0001);
+        let text = String::from_utf8(m.render()).unwrap();
+        assert!(text.contains(r#"portcullis_tool_calls_total{outcome="denied",tool="mcp__fs__read",upstream="fs"} 1"#), "{text}");
+        assert!(text.contains("portcullis_upstream_latency_seconds_bucket"));
+        assert!(text.contains("portcullis_proxy_overhead_seconds_count 1"));
+    }
+
+    #[test]
+    fn tool_labels_are_capped() {
+        let m = Metrics::new();
+        for i in 0..(MAX_TOOL_LABELS + 10) {
+            m.tool_call("fs", &format!("t{i}"), CallOutcome::Forwarded);
+        }
+        m.tool_call("fs", "bad name\n", CallOutcome::Forwarded);
+        let text = String::from_utf8(m.render()).unwrap();
+        assert!(text.contains(r#"tool="other""#));
+        assert!(!text.contains("bad name"));
+    }
+}

@@ -1,0 +1,294 @@
+//! The upstream end of the stack: a pooled hyper client (rustls for https) that sends the
+//! upstream its own `Host`, never the agent's `Origin` or hop-by-hop headers, and bounds every
+//! wait — connect, response head, silence inside a body.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use http::{Request, Uri};
+use http_body::{Body as HttpBody, Frame};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use tokio::time::Sleep;
+use tower::Service;
+
+use crate::config::Limits;
+use crate::proxy::error::{ErrorKind, ProxyError};
+use crate::proxy::route::{Route, RouteKind, Target};
+use crate::proxy::telemetry::UpstreamElapsed;
+use crate::proxy::{BoxError, Req, Resp};
+use crate::telemetry::Metrics;
+
+/// Headers that describe one hop and never cross the proxy (RFC 9110 §7.6.1), plus the ones the
+/// proxy owns: `host` (rewritten), `origin` (the agent's, not ours), `proxy-authorization`
+/// (meant for a proxy, never for the tool server) and `content-length` (recomputed).
+const STRIP: &[HeaderName] = &[
+    header::CONNECTION,
+    header::HOST,
+    header::ORIGIN,
+    header::PROXY_AUTHORIZATION,
+    header::PROXY_AUTHENTICATE,
+    header::TE,
+    header::TRAILER,
+    header::TRANSFER_ENCODING,
+    header::UPGRADE,
+    header::CONTENT_LENGTH,
+];
+
+const KEEP_ALIVE: &str = "keep-alive";
+const PROXY_CONNECTION: &str = "proxy-connection";
+
+/// Sends requests to upstreams.
+#[derive(Clone)]
+pub struct Upstream {
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    header_timeout: Duration,
+    idle_timeout: Duration,
+    metrics: Arc<Metrics>,
+}
+
+impl Upstream {
+    pub fn new(limits: &Limits, metrics: Arc<Metrics>) -> Upstream {
+        let mut http = HttpConnector::new();
+        http.enforce_http(false);
+        http.set_connect_timeout(Some(limits.connect_timeout));
+        http.set_nodelay(true);
+        let https = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_webpki_roots()
+            .https_or_http()
+            .enable_http1()
+            .enable_http2()
+            .wrap_connector(http);
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(90))
+            .pool_max_idle_per_host(256)
+            .build(https);
+        Upstream {
+            client,
+            header_timeout: limits.header_timeout,
+            idle_timeout: limits.idle_timeout,
+            metrics,
+        }
+    }
+}
+
+/// The upstream URI for a route.
+fn target_uri(target: &Target, kind: &RouteKind) -> Result<Uri, http::Error> {
+    match kind {
+        RouteKind::Mcp => Ok(target.url.clone()),
+        RouteKind::Http { path_and_query } => {
+            let base = target.url.path().trim_end_matches('/');
+            let pq = format!("{base}{path_and_query}");
+            let mut parts = target.url.clone().into_parts();
+            parts.path_and_query = Some(pq.parse()?);
+            Ok(Uri::from_parts(parts)?)
+        }
+    }
+}
+
+/// Removes hop-by-hop headers, including any the `Connection` header names.
+fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    let named: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|n| HeaderName::from_bytes(n.trim().as_bytes()).ok())
+        .collect();
+    for n in named.iter().chain(STRIP) {
+        headers.remove(n);
+    }
+    headers.remove(KEEP_ALIVE);
+    headers.remove(PROXY_CONNECTION);
+}
+
+impl Service<Req> for Upstream {
+    type Response = Resp;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Resp, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Req) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move {
+            let (mut parts, body) = req.into_parts();
+            let route = parts
+                .extensions
+                .remove::<Route>()
+                .ok_or_else(|| ProxyError::new(ErrorKind::Internal("no route".into())))?;
+            let name = route.target.name.clone();
+            let uri = target_uri(&route.target, &route.kind)
+                .map_err(|e| ProxyError::new(ErrorKind::Internal(Box::new(e))))?;
+            strip_hop_by_hop(&mut parts.headers);
+            if let Some(auth) = uri.authority() {
+                let host = HeaderValue::from_str(auth.as_str())
+                    .map_err(|e| ProxyError::new(ErrorKind::Internal(Box::new(e))))?;
+                parts.headers.insert(header::HOST, host);
+            }
+            let mut out = Request::new(Full::new(body));
+            *out.method_mut() = parts.method;
+            *out.uri_mut() = uri;
+            *out.headers_mut() = parts.headers;
+
+            let start = Instant::now();
+            let sent = tokio::time::timeout(this.header_timeout, this.client.request(out)).await;
+            let elapsed = start.elapsed();
+            let resp = match sent {
+                Err(_) => {
+                    let secs = this.header_timeout.as_secs_f64();
+                    return Err(ProxyError::new(ErrorKind::UpstreamTimeout {
+                        upstream: name.to_string(),
+                        secs,
+                    })
+                    .into());
+                }
+                Ok(Err(e)) if e.is_connect() => {
+                    return Err(ProxyError::new(ErrorKind::Connect {
+                        upstream: name.to_string(),
+                        source: Box::new(e),
+                    })
+                    .into())
+                }
+                Ok(Err(e)) => {
+                    return Err(ProxyError::new(ErrorKind::Upstream {
+                        upstream: name.to_string(),
+                        source: Box::new(e),
+                    })
+                    .into())
+                }
+                Ok(Ok(resp)) => resp,
+            };
+            this.metrics.upstream_latency(&name, elapsed.as_secs_f64());
+            let (mut parts, body) = resp.into_parts();
+            strip_hop_by_hop_response(&mut parts.headers);
+            parts.extensions.insert(UpstreamElapsed(elapsed));
+            let body = IdleTimeout::new(body, this.idle_timeout).boxed_unsync();
+            Ok(Resp::from_parts(parts, body))
+        })
+    }
+}
+
+/// Response side: the same hop-by-hop set, but `content-length` stays (it describes the body
+/// we relay unchanged; layers that rewrite the body remove it).
+fn strip_hop_by_hop_response(headers: &mut HeaderMap) {
+    let len = headers.remove(header::CONTENT_LENGTH);
+    strip_hop_by_hop(headers);
+    if let Some(len) = len {
+        headers.insert(header::CONTENT_LENGTH, len);
+    }
+}
+
+/// A body that fails if the upstream goes silent for longer than `limit` between frames.
+pub struct IdleTimeout {
+    inner: Incoming,
+    sleep: Pin<Box<Sleep>>,
+    limit: Duration,
+}
+
+impl IdleTimeout {
+    fn new(inner: Incoming, limit: Duration) -> Self {
+        IdleTimeout {
+            inner,
+            sleep: Box::pin(tokio::time::sleep(limit)),
+            limit,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("upstream sent nothing for {0:?}")]
+pub struct IdleError(Duration);
+
+impl HttpBody for IdleTimeout {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let this = &mut *self;
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(f) => {
+                let deadline = tokio::time::Instant::now() + this.limit;
+                this.sleep.as_mut().reset(deadline);
+                Poll::Ready(f.map(|r| r.map_err(Into::into)))
+            }
+            Poll::Pending => match this.sleep.as_mut().poll(cx) {
+                Poll::Ready(()) => Poll::Ready(Some(Err(Box::new(IdleError(this.limit))))),
+                Poll::Pending => Poll::Pending,
+            },
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hop_by_hop_and_proxy_owned_headers_are_stripped() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::CONNECTION,
+            HeaderValue::from_static("keep-alive, x-secret-hop"),
+        );
+        h.insert("x-secret-hop", HeaderValue::from_static("1"));
+        h.insert(
+            header::ORIGIN,
+            HeaderValue::from_static("https://evil.example"),
+        );
+        h.insert(header::HOST, HeaderValue::from_static("127.0.0.1:8686"));
+        h.insert(
+            header::PROXY_AUTHORIZATION,
+            HeaderValue::from_static("Basic x"),
+        );
+        h.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer for-the-tool"),
+        );
+        h.insert("mcp-session-id", HeaderValue::from_static("abc"));
+        strip_hop_by_hop(&mut h);
+        assert_eq!(h.len(), 2, "{h:?}");
+        assert!(h.contains_key(header::AUTHORIZATION) && h.contains_key("mcp-session-id"));
+    }
+
+    #[test]
+    fn http_routes_join_the_upstream_base_path() {
+        let t = Target {
+            name: "t".into(),
+            url: "http://127.0.0.1:9/api/".parse().unwrap(),
+        };
+        let kind = RouteKind::Http {
+            path_and_query: "/v1/x?q=1".into(),
+        };
+        assert_eq!(
+            target_uri(&t, &kind).unwrap(),
+            "http://127.0.0.1:9/api/v1/x?q=1"
+        );
+        assert_eq!(
+            target_uri(&t, &RouteKind::Mcp).unwrap(),
+            "http://127.0.0.1:9/api/"
+        );
+    }
+}
