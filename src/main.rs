@@ -29,6 +29,27 @@ enum Command {
         #[arg(long)]
         config: Option<PathBuf>,
     },
+    /// Guard a stdio MCP server: the agent launches this in place of the server.
+    Wrap {
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// The name the server's tools go by in rules: `mcp__{name}__{tool}`.
+        #[arg(long, default_value = "stdio")]
+        name: String,
+        /// The server command and its arguments.
+        #[arg(last = true, required = true)]
+        cmd: Vec<String>,
+    },
+    /// Run the embedded default: a sample tool server, the proxy in front of it, and a scripted
+    /// agent session through it; then keep serving for a real MCP client.
+    Demo {
+        /// Where the proxy listens (default: the embedded config's 127.0.0.1:8686; port 0 picks one).
+        #[arg(long)]
+        listen: Option<std::net::SocketAddr>,
+        /// Exit after the scripted session instead of serving on.
+        #[arg(long)]
+        once: bool,
+    },
     /// Parse and validate a config, print every problem, exit non-zero if there is one.
     Validate {
         #[arg(long)]
@@ -97,6 +118,17 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 c.listen,
                 c.admin.listen
             );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Wrap { config, name, cmd } => {
+            let c = load(config.as_ref())?;
+            let code =
+                portcullis::stdio::wrap(&c, &name, &cmd, tokio::io::stdin(), tokio::io::stdout())
+                    .await?;
+            Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+        }
+        Command::Demo { listen, once } => {
+            portcullis::demo::run(listen, once, shutdown_signal()).await?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve { config } => {

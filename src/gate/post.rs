@@ -53,6 +53,11 @@ impl Watched {
         Some(self.0.swap_remove(i).1)
     }
 
+    /// The entries, to merge into a longer-lived table (the stdio relay's).
+    pub fn into_entries(self) -> impl Iterator<Item = (IdKey, Watch)> {
+        self.0.into_iter()
+    }
+
     /// The qualified names of the watched calls.
     pub fn call_names(&self) -> Vec<String> {
         self.0

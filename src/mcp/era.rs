@@ -157,6 +157,18 @@ fn base64_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// The era a message speaks by its own envelope (stdio has no headers): modern when its
+/// `params._meta` names a modern version.
+pub fn of_message(msg: &Message<'_>) -> Era {
+    msg.params
+        .and_then(|p| serde_json::from_str::<AnyParams<'_>>(p.get()).ok())
+        .and_then(|p| {
+            p.meta
+                .and_then(|m| m.protocol_version.as_deref().and_then(Version::parse))
+        })
+        .map_or(Era::Legacy, Version::era)
+}
+
 /// Checks a request's routing headers against its body and says which era it speaks.
 ///
 /// Any `Mcp-Method` / `Mcp-Name` header present must agree with the body whatever the era: a

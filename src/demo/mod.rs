@@ -1,0 +1,90 @@
+//! `portcullis demo`: the embedded default end to end, with no API key and nothing to install.
+//! Starts the sample tool server, the proxy in front of it, replays a scripted agent session,
+//! then keeps serving so a real MCP client can connect.
+
+pub mod sample_server;
+mod script;
+
+use std::future::Future;
+use std::net::SocketAddr;
+
+use anyhow::Context as _;
+use tokio::net::TcpListener;
+
+use crate::config::Config;
+
+/// Runs the demo. With `once`, returns after the scripted session (an error if any step did not
+/// behave as the policy promises).
+pub async fn run(
+    listen: Option<SocketAddr>,
+    once: bool,
+    shutdown: impl Future<Output = ()>,
+) -> anyhow::Result<()> {
+    let mut config = Config::embedded();
+    let configured: SocketAddr = config.upstreams["sample"]
+        .url
+        .authority()
+        .map(|a| a.as_str().to_owned())
+        .unwrap_or_default()
+        .parse()
+        .context("sample upstream address")?;
+    if let Some(l) = listen {
+        config.listen = l;
+        if l.port() == 0 {
+            config.admin.listen.set_port(0);
+        }
+    }
+    // The sample server takes its configured port when free, else any port.
+    let sample_listener = match (
+        listen.map(|l| l.port()),
+        TcpListener::bind(configured).await,
+    ) {
+        (Some(0), _) | (_, Err(_)) => TcpListener::bind((configured.ip(), 0)).await?,
+        (_, Ok(l)) => l,
+    };
+    let scratch = std::env::temp_dir().join(format!("portcullis-demo-{}", std::process::id()));
+    let sample = sample_server::start(sample_listener, scratch).await?;
+    let upstream = config
+        .upstreams
+        .get_mut("sample")
+        .expect("embedded config has the sample upstream");
+    upstream.url = sample.url.parse()?;
+
+    let running = crate::app::start(&config)
+        .await
+        .with_context(|| format!("binding {} and {}", config.listen, config.admin.listen))?;
+    let proxy_url = format!("http://{}/mcp/sample", running.addr);
+    println!("portcullis demo: the embedded default (config/portcullis.yaml)");
+    println!(
+        "  sample tool server  {}  (scratch dir {})",
+        sample.url,
+        sample.scratch.display()
+    );
+    println!("  proxy               {proxy_url}");
+    println!(
+        "  metrics             http://{}/metrics",
+        running.admin_addr
+    );
+    println!();
+    println!("scripted agent session through the proxy:");
+    let surprises = script::replay(&proxy_url, &sample).await?;
+    println!();
+    let result = if surprises == 0 {
+        println!("every call behaved as the policy says.");
+        Ok(())
+    } else {
+        Err(anyhow::anyhow!(
+            "{surprises} step(s) did not behave as the policy says"
+        ))
+    };
+    if !once {
+        println!(
+            "still serving: point an MCP client at {proxy_url} (Streamable HTTP). Ctrl-C stops."
+        );
+        running.run_until(shutdown).await;
+    } else {
+        running.shutdown().await;
+    }
+    let _ = std::fs::remove_dir_all(&sample.scratch);
+    result
+}

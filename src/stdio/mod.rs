@@ -1,0 +1,256 @@
+//! `portcullis wrap`: the stdio transport. The agent launches portcullis in place of a stdio MCP
+//! server; portcullis spawns the real one and relays newline-delimited JSON-RPC both ways through
+//! the same gate decisions as the HTTP proxy. Responses may come back in any order: watched ids
+//! are correlated in a table, not by position. The server's stderr is the agent's stderr.
+
+mod lines;
+
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+
+use crate::config::Config;
+use crate::gate::post::{inspect, Seen, Watched};
+use crate::gate::pre::{decide, Context, Decision};
+use crate::gate::Guard;
+use crate::mcp::era::{self, Version};
+use crate::mcp::jsonrpc::{self, Payload};
+use crate::telemetry::Metrics;
+use lines::{LineReader, ReadLine};
+
+/// Why the relay stopped abnormally.
+#[derive(Debug, thiserror::Error)]
+pub enum WrapError {
+    #[error("cannot start {cmd:?}")]
+    Spawn {
+        cmd: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("i/o with the server process failed")]
+    Io(#[from] std::io::Error),
+}
+
+/// What both directions of one relay share.
+struct Relay {
+    guard: Guard,
+    metrics: Metrics,
+    upstream: Arc<str>,
+    /// Client requests awaiting their responses. Locked only around pure, synchronous work.
+    pending: Mutex<Watched>,
+    negotiated: Mutex<Option<Version>>,
+    max_line: usize,
+}
+
+/// Runs `cmd` as the guarded server, relaying `agent_in`/`agent_out`, until either side ends.
+/// Returns the server's exit code.
+pub async fn wrap<R, W>(
+    config: &Config,
+    upstream: &str,
+    cmd: &[String],
+    agent_in: R,
+    agent_out: W,
+) -> Result<i32, WrapError>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (program, args) = cmd.split_first().ok_or_else(|| WrapError::Spawn {
+        cmd: String::new(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "no command given"),
+    })?;
+    let mut child: Child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|source| WrapError::Spawn {
+            cmd: cmd.join(" "),
+            source,
+        })?;
+    let child_in = child.stdin.take().expect("piped");
+    let child_out = child.stdout.take().expect("piped");
+
+    let relay = Arc::new(Relay {
+        guard: Guard::new(&config.policy),
+        metrics: Metrics::new(),
+        upstream: upstream.into(),
+        pending: Mutex::new(Watched::default()),
+        negotiated: Mutex::new(None),
+        max_line: config.limits.max_body.max(config.limits.max_response),
+    });
+
+    // One writer owns the agent's stdout, so lines from both directions never interleave.
+    let (to_agent, from_relay) = mpsc::channel::<Bytes>(256);
+    let writer = tokio::spawn(write_lines(from_relay, agent_out));
+    let inbound = tokio::spawn(agent_to_server(
+        relay.clone(),
+        agent_in,
+        child_in,
+        to_agent.clone(),
+    ));
+    let outbound = tokio::spawn(server_to_agent(relay, child_out, to_agent));
+
+    // The server's stdout closing means it is done; the agent closing stdin means we are done:
+    // close the server's stdin and give it the grace period to exit.
+    tokio::select! {
+        _ = outbound => {}
+        _ = inbound => {
+            if tokio::time::timeout(config.limits.shutdown_grace, child.wait()).await.is_err() {
+                tracing::warn!("server did not exit after stdin closed; killing it");
+                let _ = child.kill().await;
+            }
+        }
+    }
+    let status = match tokio::time::timeout(config.limits.shutdown_grace, child.wait()).await {
+        Ok(s) => s?,
+        Err(_) => {
+            let _ = child.kill().await;
+            child.wait().await?
+        }
+    };
+    let _ = writer.await;
+    Ok(status.code().unwrap_or(1))
+}
+
+async fn write_lines<W: AsyncWrite + Unpin>(mut rx: mpsc::Receiver<Bytes>, mut out: W) {
+    while let Some(line) = rx.recv().await {
+        if out.write_all(&line).await.is_err() || out.flush().await.is_err() {
+            return;
+        }
+    }
+}
+
+fn with_newline(mut v: Vec<u8>) -> Bytes {
+    v.push(b'\n');
+    Bytes::from(v)
+}
+
+async fn agent_to_server<R, W>(
+    relay: Arc<Relay>,
+    agent_in: R,
+    mut child_in: W,
+    to_agent: mpsc::Sender<Bytes>,
+) where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut reader = LineReader::new(agent_in, relay.max_line);
+    loop {
+        let line = match reader.next_line().await {
+            Ok(ReadLine::Line(l)) => l,
+            Ok(ReadLine::TooLong(n)) => {
+                let msg = format!(
+                    "message of {n}+ bytes exceeds the {}-byte limit; not sent",
+                    relay.max_line
+                );
+                let body = jsonrpc::error_response(None, jsonrpc::code::INVALID_REQUEST, &msg);
+                let _ = to_agent.send(with_newline(body)).await;
+                continue;
+            }
+            Ok(ReadLine::Eof) | Err(_) => return,
+        };
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let payload = match jsonrpc::parse(&line) {
+            Ok(p) => p,
+            Err(e) => {
+                let body = jsonrpc::error_response(None, e.code(), &e.to_string());
+                let _ = to_agent.send(with_newline(body)).await;
+                continue;
+            }
+        };
+        let era = match &payload {
+            Payload::Single(m) => era::of_message(m),
+            Payload::Batch(_) => era::Era::Legacy,
+        };
+        let negotiated = *relay.negotiated.lock().unwrap_or_else(|p| p.into_inner());
+        let cx = Context {
+            upstream: &relay.upstream,
+            era,
+            negotiated,
+            session: None,
+        };
+        match decide(&payload, &cx, &relay.guard) {
+            Decision::Refuse(r) => {
+                for (tool, outcome) in &r.calls {
+                    relay.metrics.tool_call(&relay.upstream, tool, *outcome);
+                    tracing::info!(
+                        tool,
+                        outcome = outcome.as_str(),
+                        "refused before the server"
+                    );
+                }
+                if to_agent.send(with_newline(r.body)).await.is_err() {
+                    return;
+                }
+            }
+            Decision::Forward(watched) => {
+                {
+                    let mut pending = relay.pending.lock().unwrap_or_else(|p| p.into_inner());
+                    for (id, w) in watched.into_entries() {
+                        pending.insert(id, w);
+                    }
+                }
+                let mut out = line;
+                out.push(b'\n');
+                if child_in.write_all(&out).await.is_err() || child_in.flush().await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+async fn server_to_agent<R>(relay: Arc<Relay>, child_out: R, to_agent: mpsc::Sender<Bytes>)
+where
+    R: AsyncRead + Unpin,
+{
+    let mut reader = LineReader::new(child_out, relay.max_line);
+    loop {
+        let line = match reader.next_line().await {
+            Ok(ReadLine::Line(l)) => l,
+            Ok(ReadLine::TooLong(n)) => {
+                // It might be a watched result: too large to inspect means never released.
+                tracing::error!(
+                    bytes = n,
+                    limit = relay.max_line,
+                    "dropped an oversized message from the server"
+                );
+                continue;
+            }
+            Ok(ReadLine::Eof) | Err(_) => return,
+        };
+        let text = String::from_utf8_lossy(&line);
+        let inspection = {
+            let mut pending = relay.pending.lock().unwrap_or_else(|p| p.into_inner());
+            inspect(&text, &mut pending, &relay.guard)
+        };
+        for seen in inspection.seen {
+            match seen {
+                Seen::Call { call, outcome } => {
+                    relay
+                        .metrics
+                        .tool_call(&relay.upstream, &call.qualified, outcome.into())
+                }
+                Seen::Initialized(v) => {
+                    *relay.negotiated.lock().unwrap_or_else(|p| p.into_inner()) = Some(v)
+                }
+            }
+        }
+        let out = match inspection.rewritten {
+            Some(new) => with_newline(new.into_bytes()),
+            None => with_newline(line),
+        };
+        if to_agent.send(out).await.is_err() {
+            return;
+        }
+    }
+}
