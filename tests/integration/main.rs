@@ -1,0 +1,9 @@
+//! The one integration-test binary: portcullis against real MCP servers and clients.
+//! Peers come from the registries (see tests/peers/README.md); every socket is 127.0.0.1:0.
+
+mod cli;
+mod http_tools;
+mod lifecycle;
+mod mcp_http;
+mod stdio;
+mod support;

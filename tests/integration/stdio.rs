@@ -1,0 +1,217 @@
+//! `portcullis wrap` around real stdio MCP servers (server-everything, server-filesystem), driven
+//! over its stdin/stdout the way an agent host drives a stdio server.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+use crate::support::*;
+
+struct Wrapped {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+}
+
+impl Wrapped {
+    fn start(config: &Path, name: &str, cmd: &[&str]) -> Wrapped {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_portcullis"))
+            .args(["wrap", "--config"])
+            .arg(config)
+            .args(["--name", name, "--"])
+            .args(cmd)
+            .env("PORTCULLIS_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        Wrapped {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    async fn send(&mut self, v: Value) {
+        let mut line = v.to_string();
+        line.push('\n');
+        self.stdin.write_all(line.as_bytes()).await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    /// The next response (skipping notifications and server requests).
+    async fn response(&mut self) -> Value {
+        loop {
+            let line = tokio::time::timeout(Duration::from_secs(30), self.lines.next_line())
+                .await
+                .expect("a response within 30s")
+                .unwrap()
+                .expect("wrap's stdout is open");
+            let v: Value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+            if v.get("method").is_none() {
+                return v;
+            }
+        }
+    }
+
+    async fn initialize(&mut self) {
+        self.send(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"portcullis-test","version":"1"}}}))
+            .await;
+        let init = self.response().await;
+        assert!(init["result"]["protocolVersion"].is_string(), "{init}");
+        self.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}))
+            .await;
+    }
+
+    async fn call(&mut self, id: u64, name: &str, args: Value) {
+        self.send(json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":name,"arguments":args}})).await;
+    }
+
+    async fn close(mut self) -> std::process::ExitStatus {
+        drop(self.stdin);
+        tokio::time::timeout(Duration::from_secs(30), self.child.wait())
+            .await
+            .unwrap()
+            .unwrap()
+    }
+}
+
+fn write_config(dir: &Path, yaml: &str) -> std::path::PathBuf {
+    let p = dir.join("portcullis.yaml");
+    std::fs::write(&p, yaml).unwrap();
+    p
+}
+
+#[tokio::test]
+async fn wrap_guards_server_everything_over_stdio_and_correlates_out_of_order_responses() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("stdin.jsonl");
+    let config = write_config(
+        dir.path(),
+        "deny_tools: [mcp__everything__get-env]\nredact: [\"Echo: \"]\n",
+    );
+    let server = node_module("@modelcontextprotocol/server-everything/dist/index.js");
+    // `tee` records exactly what the server read on its stdin.
+    let script = format!(
+        "tee -a '{}' | exec node '{}' stdio",
+        journal.display(),
+        server.display()
+    );
+    let mut w = Wrapped::start(&config, "everything", &["sh", "-c", &script]);
+    w.initialize().await;
+
+    // A slow call first, a fast one right after: the answers come back in the other order.
+    w.call(
+        10,
+        "trigger-long-running-operation",
+        json!({"duration": 1, "steps": 2}),
+    )
+    .await;
+    w.call(11, "echo", json!({"message":"fast"})).await;
+    w.call(12, "get-env", json!({})).await;
+    let mut answers = Vec::new();
+    for _ in 0..3 {
+        answers.push(w.response().await);
+    }
+    let by_id = |id: u64| {
+        answers
+            .iter()
+            .find(|a| a["id"] == id)
+            .unwrap_or_else(|| panic!("no answer for {id}: {answers:?}"))
+    };
+    let order: Vec<u64> = answers.iter().map(|a| a["id"].as_u64().unwrap()).collect();
+    assert_eq!(
+        order.last(),
+        Some(&10),
+        "the slow call answered last: {order:?}"
+    );
+    assert_eq!(
+        by_id(11)["result"]["content"][0]["text"],
+        "[guardrail: redacted]fast",
+        "echo's result was inspected"
+    );
+    assert_eq!(by_id(12)["result"]["isError"], true);
+    assert!(by_id(10)["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("Long running operation completed"));
+    let status = w.close().await;
+    assert!(status.success(), "{status:?}");
+
+    let seen = std::fs::read_to_string(&journal).unwrap();
+    assert!(seen.contains("\"echo\""), "the server got the allowed call");
+    assert!(
+        !seen.contains("get-env"),
+        "the denied call never reached the server's stdin:\n{seen}"
+    );
+}
+
+#[tokio::test]
+async fn wrap_guards_server_filesystem_denied_writes_never_touch_the_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("notes.txt"), "api key: TOPSECRET-1234\n").unwrap();
+    let config = write_config(
+        dir.path(),
+        "deny_tools: [mcp__fs__write_file]\nredact: [TOPSECRET-1234]\n",
+    );
+    let server = node_module("@modelcontextprotocol/server-filesystem/dist/index.js");
+    let root_s = root.canonicalize().unwrap().display().to_string();
+    let mut w = Wrapped::start(&config, "fs", &["node", server.to_str().unwrap(), &root_s]);
+    w.initialize().await;
+
+    let target = format!("{root_s}/planted.txt");
+    w.call(1, "write_file", json!({"path": target, "content": "pwned"}))
+        .await;
+    let denied = w.response().await;
+    assert_eq!(denied["id"], 1);
+    assert_eq!(denied["result"]["isError"], true, "{denied}");
+    w.call(
+        2,
+        "read_text_file",
+        json!({"path": format!("{root_s}/notes.txt")}),
+    )
+    .await;
+    let read = w.response().await;
+    let text = read["result"].to_string();
+    assert!(text.contains("api key: [guardrail: redacted]"), "{read}");
+    assert!(!text.contains("TOPSECRET"), "{read}");
+    w.close().await;
+    assert!(
+        !root.join("planted.txt").exists(),
+        "the denied write never happened"
+    );
+}
+
+#[tokio::test]
+async fn wrap_answers_garbage_with_a_parse_error_and_keeps_going() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), "");
+    let server = node_module("@modelcontextprotocol/server-everything/dist/index.js");
+    let mut w = Wrapped::start(
+        &config,
+        "everything",
+        &["node", server.to_str().unwrap(), "stdio"],
+    );
+    w.stdin.write_all(b"{this is not json\n").await.unwrap();
+    let err = w.response().await;
+    assert_eq!(err["error"]["code"], -32700, "{err}");
+    w.initialize().await;
+    w.call(5, "echo", json!({"message":"still here"})).await;
+    assert_eq!(
+        w.response().await["result"]["content"][0]["text"],
+        "Echo: still here"
+    );
+    w.close().await;
+}
