@@ -235,8 +235,8 @@ pub fn rpc_body(text: &str) -> Value {
         return v;
     }
     text.lines()
+        .rev()
         .filter_map(|l| l.strip_prefix("data:"))
-        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-        .last()
+        .find_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
         .unwrap_or(Value::Null)
 }
