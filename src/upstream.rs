@@ -132,6 +132,11 @@ impl Service<Req> for Upstream {
             let uri = target_uri(&route.target, &route.kind)
                 .map_err(|e| ProxyError::new(ErrorKind::Internal(Box::new(e))))?;
             strip_hop_by_hop(&mut parts.headers);
+            // Answers must be readable to be inspected: ask for them uncompressed.
+            parts.headers.insert(
+                header::ACCEPT_ENCODING,
+                HeaderValue::from_static("identity"),
+            );
             if let Some(auth) = uri.authority() {
                 let host = HeaderValue::from_str(auth.as_str())
                     .map_err(|e| ProxyError::new(ErrorKind::Internal(Box::new(e))))?;

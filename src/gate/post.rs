@@ -87,57 +87,83 @@ pub enum Seen {
     Initialized(Version),
 }
 
+/// What may be released after inspecting one JSON text.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub enum Release {
+    /// The bytes as received.
+    #[default]
+    Unchanged,
+    /// This JSON text instead.
+    Rewritten(String),
+    /// Nothing: the text is not a well-formed JSON-RPC message while results are pending, so the
+    /// proxy cannot tell whether it carries one (a duplicate `id` key, say, that the client would
+    /// read differently). A real server never sends this.
+    Withheld,
+}
+
 /// The result of inspecting one JSON text (a message or an array of messages).
 #[derive(Debug, Default)]
 pub struct Inspection {
-    /// Replacement JSON text, when anything was rewritten.
-    pub rewritten: Option<String>,
+    pub release: Release,
     pub seen: Vec<Seen>,
+}
+
+enum One {
+    Unchanged,
+    Rewritten(String),
+    Malformed,
 }
 
 /// Inspects `text`, which may be one JSON-RPC message or a batch array of them.
 pub fn inspect(text: &str, watched: &mut Watched, guard: &Guard) -> Inspection {
     let mut out = Inspection::default();
-    if watched.is_empty() {
+    if watched.is_empty() || text.trim().is_empty() {
         return out;
     }
-    let trimmed = text.trim_start();
-    if trimmed.starts_with('[') {
+    if text.trim_start().starts_with('[') {
         let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(text) else {
+            out.release = Release::Withheld;
             return out;
         };
         let mut parts: Vec<String> = Vec::with_capacity(items.len());
         let mut changed = false;
         for item in items {
             match inspect_one(item.get(), watched, guard, &mut out.seen) {
-                Some(new) => {
+                One::Rewritten(new) => {
                     changed = true;
                     parts.push(new);
                 }
-                None => parts.push(item.get().to_owned()),
+                One::Unchanged => parts.push(item.get().to_owned()),
+                One::Malformed => {
+                    out.release = Release::Withheld;
+                    return out;
+                }
             }
         }
         if changed {
-            out.rewritten = Some(format!("[{}]", parts.join(",")));
+            out.release = Release::Rewritten(format!("[{}]", parts.join(",")));
         }
         return out;
     }
-    out.rewritten = inspect_one(text, watched, guard, &mut out.seen);
+    out.release = match inspect_one(text, watched, guard, &mut out.seen) {
+        One::Unchanged => Release::Unchanged,
+        One::Rewritten(new) => Release::Rewritten(new),
+        One::Malformed => Release::Withheld,
+    };
     out
 }
 
-fn inspect_one(
-    text: &str,
-    watched: &mut Watched,
-    guard: &Guard,
-    seen: &mut Vec<Seen>,
-) -> Option<String> {
-    let msg: Message<'_> = serde_json::from_str(text).ok()?;
+fn inspect_one(text: &str, watched: &mut Watched, guard: &Guard, seen: &mut Vec<Seen>) -> One {
+    let Ok(msg) = serde_json::from_str::<Message<'_>>(text) else {
+        return One::Malformed;
+    };
     // Only responses answer watched ids; a server-to-client *request* may reuse an id value.
     if msg.method.is_some() {
-        return None;
+        return One::Unchanged;
     }
-    let watch = watched.take(msg.id?)?;
+    let Some(watch) = msg.id.and_then(|id| watched.take(id)) else {
+        return One::Unchanged;
+    };
     match watch {
         Watch::Initialize => {
             let version = msg
@@ -151,36 +177,38 @@ fn inspect_one(
             if let Some(v) = version {
                 seen.push(Seen::Initialized(v));
             }
-            None
+            One::Unchanged
         }
         Watch::Call(call) => {
-            let Some(result) = msg.result.filter(|_| guard.inspects_results()) else {
+            // The result, or an error (whose message and data can carry tool output too).
+            let (field, raw) = match (msg.result, msg.error) {
+                (Some(r), _) => ("result", r),
+                (None, Some(e)) => ("error", e),
+                (None, None) => return One::Malformed,
+            };
+            if !guard.inspects_results() {
                 seen.push(Seen::Call {
                     call,
                     outcome: PostOutcome::Pass,
                 });
-                return None;
-            };
-            let mut value: Value = match serde_json::from_str(result.get()) {
-                Ok(v) => v,
-                Err(_) => {
-                    seen.push(Seen::Call {
-                        call,
-                        outcome: PostOutcome::Pass,
-                    });
-                    return None;
-                }
+                return One::Unchanged;
+            }
+            let Ok(mut value) = serde_json::from_str::<Value>(raw.get()) else {
+                return One::Malformed;
             };
             let outcome = guard.post(&call, &mut value);
             seen.push(Seen::Call { call, outcome });
             match outcome {
-                PostOutcome::Pass => None,
+                PostOutcome::Pass => One::Unchanged,
                 PostOutcome::Rewritten { .. } => {
                     // Rebuild the whole message so fields beside `result` survive.
-                    let mut whole: serde_json::Map<String, Value> =
-                        serde_json::from_str(text).ok()?;
-                    whole.insert("result".into(), value);
-                    Some(Value::Object(whole).to_string())
+                    let Ok(mut whole) =
+                        serde_json::from_str::<serde_json::Map<String, Value>>(text)
+                    else {
+                        return One::Malformed;
+                    };
+                    whole.insert(field.into(), value);
+                    One::Rewritten(Value::Object(whole).to_string())
                 }
             }
         }
@@ -209,10 +237,13 @@ mod tests {
         let (guard, mut w) = setup();
         let other =
             r#"{"jsonrpc":"2.0","id":6,"result":{"content":[{"type":"text","text":"S3CRET"}]}}"#;
-        assert!(inspect(other, &mut w, &guard).rewritten.is_none());
+        assert_eq!(inspect(other, &mut w, &guard).release, Release::Unchanged);
         let mine = r#"{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"S3CRET"}],"structuredContent":{"k":"S3CRET"}},"extra":1}"#;
         let out = inspect(mine, &mut w, &guard);
-        let new: Value = serde_json::from_str(out.rewritten.as_deref().unwrap()).unwrap();
+        let Release::Rewritten(new) = out.release else {
+            panic!()
+        };
+        let new: Value = serde_json::from_str(&new).unwrap();
         assert!(!new.to_string().contains("S3CRET"));
         assert_eq!(new["extra"], 1);
         assert!(w.is_empty(), "a watch is consumed by its response");
@@ -223,7 +254,7 @@ mod tests {
         let (guard, mut w) = setup();
         let req =
             r#"{"jsonrpc":"2.0","id":5,"method":"sampling/createMessage","params":{"x":"S3CRET"}}"#;
-        assert!(inspect(req, &mut w, &guard).rewritten.is_none());
+        assert_eq!(inspect(req, &mut w, &guard).release, Release::Unchanged);
         assert_eq!(w.len(), 1);
     }
 
@@ -232,9 +263,55 @@ mod tests {
         let (guard, mut w) = setup();
         let arr = r#"[{"jsonrpc":"2.0","id":4,"result":{"t":"S3CRET"}},{"jsonrpc":"2.0","id":5,"result":{"t":"S3CRET"}}]"#;
         let out = inspect(arr, &mut w, &guard);
-        let new: Value = serde_json::from_str(out.rewritten.as_deref().unwrap()).unwrap();
+        let Release::Rewritten(new) = out.release else {
+            panic!()
+        };
+        let new: Value = serde_json::from_str(&new).unwrap();
         assert_eq!(new[0]["result"]["t"], "S3CRET");
         assert_ne!(new[1]["result"]["t"], "S3CRET");
+    }
+
+    #[test]
+    fn malformed_messages_are_withheld_while_a_result_is_pending() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":5,"id":5,"result":{"t":"S3CRET"}}"#,
+            r#"{"jsonrpc":"2.0","id":5,"result":{"t":"S3CRET"}"#,
+            r#"[{"jsonrpc":"2.0","id":5,"result":{},"result":{}}]"#,
+            r#"{"jsonrpc":"2.0","id":5}"#,
+        ] {
+            let (guard, mut w) = setup();
+            assert_eq!(
+                inspect(text, &mut w, &guard).release,
+                Release::Withheld,
+                "{text}"
+            );
+        }
+        let (guard, mut w) = setup();
+        assert_eq!(
+            inspect("", &mut w, &guard).release,
+            Release::Unchanged,
+            "priming events carry empty data"
+        );
+    }
+
+    #[test]
+    fn errors_answering_a_watched_call_are_inspected_too() {
+        let (guard, mut w) = setup();
+        let text = r#"{"jsonrpc":"2.0","id":5,"error":{"code":1,"message":"failed near S3CRET"}}"#;
+        let Release::Rewritten(new) = inspect(text, &mut w, &guard).release else {
+            panic!()
+        };
+        assert!(!new.contains("S3CRET"));
+    }
+
+    #[test]
+    fn numerically_equal_ids_are_the_same_watch() {
+        let (guard, mut w) = setup();
+        let text = r#"{"jsonrpc":"2.0","id":5.0,"result":{"t":"S3CRET"}}"#;
+        assert!(
+            matches!(inspect(text, &mut w, &guard).release, Release::Rewritten(_)),
+            "JS and Python clients read 5.0 as 5"
+        );
     }
 
     #[test]

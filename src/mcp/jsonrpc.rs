@@ -168,10 +168,18 @@ pub struct IdKey(Box<str>);
 
 impl IdKey {
     pub fn new(id: &RawValue) -> Self {
-        // Re-serialise so `1.0`/`1`, whitespace and escapes cannot make one id look like two.
-        let canonical = serde_json::from_str::<serde_json::Value>(id.get())
-            .map(|v| v.to_string())
-            .unwrap_or_else(|_| id.get().to_owned());
+        // Re-serialise so spelling (whitespace, escapes, `5.0`, `5e0`) cannot make one id look
+        // like two: JavaScript and Python clients both treat 5.0 and 5 as the same id.
+        let canonical = match serde_json::from_str::<serde_json::Value>(id.get()) {
+            Ok(serde_json::Value::Number(n)) => match n.as_f64() {
+                Some(f) if f.fract() == 0.0 && f.abs() < 9_007_199_254_740_992.0 => {
+                    format!("{}", f as i64)
+                }
+                _ => n.to_string(),
+            },
+            Ok(v) => v.to_string(),
+            Err(_) => id.get().to_owned(),
+        };
         IdKey(canonical.into_boxed_str())
     }
 

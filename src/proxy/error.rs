@@ -48,6 +48,10 @@ pub enum ErrorKind {
     },
     #[error("upstream {upstream} sent a result larger than {limit} bytes, too large to inspect")]
     ResultTooLarge { upstream: String, limit: usize },
+    #[error(
+        "upstream {upstream} sent an answer portcullis cannot inspect ({why}); it was not released"
+    )]
+    Uninspectable { upstream: String, why: String },
     #[error("internal error")]
     Internal(#[source] BoxError),
 }
@@ -79,7 +83,8 @@ impl ProxyError {
             ErrorKind::Connect { .. }
             | ErrorKind::UpstreamTimeout { .. }
             | ErrorKind::Upstream { .. }
-            | ErrorKind::ResultTooLarge { .. } => Fault::Upstream,
+            | ErrorKind::ResultTooLarge { .. }
+            | ErrorKind::Uninspectable { .. } => Fault::Upstream,
             ErrorKind::Internal(_) => Fault::Internal,
         }
     }
@@ -93,7 +98,8 @@ impl ProxyError {
             ErrorKind::UpstreamTimeout { .. } => StatusCode::GATEWAY_TIMEOUT,
             ErrorKind::Connect { .. }
             | ErrorKind::Upstream { .. }
-            | ErrorKind::ResultTooLarge { .. } => StatusCode::BAD_GATEWAY,
+            | ErrorKind::ResultTooLarge { .. }
+            | ErrorKind::Uninspectable { .. } => StatusCode::BAD_GATEWAY,
             ErrorKind::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -104,7 +110,8 @@ impl ProxyError {
             ErrorKind::UpstreamTimeout { .. } => code::UPSTREAM_TIMEOUT,
             ErrorKind::Connect { .. }
             | ErrorKind::Upstream { .. }
-            | ErrorKind::ResultTooLarge { .. } => code::UPSTREAM_ERROR,
+            | ErrorKind::ResultTooLarge { .. }
+            | ErrorKind::Uninspectable { .. } => code::UPSTREAM_ERROR,
             _ => code::INTERNAL_ERROR,
         }
     }

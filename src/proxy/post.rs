@@ -16,9 +16,11 @@ use super::error::{ErrorKind, ProxyError};
 use super::pre::PostWatch;
 use super::sse_body::{Scope, SseGate};
 use super::{full, BoxError, Req, Resp, Shared};
-use crate::gate::post::{inspect, Seen, Watched};
+use crate::gate::post::{inspect, Release, Seen, Watch, Watched};
 use crate::gate::{CallOutcome, PostOutcome};
 use crate::mcp::era::HEADER_SESSION;
+use crate::mcp::jsonrpc::{self, code};
+use serde_json::value::RawValue;
 
 #[derive(Clone)]
 pub struct PostGateLayer {
@@ -152,6 +154,22 @@ async fn read_bounded(
     Ok((parts, buf.freeze()))
 }
 
+/// True when the body is compressed: the proxy asks upstreams for `identity`, so a compressed
+/// answer is one it cannot read, and what it cannot read it does not release.
+fn encoded(resp: &Resp) -> bool {
+    resp.headers()
+        .get(http::header::CONTENT_ENCODING)
+        .is_some_and(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"))
+}
+
+fn uninspectable(upstream: &str, why: &str) -> BoxError {
+    ProxyError::new(ErrorKind::Uninspectable {
+        upstream: upstream.to_owned(),
+        why: why.to_owned(),
+    })
+    .into()
+}
+
 async fn mcp(
     resp: Resp,
     mut watched: Watched,
@@ -167,13 +185,16 @@ async fn mcp(
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned)
         .or(session);
-    if !resp.status().is_success() {
+    let fail_all = |watched: &Watched| {
         for tool in watched.call_names() {
             shared
                 .metrics
                 .tool_call(&upstream, &tool, CallOutcome::Failed);
         }
-        return Ok(resp);
+    };
+    if encoded(&resp) {
+        fail_all(&watched);
+        return Err(uninspectable(&upstream, "the answer is compressed"));
     }
     match body_kind(&resp) {
         BodyKind::EventStream => {
@@ -182,8 +203,11 @@ async fn mcp(
             let gate = SseGate::new(body, watched, scope, shared, upstream, session);
             Ok(Resp::from_parts(parts, gate.boxed_unsync()))
         }
-        BodyKind::Json if scope == Scope::Watched => {
-            let (parts, bytes) =
+        // A GET answered with something other than a stream replays nothing.
+        _ if scope == Scope::AllResponses => Ok(resp),
+        // JSON — or anything else a lenient client might still parse as JSON, at any status.
+        _ => {
+            let (mut parts, bytes) =
                 read_bounded(resp, shared.limits.max_response, upstream.clone()).await?;
             let text = String::from_utf8_lossy(&bytes);
             let inspection = inspect(&text, &mut watched, &shared.guard);
@@ -201,24 +225,42 @@ async fn mcp(
                     }
                 }
             }
-            for tool in watched.call_names() {
-                shared
-                    .metrics
-                    .tool_call(&upstream, &tool, CallOutcome::Failed);
-            }
-            let body = match inspection.rewritten {
-                Some(new) => Bytes::from(new),
-                None => bytes,
+            fail_all(&watched);
+            let body = match inspection.release {
+                Release::Unchanged => bytes,
+                Release::Rewritten(new) => Bytes::from(new),
+                Release::Withheld => {
+                    tracing::warn!(%upstream, "withheld a malformed answer to a watched call");
+                    parts.headers.insert(
+                        CONTENT_TYPE,
+                        http::HeaderValue::from_static("application/json"),
+                    );
+                    Bytes::from(withheld_answer(&mut watched, &upstream))
+                }
             };
             Ok(Resp::from_parts(parts, full(body)))
         }
+    }
+}
+
+/// JSON-RPC errors for every call whose answer was withheld.
+fn withheld_answer(watched: &mut Watched, upstream: &str) -> Vec<u8> {
+    let why = format!("portcullis withheld a malformed answer from upstream {upstream}");
+    let errors: Vec<Vec<u8>> = watched
+        .drain()
+        .filter(|(_, w)| matches!(w, Watch::Call(_)))
+        .map(|(id, _)| {
+            let id = RawValue::from_string(id.as_raw().to_owned()).ok();
+            jsonrpc::error_response(id.as_deref(), code::UPSTREAM_ERROR, &why)
+        })
+        .collect();
+    match errors.len() {
+        1 => errors.into_iter().next().unwrap_or_default(),
         _ => {
-            for tool in watched.call_names() {
-                shared
-                    .metrics
-                    .tool_call(&upstream, &tool, CallOutcome::Forwarded);
-            }
-            Ok(resp)
+            let mut out = b"[".to_vec();
+            out.extend(errors.join(&b","[..]));
+            out.push(b']');
+            out
         }
     }
 }
@@ -233,6 +275,12 @@ async fn http_tool(
             .metrics
             .tool_call(&call.upstream, &call.qualified, CallOutcome::Forwarded);
         return Ok(resp);
+    }
+    if encoded(&resp) {
+        shared
+            .metrics
+            .tool_call(&call.upstream, &call.qualified, CallOutcome::Failed);
+        return Err(uninspectable(&call.upstream, "the answer is compressed"));
     }
     let kind = body_kind(&resp);
     let (parts, bytes) =

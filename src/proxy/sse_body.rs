@@ -20,7 +20,7 @@ use serde_json::value::RawValue;
 
 use super::{Body, BoxError, Shared};
 use crate::call::ToolCall;
-use crate::gate::post::{inspect, Seen, Watch, Watched};
+use crate::gate::post::{inspect, Release, Seen, Watch, Watched};
 use crate::gate::CallOutcome;
 use crate::mcp::era::Era;
 use crate::mcp::jsonrpc::{self, code, IdKey, Message};
@@ -100,9 +100,13 @@ impl SseGate {
                 }
             }
         }
-        match inspection.rewritten {
-            Some(new) => self.out.push_back(sse::replace_data(&raw, &new)),
-            None => self.out.push_back(raw),
+        match inspection.release {
+            Release::Unchanged => self.out.push_back(raw),
+            Release::Rewritten(new) => self.out.push_back(sse::replace_data(&raw, &new)),
+            // Dropped; if it was the answer, the call ends unanswered (and counted as failed).
+            Release::Withheld => {
+                tracing::warn!(upstream = %self.upstream, "withheld a malformed event while a result was pending")
+            }
         }
     }
 

@@ -14,7 +14,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
 use crate::config::Config;
-use crate::gate::post::{inspect, Seen, Watched};
+use crate::gate::post::{inspect, Release, Seen, Watched};
 use crate::gate::pre::{decide, Context, Decision};
 use crate::gate::Guard;
 use crate::mcp::era::{self, Version};
@@ -245,9 +245,15 @@ where
                 }
             }
         }
-        let out = match inspection.rewritten {
-            Some(new) => with_newline(new.into_bytes()),
-            None => with_newline(line),
+        let out = match inspection.release {
+            Release::Unchanged => with_newline(line),
+            Release::Rewritten(new) => with_newline(new.into_bytes()),
+            Release::Withheld => {
+                tracing::warn!(
+                    "withheld a malformed message from the server while a result was pending"
+                );
+                continue;
+            }
         };
         if to_agent.send(out).await.is_err() {
             return;

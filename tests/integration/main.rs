@@ -2,6 +2,7 @@
 //! Peers come from the registries (see tests/peers/README.md); every socket is 127.0.0.1:0.
 
 mod cli;
+mod hostile;
 mod http_tools;
 mod lifecycle;
 mod mcp_http;
