@@ -215,3 +215,71 @@ async fn wrap_answers_garbage_with_a_parse_error_and_keeps_going() {
     );
     w.close().await;
 }
+
+#[tokio::test]
+async fn python_sdk_client_drives_server_everything_through_wrap() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("stdin.jsonl");
+    let config = write_config(
+        dir.path(),
+        "deny_tools: [mcp__everything__get-env]\nredact: [via wrap]\n",
+    );
+    let server = node_module("@modelcontextprotocol/server-everything/dist/index.js");
+    let script = format!(
+        "tee -a '{}' | exec node '{}' stdio",
+        journal.display(),
+        server.display()
+    );
+    let argv = serde_json::to_string(&[
+        env!("CARGO_BIN_EXE_portcullis"),
+        "wrap",
+        "--config",
+        config.to_str().unwrap(),
+        "--name",
+        "everything",
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ])
+    .unwrap();
+    let out = py_client_stdio(
+        &argv,
+        &[
+            "list",
+            "call",
+            "echo",
+            r#"{"message":"via wrap"}"#,
+            "call",
+            "get-env",
+            "{}",
+            "call-progress",
+            "trigger-long-running-operation",
+            r#"{"duration":1,"steps":3}"#,
+        ],
+    )
+    .await;
+    assert!(
+        out[0]["tools"].as_array().is_some_and(|t| t.len() > 5),
+        "{}",
+        out[0]
+    );
+    assert_eq!(
+        text_of(&out[1]),
+        "Echo: [guardrail: redacted]",
+        "{}",
+        out[1]
+    );
+    assert_eq!(out[2]["result"]["isError"], true, "{}", out[2]);
+    assert_eq!(
+        out[3]["progress"].as_array().map(Vec::len),
+        Some(3),
+        "progress flows over stdio: {}",
+        out[3]
+    );
+    let seen = std::fs::read_to_string(&journal).unwrap();
+    assert!(
+        !seen.contains("get-env"),
+        "the denied call never reached the server:\n{seen}"
+    );
+}

@@ -160,6 +160,20 @@ pub async fn py_client(url: &str, era: &str, steps: &[&str]) -> Vec<Value> {
     py_client_with(url, era, &[], steps).await
 }
 
+/// Runs the Python SDK client against a stdio server it spawns (`argv` is a JSON array).
+pub async fn py_client_stdio(argv: &str, steps: &[&str]) -> Vec<Value> {
+    let args = vec![
+        "py_client.py",
+        "--stdio",
+        argv,
+        "--era",
+        "legacy",
+        "--timeout",
+        "30",
+    ];
+    run_py_client(args, steps).await
+}
+
 pub async fn py_client_with(url: &str, era: &str, extra: &[&str], steps: &[&str]) -> Vec<Value> {
     let mut args = vec![
         "py_client.py",
@@ -171,6 +185,10 @@ pub async fn py_client_with(url: &str, era: &str, extra: &[&str], steps: &[&str]
         "30",
     ];
     args.extend_from_slice(extra);
+    run_py_client(args, steps).await
+}
+
+async fn run_py_client(mut args: Vec<&str>, steps: &[&str]) -> Vec<Value> {
     args.extend_from_slice(steps);
     let out = tokio::process::Command::new("python3")
         .args(&args)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Scripted MCP client for portcullis tests, built on the official Python SDK (mcp==2.3.0).
 
-    py_client.py --url URL [--era modern|legacy|auto] [--transport streamable|sse]
+    py_client.py (--url URL | --stdio JSON_ARGV) [--era modern|legacy|auto] [--transport streamable|sse]
                  [--header K:V ...] [--timeout SECONDS] [--no-validate] [--verbose] STEP...
 
 STEP is one of
@@ -40,6 +40,7 @@ import anyio
 from mcp import Client
 from mcp.client.session import ClientSession
 from mcp.client.sse import sse_client
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
@@ -107,7 +108,10 @@ async def run(args: argparse.Namespace, steps: list[tuple[str, str | None, dict[
     # supplying one is the SDK's way to add request headers (e.g. Authorization).
     async with create_mcp_http_client(headers=headers) as http:
         try:
-            if args.transport == "sse":  # legacy HTTP+SSE (2024-11-05): GET URL opens the stream
+            if args.stdio:  # a stdio server (e.g. `portcullis wrap -- …`): spawn it, speak on its pipes
+                argv = json.loads(args.stdio)
+                transport = stdio_client(StdioServerParameters(command=argv[0], args=argv[1:]))
+            elif args.transport == "sse":  # legacy HTTP+SSE (2024-11-05): GET URL opens the stream
                 transport = sse_client(args.url, headers=headers, timeout=args.timeout)
             else:
                 transport = streamable_http_client(args.url, http_client=http)
@@ -164,7 +168,8 @@ async def run(args: argparse.Namespace, steps: list[tuple[str, str | None, dict[
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--url", required=True, help="Streamable HTTP endpoint, e.g. http://127.0.0.1:PORT/mcp")
+    parser.add_argument("--url", help="Streamable HTTP endpoint, e.g. http://127.0.0.1:PORT/mcp")
+    parser.add_argument("--stdio", metavar="JSON_ARGV", help='spawn a stdio server instead: a JSON array, e.g. \'["portcullis","wrap","--","node","server.js"]\'')
     parser.add_argument("--era", choices=sorted(ERA_TO_MODE), default="auto")
     parser.add_argument(
         "--transport",
@@ -190,6 +195,8 @@ def main() -> int:
     parser.add_argument("--verbose", action="store_true", help="print tracebacks on stderr")
     parser.add_argument("steps", nargs="+", metavar="STEP")
     args = parser.parse_args()
+    if bool(args.url) == bool(args.stdio):
+        parser.error("give exactly one of --url and --stdio")
     steps = parse_steps(parser, args.steps)  # usage errors exit 2 before any connection
     if args.no_validate:
 
