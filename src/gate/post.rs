@@ -58,6 +58,11 @@ impl Watched {
         self.0.into_iter()
     }
 
+    /// True when an `initialize` answer is awaited.
+    pub fn has_initialize(&self) -> bool {
+        self.0.iter().any(|(_, w)| matches!(w, Watch::Initialize))
+    }
+
     /// The qualified names of the watched calls.
     pub fn call_names(&self) -> Vec<String> {
         self.0
