@@ -55,7 +55,7 @@ where
     B::Error: Into<BoxError>,
 {
     let shared = Arc::new(Shared {
-        guard: Guard::new(&config.policy),
+        guard: Guard::new(&config.policy, metrics.clone()),
         metrics: metrics.clone(),
         sessions: Sessions::default(),
         limits: config.limits.clone(),

@@ -20,7 +20,11 @@ pub async fn run(
     once: bool,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
-    let mut config = Config::embedded();
+    let scratch = std::env::temp_dir().join(format!("portcullis-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)?;
+    // The embedded default, with the jail pointed at the sample server's scratch directory.
+    let yaml = format!("{}\njail:\n  root: {:?}\n", crate::config::DEFAULT_YAML, scratch.display().to_string());
+    let mut config = Config::parse(&yaml, "embedded config/portcullis.yaml").map_err(|e| anyhow::anyhow!("{e}"))?;
     let configured: SocketAddr = config.upstreams["sample"]
         .url
         .authority()
@@ -42,7 +46,6 @@ pub async fn run(
         (Some(0), _) | (_, Err(_)) => TcpListener::bind((configured.ip(), 0)).await?,
         (_, Ok(l)) => l,
     };
-    let scratch = std::env::temp_dir().join(format!("portcullis-demo-{}", std::process::id()));
     let sample = sample_server::start(sample_listener, scratch).await?;
     let upstream = config
         .upstreams

@@ -218,14 +218,10 @@ fn inspect_one(text: &str, watched: &mut Watched, guard: &Guard, seen: &mut Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Policy;
     use crate::mcp::era::Era;
 
     fn setup() -> (Guard, Watched) {
-        let guard = Guard::new(&Policy {
-            deny_tools: vec![],
-            redact: vec!["S3CRET".into()],
-        });
+        let guard = crate::gate::guard::tests::guard("redact: [S3CRET]\n");
         let call = ToolCall::mcp("up".into(), "read", None, Era::Legacy);
         let id = RawValue::from_string("5".into()).unwrap();
         let w: Watched = [(IdKey::new(&id), Watch::Call(call))].into_iter().collect();

@@ -80,11 +80,7 @@ fn one(msg: &Message<'_>, cx: &Context<'_>, guard: &Guard) -> One {
                 .with_session(cx.session.map(str::to_owned));
             match guard.pre(&call) {
                 Outcome::Forward => One::Forward(Some((IdKey::new(id), Watch::Call(call)))),
-                Outcome::Refuse(d) => One::Deny {
-                    id: id.to_owned(),
-                    qualified: call.qualified,
-                    reason: d.reason,
-                },
+                Outcome::Refuse(d) => One::Deny { id: id.to_owned(), qualified: call.qualified, reason: d.reason, outcome: refusal_outcome(d.effect) },
             }
         }
         // A `tools/call` that is not a well-formed request (no id, or an id of null) is refused:
@@ -104,19 +100,23 @@ fn one(msg: &Message<'_>, cx: &Context<'_>, guard: &Guard) -> One {
     }
 }
 
+/// The metrics label of a refusal.
+pub fn refusal_outcome(effect: crate::rules::Effect) -> CallOutcome {
+    match effect {
+        crate::rules::Effect::Ask => CallOutcome::AskRefused,
+        _ => CallOutcome::Denied,
+    }
+}
+
 /// Decides a payload.
 pub fn decide(payload: &Payload<'_>, cx: &Context<'_>, guard: &Guard) -> Decision {
     match payload {
         Payload::Single(msg) => match one(msg, cx, guard) {
             One::Forward(w) => Decision::Forward(Watched::from_iter(w)),
-            One::Deny {
-                id,
-                qualified,
-                reason,
-            } => Decision::Refuse(Refusal {
+            One::Deny { id, qualified, reason, outcome } => Decision::Refuse(Refusal {
                 body: jsonrpc::result_response(&id, &result::refusal(&reason, cx.era)),
                 invalid: false,
-                calls: vec![(qualified, CallOutcome::Denied)],
+                calls: vec![(qualified, outcome)],
             }),
             One::Invalid { id, message } => Decision::Refuse(Refusal {
                 body: jsonrpc::error_response(id.as_deref(), code::INVALID_REQUEST, &message),
@@ -163,16 +163,12 @@ fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decision {
     let mut invalid = false;
     for (d, m) in decided.into_iter().zip(msgs) {
         match d {
-            One::Deny {
-                id,
-                qualified,
-                reason,
-            } => {
+            One::Deny { id, qualified, reason, outcome } => {
                 bodies.push(jsonrpc::result_response(
                     &id,
                     &result::refusal(&reason, cx.era),
                 ));
-                calls.push((qualified, CallOutcome::Denied));
+                calls.push((qualified, outcome));
             }
             One::Invalid { id, message } => {
                 invalid = true;
@@ -211,15 +207,11 @@ fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decision {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Policy;
     use crate::mcp::jsonrpc::parse;
     use serde_json::Value;
 
     fn guard() -> Guard {
-        Guard::new(&Policy {
-            deny_tools: vec!["mcp__up__rm".into()],
-            redact: vec![],
-        })
+        crate::gate::guard::tests::guard("permissions: { allow: [\"mcp__up__*\"], deny: [mcp__up__rm] }\n")
     }
 
     fn decide_text(text: &str, negotiated: Option<Version>) -> Decision {

@@ -227,7 +227,7 @@ where
             Outcome::Refuse(d) => {
                 self.shared
                     .metrics
-                    .tool_call(&upstream, &call.qualified, CallOutcome::Denied);
+                    .tool_call(&upstream, &call.qualified, crate::gate::pre::refusal_outcome(d.effect));
                 let body =
                     serde_json::json!({ "error": { "kind": "denied", "message": d.reason } });
                 let mut resp = json_response(StatusCode::FORBIDDEN, body.to_string());

@@ -38,7 +38,7 @@ pub enum WrapError {
 /// What both directions of one relay share.
 struct Relay {
     guard: Guard,
-    metrics: Metrics,
+    metrics: Arc<Metrics>,
     upstream: Arc<str>,
     /// Client requests awaiting their responses. Locked only around pure, synchronous work.
     pending: Mutex<Watched>,
@@ -77,9 +77,10 @@ where
     let child_in = child.stdin.take().expect("piped");
     let child_out = child.stdout.take().expect("piped");
 
+    let metrics = Arc::new(Metrics::new());
     let relay = Arc::new(Relay {
-        guard: Guard::new(&config.policy),
-        metrics: Metrics::new(),
+        guard: Guard::new(&config.policy, metrics.clone()),
+        metrics,
         upstream: upstream.into(),
         pending: Mutex::new(Watched::default()),
         negotiated: Mutex::new(None),

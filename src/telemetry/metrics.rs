@@ -10,6 +10,7 @@ use prometheus::{
 };
 
 use crate::gate::CallOutcome;
+use crate::rules::{Effect, Scope};
 
 /// Distinct tool names kept as label values before the rest fold into `other`.
 const MAX_TOOL_LABELS: usize = 256;
@@ -19,6 +20,7 @@ const OTHER: &str = "other";
 pub struct Metrics {
     registry: Registry,
     tool_calls: IntCounterVec,
+    rule_decisions: IntCounterVec,
     upstream_latency: HistogramVec,
     overhead: Histogram,
     tools: RwLock<HashSet<String>>,
@@ -42,6 +44,11 @@ impl Metrics {
             &["upstream", "tool", "outcome"],
         )
         .expect("static metric");
+        let rule_decisions = IntCounterVec::new(
+            Opts::new("rule_decisions_total", "Layer 1 decisions by effect and the scope of the deciding rule"),
+            &["effect", "scope"],
+        )
+        .expect("static metric");
         let upstream_latency = HistogramVec::new(
             HistogramOpts::new(
                 "upstream_latency_seconds",
@@ -59,22 +66,18 @@ impl Metrics {
                 .buckets(vec![0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1.0]),
         )
         .expect("static metric");
-        registry
-            .register(Box::new(tool_calls.clone()))
-            .expect("registered once");
-        registry
-            .register(Box::new(upstream_latency.clone()))
-            .expect("registered once");
-        registry
-            .register(Box::new(overhead.clone()))
-            .expect("registered once");
-        Metrics {
-            registry,
-            tool_calls,
-            upstream_latency,
-            overhead,
-            tools: RwLock::default(),
+        for m in [&tool_calls, &rule_decisions] {
+            registry.register(Box::new(m.clone())).expect("registered once");
         }
+        registry.register(Box::new(upstream_latency.clone())).expect("registered once");
+        registry.register(Box::new(overhead.clone())).expect("registered once");
+        // Every label combination exists from the start, so dashboards and alerts see zeros.
+        for e in Effect::ALL {
+            for s in Scope::ALL {
+                rule_decisions.with_label_values(&[e.as_str(), s.as_str()]);
+            }
+        }
+        Metrics { registry, tool_calls, rule_decisions, upstream_latency, overhead, tools: RwLock::default() }
     }
 
     /// Counts one finished (or refused) tool call.
@@ -83,6 +86,11 @@ impl Metrics {
         self.tool_calls
             .with_label_values(&[upstream, tool, outcome.as_str()])
             .inc();
+    }
+
+    /// Counts one Layer 1 decision.
+    pub fn rule_decision(&self, effect: Effect, scope: Scope) {
+        self.rule_decisions.with_label_values(&[effect.as_str(), scope.as_str()]).inc();
     }
 
     pub fn upstream_latency(&self, upstream: &str, secs: f64) {

@@ -59,7 +59,7 @@ async fn hostile_upstream_answers_never_leak_an_uninspected_result() {
     ];
     for (what, ct, enc, body) in cases {
         let url = canned(ct, *enc, body).await;
-        let p = proxy(&config(&[("evil", &url)], "redact: [TOPSECRET-1234]\n")).await;
+        let p = proxy(&config(&[("evil", &url)], &format!("{ALLOW_ALL}redact: [TOPSECRET-1234]\n"))).await;
         let (_, _, text) = post(&proxy_url(&p, "evil"), &[], CALL).await;
         assert!(!text.contains("TOPSECRET-1234"), "{what}: leaked: {text}");
         p.shutdown().await;

@@ -64,7 +64,7 @@ async fn plain_http_tools_are_gated_before_and_after_the_call() {
     let tools = tool_server().await;
     let p = proxy(&config(
         &[("weather", &tools.url)],
-        "deny_tools: [http__weather__v1/delete]\nredact: [TOPSECRET-1234]\n",
+        "permissions: { allow: [\"http__weather__*\"], deny: [http__weather__v1/delete] }\nredact: [TOPSECRET-1234]\n",
     ))
     .await;
     let base = format!("http://{}/http/weather", p.addr);

@@ -6,7 +6,7 @@ use crate::support::*;
 #[tokio::test]
 async fn graceful_shutdown_drains_an_in_flight_call() {
     let peer = Peer::python("legacy");
-    let p = proxy(&config(&[("py", &peer.url())], "")).await;
+    let p = proxy(&config(&[("py", &peer.url())], ALLOW_ALL)).await;
     let url = proxy_url(&p, "py");
     let admin = p.admin_addr;
     let client = tokio::spawn(async move {
@@ -45,7 +45,7 @@ async fn graceful_shutdown_drains_an_in_flight_call() {
 #[tokio::test]
 async fn admin_listener_serves_metrics_and_health() {
     let peer = Peer::python("legacy");
-    let p = proxy(&config(&[("py", &peer.url())], "")).await;
+    let p = proxy(&config(&[("py", &peer.url())], ALLOW_ALL)).await;
     py_client(
         &proxy_url(&p, "py"),
         "legacy",
@@ -120,7 +120,7 @@ async fn an_upstream_that_never_answers_times_out_with_a_jsonrpc_error() {
     });
     let p = proxy(&config(
         &[("slow", &url)],
-        "limits: { header_timeout: 300ms }\n",
+        &format!("{ALLOW_ALL}limits: {{ header_timeout: 300ms }}\n"),
     ))
     .await;
     let body =
@@ -136,7 +136,7 @@ async fn an_upstream_that_never_answers_times_out_with_a_jsonrpc_error() {
 async fn h2c_clients_are_served() {
     use http_body_util::{BodyExt, Full};
     let peer = Peer::python("legacy");
-    let p = proxy(&config(&[("py", &peer.url())], "")).await;
+    let p = proxy(&config(&[("py", &peer.url())], ALLOW_ALL)).await;
     let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
         .http2_only(true)
         .build_http::<Full<bytes::Bytes>>();

@@ -4,7 +4,7 @@
 use crate::support::*;
 
 const POLICY: &str =
-    "deny_tools: [mcp__py__write_note, mcp__everything__get-env]\nredact: [TOPSECRET-1234]\n";
+    "permissions:\n  allow: [\"mcp__*\"]\n  deny: [mcp__py__write_note, mcp__everything__get-env]\nredact: [TOPSECRET-1234]\n";
 
 #[tokio::test]
 async fn denied_call_never_reaches_upstream_in_either_era() {
@@ -200,7 +200,7 @@ async fn server_everything_works_through_the_proxy_and_sees_its_own_host_and_no_
 #[tokio::test]
 async fn a_killed_upstream_yields_a_clear_jsonrpc_error_not_a_dropped_connection() {
     let mut peer = Peer::python("legacy");
-    let p = proxy(&config(&[("py", &peer.url())], "")).await;
+    let p = proxy(&config(&[("py", &peer.url())], ALLOW_ALL)).await;
     peer.kill();
     let body = r#"{"jsonrpc":"2.0","id":"call-9","method":"tools/call","params":{"name":"echo","arguments":{}}}"#;
     let (status, _, text) = post(&proxy_url(&p, "py"), &[], body).await;
@@ -222,7 +222,7 @@ async fn an_oversized_body_is_refused_with_nothing_forwarded() {
     let peer = Peer::python("legacy");
     let p = proxy(&config(
         &[("py", &peer.url())],
-        "limits: { max_body: 1KiB }\n",
+        &format!("{ALLOW_ALL}limits: {{ max_body: 1KiB }}\n"),
     ))
     .await;
     let big = "x".repeat(4096);

@@ -98,7 +98,7 @@ async fn wrap_guards_server_everything_over_stdio_and_correlates_out_of_order_re
     let journal = dir.path().join("stdin.jsonl");
     let config = write_config(
         dir.path(),
-        "deny_tools: [mcp__everything__get-env]\nredact: [\"Echo: \"]\n",
+        "permissions: { allow: [\"mcp__everything__*\"], deny: [mcp__everything__get-env] }\nredact: [\"Echo: \"]\n",
     );
     let server = node_module("@modelcontextprotocol/server-everything/dist/index.js");
     // `tee` records exactly what the server read on its stdin.
@@ -164,7 +164,7 @@ async fn wrap_guards_server_filesystem_denied_writes_never_touch_the_disk() {
     std::fs::write(root.join("notes.txt"), "api key: TOPSECRET-1234\n").unwrap();
     let config = write_config(
         dir.path(),
-        "deny_tools: [mcp__fs__write_file]\nredact: [TOPSECRET-1234]\n",
+        "permissions: { allow: [\"mcp__fs__*\"], deny: [mcp__fs__write_file] }\nredact: [TOPSECRET-1234]\n",
     );
     let server = node_module("@modelcontextprotocol/server-filesystem/dist/index.js");
     let root_s = root.canonicalize().unwrap().display().to_string();
@@ -197,7 +197,7 @@ async fn wrap_guards_server_filesystem_denied_writes_never_touch_the_disk() {
 #[tokio::test]
 async fn wrap_answers_garbage_with_a_parse_error_and_keeps_going() {
     let dir = tempfile::tempdir().unwrap();
-    let config = write_config(dir.path(), "");
+    let config = write_config(dir.path(), ALLOW_ALL);
     let server = node_module("@modelcontextprotocol/server-everything/dist/index.js");
     let mut w = Wrapped::start(
         &config,
@@ -222,7 +222,7 @@ async fn python_sdk_client_drives_server_everything_through_wrap() {
     let journal = dir.path().join("stdin.jsonl");
     let config = write_config(
         dir.path(),
-        "deny_tools: [mcp__everything__get-env]\nredact: [via wrap]\n",
+        "permissions: { allow: [\"mcp__everything__*\"], deny: [mcp__everything__get-env] }\nredact: [via wrap]\n",
     );
     let server = node_module("@modelcontextprotocol/server-everything/dist/index.js");
     let script = format!(

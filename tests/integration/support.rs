@@ -136,6 +136,9 @@ impl Peer {
     }
 }
 
+/// A policy fragment that allows every MCP and HTTP tool (Layer 1's default is ask).
+pub const ALLOW_ALL: &str = "permissions: { allow: [\"mcp__*\", \"http__*\"] }\n";
+
 /// A config for the proxy on port 0 with the given upstreams and policy (YAML fragment).
 pub fn config(upstreams: &[(&str, &str)], extra: &str) -> Config {
     let mut yaml =
