@@ -68,7 +68,8 @@ pub fn run(config: &Config, input: impl BufRead, mut output: impl Write) -> std:
 }
 
 fn decide(guard: &Guard, line: &str) -> Result<(Value, Effect), String> {
-    let input: Input = serde_json::from_str(line).map_err(|e| format!("not a {{\"tool\", \"args\"}} line: {e}"))?;
+    let input: Input =
+        serde_json::from_str(line).map_err(|e| format!("not a {{\"tool\", \"args\"}} line: {e}"))?;
     let (upstream, name) = split(&input.tool)
         .ok_or_else(|| format!("{:?} is not a qualified name (mcp__{{upstream}}__{{tool}})", input.tool))?;
     let mut call = ToolCall::mcp(upstream.into(), name, input.args.as_deref(), Era::Legacy);
@@ -111,7 +112,8 @@ mod tests {
         );
         let mut out = Vec::new();
         let summary = run(&config, input.as_bytes(), &mut out).unwrap();
-        let lines: Vec<Value> = String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let lines: Vec<Value> =
+            String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         assert_eq!(lines.len(), 4);
         assert_eq!(lines[0]["effect"], "allow");
         assert_eq!(lines[0]["prefilter"], "skip");

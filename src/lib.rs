@@ -33,6 +33,7 @@ pub mod mcp;
 pub mod proxy;
 pub mod rules;
 pub mod server;
+pub mod shell;
 pub mod stdio;
 pub mod telemetry;
 pub mod upstream;

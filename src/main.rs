@@ -8,11 +8,7 @@ use clap::{Args, Parser, Subcommand};
 use portcullis::config::Config;
 
 #[derive(Parser)]
-#[command(
-    name = "portcullis",
-    version,
-    about = "A guardrail proxy for AI agents' tool calls"
-)]
+#[command(name = "portcullis", version, about = "A guardrail proxy for AI agents' tool calls")]
 struct Cli {
     /// Log as JSON lines instead of text (logs always go to stderr).
     #[arg(long, global = true)]
@@ -88,7 +84,10 @@ fn load_layered(path: Option<&PathBuf>, extra: &[PathBuf]) -> anyhow::Result<Con
     use portcullis::config::Layer;
     use portcullis::rules::Scope;
     let (text, name) = match path {
-        Some(p) => (std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?, p.display().to_string()),
+        Some(p) => (
+            std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+            p.display().to_string(),
+        ),
         None => (portcullis::config::DEFAULT_YAML.to_owned(), "embedded config/portcullis.yaml".to_owned()),
     };
     let mut layers = Vec::new();
@@ -96,7 +95,8 @@ fn load_layered(path: Option<&PathBuf>, extra: &[PathBuf]) -> anyhow::Result<Con
         layers.push(Layer::read(Scope::Cli, p).map_err(|e| anyhow::anyhow!("{e}"))?);
     }
     if let Some(m) = std::env::var_os("PORTCULLIS_MANAGED_CONFIG") {
-        layers.push(Layer::read(Scope::Managed, std::path::Path::new(&m)).map_err(|e| anyhow::anyhow!("{e}"))?);
+        layers
+            .push(Layer::read(Scope::Managed, std::path::Path::new(&m)).map_err(|e| anyhow::anyhow!("{e}"))?);
     }
     let config = Config::parse_layered(&text, &name, &layers).map_err(|e| anyhow::anyhow!("{e}"))?;
     for w in &config.warnings {
@@ -108,9 +108,7 @@ fn load_layered(path: Option<&PathBuf>, extra: &[PathBuf]) -> anyhow::Result<Con
 fn init_logging(json: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("PORTCULLIS_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     if json {
         builder.json().init();
     } else {
@@ -164,8 +162,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Wrap { config, name, cmd } => {
             let c = config.load()?;
             let code =
-                portcullis::stdio::wrap(&c, &name, &cmd, tokio::io::stdin(), tokio::io::stdout())
-                    .await?;
+                portcullis::stdio::wrap(&c, &name, &cmd, tokio::io::stdin(), tokio::io::stdout()).await?;
             Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
         }
         Command::Demo { listen, once } => {
@@ -178,14 +175,15 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             }
             let c = config.load()?;
             let s = portcullis::check::run(&c, std::io::stdin().lock(), std::io::stdout().lock())?;
-            eprintln!("portcullis check: {} allow, {} ask, {} deny, {} unreadable line(s)", s.allow, s.ask, s.deny, s.errors);
+            eprintln!(
+                "portcullis check: {} allow, {} ask, {} deny, {} unreadable line(s)",
+                s.allow, s.ask, s.deny, s.errors
+            );
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve { config } => {
             let c = config.load()?;
-            let running = portcullis::app::start(&c)
-                .await
-                .context("binding listeners")?;
+            let running = portcullis::app::start(&c).await.context("binding listeners")?;
             eprintln!(
                 "portcullis listening on http://{} (admin http://{})",
                 running.addr, running.admin_addr

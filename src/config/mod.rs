@@ -105,12 +105,7 @@ pub struct ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "{}: {} problem(s)",
-            self.source_name,
-            self.problems.len()
-        )?;
+        writeln!(f, "{}: {} problem(s)", self.source_name, self.problems.len())?;
         for p in &self.problems {
             writeln!(f, "  - {}: {}", p.path, p.message)?;
         }
@@ -163,10 +158,7 @@ impl Config {
         let name = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
             source_name: name.clone(),
-            problems: vec![Problem {
-                path: "(file)".into(),
-                message: e.to_string(),
-            }],
+            problems: vec![Problem { path: "(file)".into(), message: e.to_string() }],
         })?;
         Config::parse(&text, &name)
     }
@@ -194,7 +186,9 @@ impl Config {
         let mut extra = Vec::new();
         for layer in layers {
             match serde_saphyr::from_str::<Option<permissions::RawPermissionFile>>(&layer.text) {
-                Ok(f) => extra.push((layer.scope, format!("{}: ", layer.name), f.unwrap_or_default().permissions)),
+                Ok(f) => {
+                    extra.push((layer.scope, format!("{}: ", layer.name), f.unwrap_or_default().permissions))
+                }
                 Err(e) => c.p.add(&layer.name, e.to_string()),
             }
         }
@@ -245,7 +239,10 @@ impl Compiler {
     ) -> Option<Config> {
         for key in doc.keys() {
             if key == "deny_tools" {
-                self.problem(key, "deny_tools was the proxy core's placeholder: write permissions: { deny: [...] }");
+                self.problem(
+                    key,
+                    "deny_tools was the proxy core's placeholder: write permissions: { deny: [...] }",
+                );
             } else if !TOP_KEYS.contains(&key.as_str()) {
                 let known = TOP_KEYS.join(", ");
                 self.problem(key, format!("unknown key (known keys: {known})"));
@@ -262,16 +259,10 @@ impl Compiler {
         let limits: raw::Limits = self.section(&mut doc, "limits");
 
         let listen = self.addr("listen", listen.as_deref().unwrap_or("127.0.0.1:8686"));
-        let admin_listen = self.addr(
-            "admin.listen",
-            admin.listen.as_deref().unwrap_or("127.0.0.1:8687"),
-        );
+        let admin_listen = self.addr("admin.listen", admin.listen.as_deref().unwrap_or("127.0.0.1:8687"));
         if let Some(env) = &admin.token_env {
             if env.is_empty() || !env.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                self.problem(
-                    "admin.token_env",
-                    format!("{env:?} is not an environment variable name"),
-                );
+                self.problem("admin.token_env", format!("{env:?} is not an environment variable name"));
             }
         }
         let (upstreams, profiles) = self.upstreams(upstreams);
@@ -281,19 +272,13 @@ impl Compiler {
         let engine = permissions::compile(sections, &mut self.p);
         for (i, r) in redact.iter().enumerate() {
             if r.is_empty() {
-                self.problem(
-                    format!("redact[{i}]"),
-                    "empty string would match everywhere",
-                );
+                self.problem(format!("redact[{i}]"), "empty string would match everywhere");
             }
         }
         let limits = self.limits(limits);
         Some(Config {
             listen: listen?,
-            admin: Admin {
-                listen: admin_listen?,
-                token_env: admin.token_env,
-            },
+            admin: Admin { listen: admin_listen?, token_env: admin.token_env },
             upstreams,
             policy: Policy { engine, redact },
             limits,
@@ -314,14 +299,13 @@ impl Compiler {
     fn upstreams(
         &mut self,
         raw: BTreeMap<String, serde_json::Value>,
-    ) -> BTreeMap<String, Upstream> {
+    ) -> (BTreeMap<String, Upstream>, Vec<(String, String)>) {
         let mut out = BTreeMap::new();
+        let mut profiles = Vec::new();
         for (name, v) in raw {
             let path = format!("upstreams.{name}");
             if name.is_empty()
-                || !name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
                 || name.contains("__")
             {
                 self.problem(&path, "upstream names use letters, digits, '-' and single '_' (they appear in tool names as mcp__{upstream}__{tool})");
@@ -360,10 +344,7 @@ impl Compiler {
         match (uri.scheme_str(), uri.authority()) {
             (Some("http" | "https"), Some(_)) => Some(uri),
             _ => {
-                self.problem(
-                    path,
-                    format!("{s:?} must be an absolute http:// or https:// URL"),
-                );
+                self.problem(path, format!("{s:?} must be an absolute http:// or https:// URL"));
                 None
             }
         }
@@ -392,43 +373,18 @@ impl Compiler {
         };
         let limits = Limits {
             max_body: size(self, "limits.max_body", raw.max_body, d.max_body),
-            max_response: size(
-                self,
-                "limits.max_response",
-                raw.max_response,
-                d.max_response,
-            ),
+            max_response: size(self, "limits.max_response", raw.max_response, d.max_response),
             concurrency: raw.concurrency.map(|n| n as usize).unwrap_or(d.concurrency),
-            connect_timeout: dur(
-                self,
-                "limits.connect_timeout",
-                raw.connect_timeout,
-                d.connect_timeout,
-            ),
-            header_timeout: dur(
-                self,
-                "limits.header_timeout",
-                raw.header_timeout,
-                d.header_timeout,
-            ),
-            idle_timeout: dur(
-                self,
-                "limits.idle_timeout",
-                raw.idle_timeout,
-                d.idle_timeout,
-            ),
+            connect_timeout: dur(self, "limits.connect_timeout", raw.connect_timeout, d.connect_timeout),
+            header_timeout: dur(self, "limits.header_timeout", raw.header_timeout, d.header_timeout),
+            idle_timeout: dur(self, "limits.idle_timeout", raw.idle_timeout, d.idle_timeout),
             client_header_timeout: dur(
                 self,
                 "limits.client_header_timeout",
                 raw.client_header_timeout,
                 d.client_header_timeout,
             ),
-            shutdown_grace: dur(
-                self,
-                "limits.shutdown_grace",
-                raw.shutdown_grace,
-                d.shutdown_grace,
-            ),
+            shutdown_grace: dur(self, "limits.shutdown_grace", raw.shutdown_grace, d.shutdown_grace),
         };
         if limits.concurrency == 0 {
             self.problem("limits.concurrency", "must be at least 1");

@@ -97,13 +97,18 @@ pub fn compile(s: Sections, p: &mut Problems) -> Engine {
             Some(pr) => {
                 profiles.insert(upstream, pr);
             }
-            None => p.add(format!("upstreams.{upstream}.profile"), format!("{name:?} is not a profile (readonly, standard, privileged)")),
+            None => p.add(
+                format!("upstreams.{upstream}.profile"),
+                format!("{name:?} is not a profile (readonly, standard, privileged)"),
+            ),
         }
     }
     let mut rules = Vec::new();
     let mut examples = Vec::new();
     for (scope, source, perms) in s.permissions {
-        for (effect, entries) in [(Effect::Allow, perms.allow), (Effect::Ask, perms.ask), (Effect::Deny, perms.deny)] {
+        for (effect, entries) in
+            [(Effect::Allow, perms.allow), (Effect::Ask, perms.ask), (Effect::Deny, perms.deny)]
+        {
             for (i, v) in entries.into_iter().enumerate() {
                 let path = format!("{source}permissions.{}[{i}]", effect.as_str());
                 let (text, ex) = match v {
@@ -116,7 +121,10 @@ pub fn compile(s: Sections, p: &mut Problems) -> Engine {
                         }
                     },
                     other => {
-                        p.add(&path, format!("a rule is a string or {{rule, match, not_match}}, not {other}"));
+                        p.add(
+                            &path,
+                            format!("a rule is a string or {{rule, match, not_match}}, not {other}"),
+                        );
                         continue;
                     }
                 };
@@ -130,7 +138,12 @@ pub fn compile(s: Sections, p: &mut Problems) -> Engine {
                 warn_unmatchable(&spec, &kinds, &path, p);
                 let rule = Rule { spec, effect, scope };
                 if let Some(ex) = ex {
-                    examples.push(Example { rule: rule.clone(), path: path.clone(), matches: ex.matches, not_match: ex.not_match });
+                    examples.push(Example {
+                        rule: rule.clone(),
+                        path: path.clone(),
+                        matches: ex.matches,
+                        not_match: ex.not_match,
+                    });
                 }
                 rules.push(rule);
             }
@@ -180,7 +193,10 @@ fn tools(raw: Vec<Value>, p: &mut Problems) -> ToolKinds {
         let pointer = |p: &mut Problems, name: &str, v: Option<String>| match v {
             Some(ptr) if ptr.starts_with('/') => Some(ptr),
             Some(ptr) => {
-                p.add(format!("{path}.{name}"), format!("{ptr:?} is not a JSON pointer (it starts with '/': /{ptr})"));
+                p.add(
+                    format!("{path}.{name}"),
+                    format!("{ptr:?} is not a JSON pointer (it starts with '/': /{ptr})"),
+                );
                 None
             }
             None => {
@@ -207,7 +223,10 @@ fn tools(raw: Vec<Value>, p: &mut Problems) -> ToolKinds {
             "fetch" => pointer(p, "url", t.url.clone()).map(|url| KindSpec::Fetch { url }),
             "generic" => Some(KindSpec::Generic),
             other => {
-                p.add(format!("{path}.kind"), format!("{other:?} is not a kind (shell, file, fetch, generic)"));
+                p.add(
+                    format!("{path}.kind"),
+                    format!("{other:?} is not a kind (shell, file, fetch, generic)"),
+                );
                 None
             }
         };

@@ -57,7 +57,9 @@ impl<'a> Unit<'a> {
     fn describe(&self) -> String {
         match self {
             Unit::Command { cmd, .. } => format!("`{}`", cmd.canonical()),
-            Unit::Path { path, access } => format!("{} {path}", if *access == Access::Read { "read" } else { "write" }),
+            Unit::Path { path, access } => {
+                format!("{} {path}", if *access == Access::Read { "read" } else { "write" })
+            }
             Unit::Fetch { url, .. } => format!("fetch {url}"),
             Unit::Generic { .. } => "the call".into(),
         }
@@ -72,8 +74,12 @@ fn host_of(url: &str) -> Option<String> {
 impl Engine {
     pub fn new(parts: EngineParts) -> Engine {
         let jail = parts.jail.clone().unwrap_or_else(|| {
-            Jail::new(None, &super::jail::DEFAULT_DENY_NAMES.iter().map(|s| s.to_string()).collect::<Vec<_>>(), super::jail::Resolve::Filesystem)
-                .expect("a jail without a root needs no filesystem")
+            Jail::new(
+                None,
+                &super::jail::DEFAULT_DENY_NAMES.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                super::jail::Resolve::Filesystem,
+            )
+            .expect("a jail without a root needs no filesystem")
         });
         Engine { parts, jail }
     }
@@ -91,10 +97,15 @@ impl Engine {
     /// `tool(argument)` for a tool rule with a specifier, read by that tool's kind.
     pub fn rule_matches_example(&self, rule: &Rule, example: &str) -> bool {
         let shell_any = |qualified: &str, line: &str| {
-            shell::analyze(line).commands.iter().any(|c| matches(rule, qualified, &Unit::Command { cmd: c, read_only: false }))
+            shell::analyze(line)
+                .commands
+                .iter()
+                .any(|c| matches(rule, qualified, &Unit::Command { cmd: c, read_only: false }))
         };
         let path = |qualified: &str, p: &str| {
-            [Access::Read, Access::Write].into_iter().any(|access| matches(rule, qualified, &Unit::Path { path: p, access }))
+            [Access::Read, Access::Write]
+                .into_iter()
+                .any(|access| matches(rule, qualified, &Unit::Path { path: p, access }))
         };
         match &rule.spec.subject {
             RuleSubject::Shell => shell_any("", example),
@@ -111,7 +122,9 @@ impl Engine {
                 match self.parts.kinds.kind_of(name) {
                     super::kinds::KindSpec::Shell { .. } => shell_any(name, arg),
                     super::kinds::KindSpec::File { .. } => path(name, arg),
-                    super::kinds::KindSpec::Fetch { .. } => matches(rule, name, &Unit::Fetch { url: arg, host: host_of(arg) }),
+                    super::kinds::KindSpec::Fetch { .. } => {
+                        matches(rule, name, &Unit::Fetch { url: arg, host: host_of(arg) })
+                    }
                     super::kinds::KindSpec::Generic => matches(rule, name, &Unit::Generic { args: arg }),
                 }
             }
@@ -131,7 +144,9 @@ impl Engine {
                     reason: why,
                     prefilter: None,
                 },
-                Confined::Inside(resolved) => self.unit(qualified, &Unit::Path { path: &resolved, access }, profile, false),
+                Confined::Inside(resolved) => {
+                    self.unit(qualified, &Unit::Path { path: &resolved, access }, profile, false)
+                }
             },
             Subject::Fetch { url } => {
                 let host = host_of(&url);
@@ -142,7 +157,9 @@ impl Engine {
                 effect: Effect::Ask,
                 rule: format!("tools: {kind} kind"),
                 scope: Scope::Builtin,
-                reason: format!("{qualified} is a {kind} tool but its argument {pointer} is missing or not a string"),
+                reason: format!(
+                    "{qualified} is a {kind} tool but its argument {pointer} is missing or not a string"
+                ),
                 prefilter: None,
             },
         }
@@ -210,7 +227,12 @@ impl Engine {
     }
 
     /// The strongest configured rule matching `unit`, by effect then scope.
-    fn configured(&self, qualified: &str, unit: &Unit<'_>, keep: impl Fn(Effect) -> bool) -> Option<(Effect, &Rule)> {
+    fn configured(
+        &self,
+        qualified: &str,
+        unit: &Unit<'_>,
+        keep: impl Fn(Effect) -> bool,
+    ) -> Option<(Effect, &Rule)> {
         self.parts
             .rules
             .iter()
@@ -272,7 +294,11 @@ impl Engine {
             (_, Posture::Strict) => false,
         };
         if loosened {
-            return built(Effect::Allow, "floor: posture", format!("{what} is allowed by the posture or profile"));
+            return built(
+                Effect::Allow,
+                "floor: posture",
+                format!("{what} is allowed by the posture or profile"),
+            );
         }
         built(Effect::Ask, "floor: mutating", format!("{what} is not proven read-only, so it is asked"))
     }
@@ -283,7 +309,8 @@ fn decision(effect: Effect, rule: &Rule, reason: String) -> Decision {
 }
 
 fn system_program(cmd: &Command) -> bool {
-    !cmd.path_qualified || SYSTEM_BIN.iter().any(|d| cmd.invoked_as.strip_prefix(d) == Some(cmd.program.as_str()))
+    !cmd.path_qualified
+        || SYSTEM_BIN.iter().any(|d| cmd.invoked_as.strip_prefix(d) == Some(cmd.program.as_str()))
 }
 
 /// Does `rule` match `unit` of a call to `qualified`?

@@ -94,7 +94,14 @@ fn matches_at(tokens: &[Token], text: &[char], flavour: Flavour) -> bool {
     go(tokens, text, 0, 0, flavour, &mut memo)
 }
 
-fn go(tokens: &[Token], text: &[char], t: usize, i: usize, flavour: Flavour, memo: &mut [Vec<Option<bool>>]) -> bool {
+fn go(
+    tokens: &[Token],
+    text: &[char],
+    t: usize,
+    i: usize,
+    flavour: Flavour,
+    memo: &mut [Vec<Option<bool>>],
+) -> bool {
     if let Some(v) = memo[t][i] {
         return v;
     }

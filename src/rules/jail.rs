@@ -70,7 +70,7 @@ impl Jail {
             (false, None) => return refuse(format!("{raw:?} is relative and no jail root is configured")),
         };
         let Some(normal) = lexical(&joined) else {
-            return refuse(format!("{raw:?} climbs above /"));
+            return refuse(format!("{raw:?} climbs above where it starts"));
         };
         let resolved = match self.resolve {
             Resolve::Filesystem => resolve_existing(&normal),
@@ -91,7 +91,10 @@ impl Jail {
             if let Component::Normal(name) = comp {
                 let name = name.to_string_lossy();
                 if let Some(g) = self.deny_names.iter().find(|g| g.matches(&name)) {
-                    return refuse(format!("{raw:?} names {name:?}, refused by the jail's deny_names ({})", g.as_str()));
+                    return refuse(format!(
+                        "{raw:?} names {name:?}, refused by the jail's deny_names ({})",
+                        g.as_str()
+                    ));
                 }
             }
         }
@@ -99,7 +102,8 @@ impl Jail {
     }
 }
 
-/// Resolves `.` and `..` without touching the filesystem; `None` if `..` climbs above `/`.
+/// Resolves `.` and `..` without touching the filesystem. `..` at `/` stays at `/`, as the
+/// kernel resolves it; `None` only for a relative path that climbs above its start.
 fn lexical(p: &Path) -> Option<PathBuf> {
     let mut out = PathBuf::new();
     for c in p.components() {
@@ -107,7 +111,7 @@ fn lexical(p: &Path) -> Option<PathBuf> {
             Component::RootDir | Component::Prefix(_) => out.push(c.as_os_str()),
             Component::CurDir => {}
             Component::ParentDir => {
-                if !out.pop() || out.as_os_str().is_empty() {
+                if out.as_os_str() != "/" && !out.pop() {
                     return None;
                 }
             }

@@ -35,13 +35,25 @@ impl KindSpec {
 /// A call's meaningful argument, read by its kind.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Subject {
-    Shell { command: String },
-    File { path: String, access: Access },
-    Fetch { url: String },
+    Shell {
+        command: String,
+    },
+    File {
+        path: String,
+        access: Access,
+    },
+    Fetch {
+        url: String,
+    },
     /// Any other tool: its arguments as canonical JSON (sorted keys), for `Tool(glob)` rules.
-    Generic { args: String },
+    Generic {
+        args: String,
+    },
     /// The kind's argument is missing or not a string: the call cannot be judged.
-    Malformed { kind: &'static str, pointer: String },
+    Malformed {
+        kind: &'static str,
+        pointer: String,
+    },
 }
 
 /// Compiled `tools:` entries.
@@ -79,10 +91,26 @@ impl ToolKinds {
                 Some(url) => Subject::Fetch { url },
                 None => Subject::Malformed { kind: "fetch", pointer: url.clone() },
             },
-            // serde_json's map is ordered by key, so this is canonical.
-            KindSpec::Generic => Subject::Generic { args: args.to_string() },
+            KindSpec::Generic => Subject::Generic { args: canonical_json(args) },
         }
     }
+}
+
+/// JSON with object keys sorted at every level, so a rule cannot be dodged by reordering keys
+/// (serde_json may keep insertion order, depending on features other crates enable).
+pub fn canonical_json(v: &Value) -> String {
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&m[k]))).collect())
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(v).to_string()
 }
 
 #[cfg(test)]
@@ -97,7 +125,10 @@ mod tests {
             ("mcp__fs__read_*".to_owned(), KindSpec::File { path: "/path".into(), access: Access::Read }),
             ("mcp__fs__*".to_owned(), KindSpec::File { path: "/path".into(), access: Access::Write }),
         ]);
-        assert_eq!(kinds.classify("mcp__sh__run", &json!({"command":"ls"})), Subject::Shell { command: "ls".into() });
+        assert_eq!(
+            kinds.classify("mcp__sh__run", &json!({"command":"ls"})),
+            Subject::Shell { command: "ls".into() }
+        );
         assert_eq!(
             kinds.classify("mcp__fs__read_file", &json!({"path":"/a"})),
             Subject::File { path: "/a".into(), access: Access::Read }
@@ -106,7 +137,13 @@ mod tests {
             kinds.classify("mcp__fs__write_file", &json!({"path":"/a"})),
             Subject::File { path: "/a".into(), access: Access::Write }
         );
-        assert!(matches!(kinds.classify("mcp__sh__run", &json!({"command": ["rm"]})), Subject::Malformed { .. }));
-        assert_eq!(kinds.classify("mcp__x__y", &json!({"b":1,"a":2})), Subject::Generic { args: r#"{"a":2,"b":1}"#.into() });
+        assert!(matches!(
+            kinds.classify("mcp__sh__run", &json!({"command": ["rm"]})),
+            Subject::Malformed { .. }
+        ));
+        assert_eq!(
+            kinds.classify("mcp__x__y", &json!({"b":1,"a":2})),
+            Subject::Generic { args: r#"{"a":2,"b":1}"#.into() }
+        );
     }
 }

@@ -100,7 +100,9 @@ impl RuleSpec {
         };
         let specifier = match spec {
             None => None,
-            Some("") => return Err(format!("{s:?}: empty specifier; write the bare tool name for a tool-wide rule")),
+            Some("") => {
+                return Err(format!("{s:?}: empty specifier; write the bare tool name for a tool-wide rule"))
+            }
             Some(raw) => Some(Specifier::compile(raw, &subject).map_err(|e| format!("{s:?}: {e}"))?),
         };
         Ok(RuleSpec { source: s.to_owned(), subject, specifier })
@@ -117,18 +119,25 @@ impl Specifier {
                 }
                 CommandPattern::Prefix(words)
             }
-            None => CommandPattern::Glob(Glob::new(&raw.split_whitespace().collect::<Vec<_>>().join(" "), Flavour::Text)),
+            None => CommandPattern::Glob(Glob::new(
+                &raw.split_whitespace().collect::<Vec<_>>().join(" "),
+                Flavour::Text,
+            )),
         };
         if matches!(subject, Subject::Read | Subject::Write | Subject::File) {
             if raw.starts_with('~') {
-                return Err("paths are absolute: '~' is not expanded (the jail refuses home-relative paths)".into());
+                return Err(
+                    "paths are absolute: '~' is not expanded (the jail refuses home-relative paths)".into()
+                );
             }
             if !raw.starts_with('/') && !raw.starts_with("**") {
                 return Err("a path pattern starts with '/' or '**/'".into());
             }
         }
         let domain = raw.strip_prefix("domain:").map(|d| d.trim().to_ascii_lowercase());
-        if matches!(subject, Subject::Fetch) && domain.as_deref().is_some_and(|d| d.is_empty() || d.contains('/')) {
+        if matches!(subject, Subject::Fetch)
+            && domain.as_deref().is_some_and(|d| d.is_empty() || d.contains('/'))
+        {
             return Err("domain:NAME takes a host name".into());
         }
         Ok(Specifier {
@@ -173,7 +182,17 @@ mod tests {
         for s in ok {
             RuleSpec::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
         }
-        let bad = ["", "Shell(", "Shell()", "Frobnicate", "Read(work/**)", "Read(~/x)", "Fetch(domain:)", "Shell(:*)", "two words"];
+        let bad = [
+            "",
+            "Shell(",
+            "Shell()",
+            "Frobnicate",
+            "Read(work/**)",
+            "Read(~/x)",
+            "Fetch(domain:)",
+            "Shell(:*)",
+            "two words",
+        ];
         for s in bad {
             assert!(RuleSpec::parse(s).is_err(), "{s} should be refused");
         }

@@ -15,8 +15,10 @@ tools:
 "#;
 
 fn config(extra: &str, layers: &[(Scope, &str)]) -> Config {
-    let layers: Vec<Layer> =
-        layers.iter().map(|(scope, text)| Layer { scope: *scope, name: scope.as_str().into(), text: (*text).into() }).collect();
+    let layers: Vec<Layer> = layers
+        .iter()
+        .map(|(scope, text)| Layer { scope: *scope, name: scope.as_str().into(), text: (*text).into() })
+        .collect();
     Config::parse_layered(&format!("{TOOLS}{extra}"), "t", &layers).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -67,14 +69,22 @@ fn substitutions_and_subshells_are_floored_at_ask_even_when_allowed() {
 fn deny_dominates_across_scopes_and_scope_names_the_rule() {
     let managed_allow = "permissions: { allow: [\"Shell(rm:*)\"] }\n";
     let c = config("permissions: { deny: [\"Shell(rm:*)\"] }\n", &[(Scope::Managed, managed_allow)]);
-    assert_eq!(shell(&c, "rm x"), (Effect::Deny, "Shell(rm:*)".into(), Scope::Config), "a higher allow never beats a deny");
+    assert_eq!(
+        shell(&c, "rm x"),
+        (Effect::Deny, "Shell(rm:*)".into(), Scope::Config),
+        "a higher allow never beats a deny"
+    );
 
     let cli_ask = "permissions: { ask: [\"Shell(git push:*)\"] }\n";
     let c = config("permissions: { allow: [\"Shell(git push:*)\"] }\n", &[(Scope::Cli, cli_ask)]);
     assert_eq!(shell(&c, "git push").0, Effect::Ask, "a configured ask is never loosened by an allow");
 
     let c = config("", &[(Scope::Cli, "permissions: { allow: [\"Shell(make:*)\"] }\n")]);
-    assert_eq!(shell(&c, "make"), (Effect::Allow, "Shell(make:*)".into(), Scope::Cli), "an allow loosens the built-in floor");
+    assert_eq!(
+        shell(&c, "make"),
+        (Effect::Allow, "Shell(make:*)".into(), Scope::Cli),
+        "an allow loosens the built-in floor"
+    );
 
     let both = "permissions: { deny: [\"Shell(rm:*)\"] }\n";
     let c = config(both, &[(Scope::Managed, both)]);
@@ -132,7 +142,11 @@ fn file_tools_go_through_the_jail_and_path_rules() {
     let root = dir.path().canonicalize().unwrap();
     std::fs::write(root.join("a.txt"), "x").unwrap();
     let c = config(
-        &format!("jail: {{ root: {:?} }}\npermissions: {{ deny: [\"Read({}/secret/**)\"] }}\n", root.display().to_string(), root.display()),
+        &format!(
+            "jail: {{ root: {:?} }}\npermissions: {{ deny: [\"Read({}/secret/**)\"] }}\n",
+            root.display().to_string(),
+            root.display()
+        ),
         &[],
     );
     let read = |p: &str| c.policy.engine.decide("fs", "mcp__fs__read_file", &json!({ "path": p }));
@@ -141,7 +155,11 @@ fn file_tools_go_through_the_jail_and_path_rules() {
     let escape = read("../../etc/passwd");
     assert_eq!((escape.effect, escape.rule.as_str()), (Effect::Deny, "jail"));
     assert_eq!(read(".env").effect, Effect::Deny);
-    assert_eq!(c.policy.engine.decide("fs", "mcp__fs__read_file", &json!({})).effect, Effect::Ask, "missing path");
+    assert_eq!(
+        c.policy.engine.decide("fs", "mcp__fs__read_file", &json!({})).effect,
+        Effect::Ask,
+        "missing path"
+    );
 }
 
 #[test]
@@ -153,7 +171,10 @@ fn shell_path_operands_meet_file_denies() {
 
 #[test]
 fn fetch_rules_match_domains_and_generic_tools_match_names() {
-    let c = config("permissions: { allow: [\"Fetch(domain:example.com)\", mcp__kv__get], deny: [\"mcp__kv__del*\"] }\n", &[]);
+    let c = config(
+        "permissions: { allow: [\"Fetch(domain:example.com)\", mcp__kv__get], deny: [\"mcp__kv__del*\"] }\n",
+        &[],
+    );
     let fetch = |u: &str| c.policy.engine.decide("web", "mcp__web__fetch", &json!({ "url": u })).effect;
     assert_eq!(fetch("https://docs.example.com/x"), Effect::Allow);
     assert_eq!(fetch("https://example.com.evil.io/x"), Effect::Ask);
@@ -187,6 +208,7 @@ fn rules_that_can_never_match_are_warned_about() {
 
 #[test]
 fn malformed_rules_are_config_errors() {
-    let err = Config::parse(&format!("{TOOLS}permissions: {{ deny: [\"Frob(x)\", \"Shell(\", 7] }}\n"), "t").unwrap_err();
+    let err = Config::parse(&format!("{TOOLS}permissions: {{ deny: [\"Frob(x)\", \"Shell(\", 7] }}\n"), "t")
+        .unwrap_err();
     assert_eq!(err.problems.len(), 3, "{err}");
 }
