@@ -16,12 +16,8 @@ use crate::telemetry::Metrics;
 /// The admin service.
 pub fn service(
     metrics: Arc<Metrics>,
-) -> impl Service<
-    Request<Incoming>,
-    Response = Resp,
-    Error = Infallible,
-    Future: Future + Send + 'static,
-> + Clone
+) -> impl Service<Request<Incoming>, Response = Resp, Error = Infallible, Future: Future + Send + 'static>
+       + Clone
        + Send
        + 'static {
     tower::service_fn(move |req: Request<Incoming>| {
@@ -33,10 +29,7 @@ pub fn service(
 fn text(status: StatusCode, content_type: &'static str, body: impl Into<bytes::Bytes>) -> Resp {
     let mut resp = Resp::new(full(body.into()));
     *resp.status_mut() = status;
-    resp.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static(content_type),
-    );
+    resp.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static(content_type));
     resp
 }
 
@@ -45,18 +38,10 @@ fn route<B>(req: &Request<B>, metrics: &Metrics) -> Resp {
         return text(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "GET only\n");
     }
     match req.uri().path() {
-        "/metrics" => text(
-            StatusCode::OK,
-            "text/plain; version=0.0.4",
-            metrics.render(),
-        ),
+        "/metrics" => text(StatusCode::OK, "text/plain; version=0.0.4", metrics.render()),
         "/healthz" => text(StatusCode::OK, "text/plain", "ok\n"),
         // Nothing yet can make the proxy unable to guard (the checker arrives with Layer 2).
         "/readyz" => text(StatusCode::OK, "text/plain", "ready\n"),
-        _ => text(
-            StatusCode::NOT_FOUND,
-            "text/plain",
-            "not found: try /metrics, /healthz or /readyz\n",
-        ),
+        _ => text(StatusCode::NOT_FOUND, "text/plain", "not found: try /metrics, /healthz or /readyz\n"),
     }
 }

@@ -46,16 +46,13 @@ use crate::{admin, server};
 pub fn proxy<B>(
     config: &Config,
     metrics: Arc<Metrics>,
-) -> impl Service<Request<B>, Response = Resp, Error = Infallible, Future: Send + 'static>
-       + Clone
-       + Send
-       + 'static
+) -> impl Service<Request<B>, Response = Resp, Error = Infallible, Future: Send + 'static> + Clone + Send + 'static
 where
     B: HttpBody<Data = bytes::Bytes> + Send + 'static,
     B::Error: Into<BoxError>,
 {
     let shared = Arc::new(Shared {
-        guard: Guard::new(&config.policy),
+        guard: Guard::new(&config.policy, metrics.clone()),
         metrics: metrics.clone(),
         sessions: Sessions::default(),
         limits: config.limits.clone(),
@@ -66,10 +63,7 @@ where
         .layer(TelemetryLayer::new(metrics.clone()))
         .layer(ConcurrencyLimitLayer::new(config.limits.concurrency))
         .layer(RouteLayer::new(targets))
-        .layer(BodyLimitLayer::new(
-            config.limits.max_body,
-            config.limits.client_header_timeout * 3,
-        ))
+        .layer(BodyLimitLayer::new(config.limits.max_body, config.limits.client_header_timeout * 3))
         .layer(PreGateLayer::new(shared.clone()))
         .layer(PostGateLayer::new(shared))
         .service(Upstream::new(&config.limits, metrics))
@@ -123,24 +117,8 @@ pub async fn start(config: &Config) -> std::io::Result<Running> {
         let _ = rx.wait_for(|s| *s).await;
     };
     let tasks = vec![
-        tokio::spawn(server::serve(
-            listener,
-            svc,
-            limits.clone(),
-            signal(stopped.clone()),
-        )),
-        tokio::spawn(server::serve(
-            admin_listener,
-            admin_svc,
-            limits,
-            signal(stopped),
-        )),
+        tokio::spawn(server::serve(listener, svc, limits.clone(), signal(stopped.clone()))),
+        tokio::spawn(server::serve(admin_listener, admin_svc, limits, signal(stopped))),
     ];
-    Ok(Running {
-        addr,
-        admin_addr,
-        metrics,
-        stop,
-        tasks,
-    })
+    Ok(Running { addr, admin_addr, metrics, stop, tasks })
 }

@@ -25,12 +25,15 @@
 pub mod admin;
 pub mod app;
 pub mod call;
+pub mod check;
 pub mod config;
 pub mod demo;
 pub mod gate;
 pub mod mcp;
 pub mod proxy;
+pub mod rules;
 pub mod server;
+pub mod shell;
 pub mod stdio;
 pub mod telemetry;
 pub mod upstream;

@@ -4,15 +4,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use portcullis::config::Config;
 
 #[derive(Parser)]
-#[command(
-    name = "portcullis",
-    version,
-    about = "A guardrail proxy for AI agents' tool calls"
-)]
+#[command(name = "portcullis", version, about = "A guardrail proxy for AI agents' tool calls")]
 struct Cli {
     /// Log as JSON lines instead of text (logs always go to stderr).
     #[arg(long, global = true)]
@@ -21,18 +17,34 @@ struct Cli {
     command: Command,
 }
 
+/// Where the configuration comes from.
+#[derive(Args)]
+struct ConfigArgs {
+    /// Config file; without it, the embedded default (config/portcullis.yaml).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Extra permission files (`permissions:` only; scope `cli`, above the config's own rules).
+    #[arg(long = "permission-config")]
+    permission_config: Vec<PathBuf>,
+}
+
+impl ConfigArgs {
+    fn load(&self) -> anyhow::Result<Config> {
+        load_layered(self.config.as_ref(), &self.permission_config)
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Run the proxy.
     Serve {
-        /// Config file; without it, the embedded default (config/portcullis.yaml).
-        #[arg(long)]
-        config: Option<PathBuf>,
+        #[command(flatten)]
+        config: ConfigArgs,
     },
     /// Guard a stdio MCP server: the agent launches this in place of the server.
     Wrap {
-        #[arg(long)]
-        config: Option<PathBuf>,
+        #[command(flatten)]
+        config: ConfigArgs,
         /// The name the server's tools go by in rules: `mcp__{name}__{tool}`.
         #[arg(long, default_value = "stdio")]
         name: String,
@@ -50,26 +62,53 @@ enum Command {
         #[arg(long)]
         once: bool,
     },
+    /// Decide JSONL tool calls offline (`{"tool": "...", "args": {...}}` per line on stdin), one
+    /// JSONL decision per line on stdout: the same engine the proxy runs.
+    Check {
+        #[command(flatten)]
+        config: ConfigArgs,
+        /// `pre` decides calls before they run; `post` (results) arrives with the checker.
+        #[arg(long, default_value = "pre")]
+        phase: String,
+    },
     /// Parse and validate a config, print every problem, exit non-zero if there is one.
     Validate {
-        #[arg(long)]
-        config: Option<PathBuf>,
+        #[command(flatten)]
+        config: ConfigArgs,
     },
 }
 
-fn load(path: Option<&PathBuf>) -> anyhow::Result<Config> {
-    match path {
-        Some(p) => Config::load(p).map_err(|e| anyhow::anyhow!("{e}")),
-        None => Ok(Config::embedded()),
+/// The main config plus `--permission-config` files (scope cli) and the managed file named by
+/// `PORTCULLIS_MANAGED_CONFIG` (scope managed), every problem reported at once.
+fn load_layered(path: Option<&PathBuf>, extra: &[PathBuf]) -> anyhow::Result<Config> {
+    use portcullis::config::Layer;
+    use portcullis::rules::Scope;
+    let (text, name) = match path {
+        Some(p) => (
+            std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
+            p.display().to_string(),
+        ),
+        None => (portcullis::config::DEFAULT_YAML.to_owned(), "embedded config/portcullis.yaml".to_owned()),
+    };
+    let mut layers = Vec::new();
+    for p in extra {
+        layers.push(Layer::read(Scope::Cli, p).map_err(|e| anyhow::anyhow!("{e}"))?);
     }
+    if let Some(m) = std::env::var_os("PORTCULLIS_MANAGED_CONFIG") {
+        layers
+            .push(Layer::read(Scope::Managed, std::path::Path::new(&m)).map_err(|e| anyhow::anyhow!("{e}"))?);
+    }
+    let config = Config::parse_layered(&text, &name, &layers).map_err(|e| anyhow::anyhow!("{e}"))?;
+    for w in &config.warnings {
+        eprintln!("portcullis: warning: {}: {}", w.path, w.message);
+    }
+    Ok(config)
 }
 
 fn init_logging(json: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("PORTCULLIS_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     if json {
         builder.json().init();
     } else {
@@ -111,7 +150,7 @@ async fn main() -> ExitCode {
 async fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Validate { config } => {
-            let c = load(config.as_ref())?;
+            let c = config.load()?;
             println!(
                 "config ok: {} upstream(s), listen {}, admin {}",
                 c.upstreams.len(),
@@ -121,21 +160,30 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Wrap { config, name, cmd } => {
-            let c = load(config.as_ref())?;
+            let c = config.load()?;
             let code =
-                portcullis::stdio::wrap(&c, &name, &cmd, tokio::io::stdin(), tokio::io::stdout())
-                    .await?;
+                portcullis::stdio::wrap(&c, &name, &cmd, tokio::io::stdin(), tokio::io::stdout()).await?;
             Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
         }
         Command::Demo { listen, once } => {
             portcullis::demo::run(listen, once, shutdown_signal()).await?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Check { config, phase } => {
+            if phase != "pre" {
+                anyhow::bail!("--phase {phase}: only `pre` is decided today; post-call checks arrive with the checker (Layer 2)");
+            }
+            let c = config.load()?;
+            let s = portcullis::check::run(&c, std::io::stdin().lock(), std::io::stdout().lock())?;
+            eprintln!(
+                "portcullis check: {} allow, {} ask, {} deny, {} unreadable line(s)",
+                s.allow, s.ask, s.deny, s.errors
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Serve { config } => {
-            let c = load(config.as_ref())?;
-            let running = portcullis::app::start(&c)
-                .await
-                .context("binding listeners")?;
+            let c = config.load()?;
+            let running = portcullis::app::start(&c).await.context("binding listeners")?;
             eprintln!(
                 "portcullis listening on http://{} (admin http://{})",
                 running.addr, running.admin_addr

@@ -19,20 +19,13 @@ use crate::proxy::Resp;
 
 /// Serves `svc` on `listener` until `shutdown` resolves, then drains for up to
 /// `limits.shutdown_grace`.
-pub async fn serve<S>(
-    listener: TcpListener,
-    svc: S,
-    limits: Limits,
-    shutdown: impl Future<Output = ()>,
-) where
+pub async fn serve<S>(listener: TcpListener, svc: S, limits: Limits, shutdown: impl Future<Output = ()>)
+where
     S: Service<Request<Incoming>, Response = Resp, Error = Infallible> + Clone + Send + 'static,
     S::Future: Send + 'static,
 {
     let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(limits.client_header_timeout);
+    builder.http1().timer(TokioTimer::new()).header_read_timeout(limits.client_header_timeout);
     builder.http2().timer(TokioTimer::new());
     let graceful = GracefulShutdown::new();
     tokio::pin!(shutdown);

@@ -72,12 +72,7 @@ impl Upstream {
             .pool_idle_timeout(Duration::from_secs(90))
             .pool_max_idle_per_host(256)
             .build(https);
-        Upstream {
-            client,
-            header_timeout: limits.header_timeout,
-            idle_timeout: limits.idle_timeout,
-            metrics,
-        }
+        Upstream { client, header_timeout: limits.header_timeout, idle_timeout: limits.idle_timeout, metrics }
     }
 }
 
@@ -133,10 +128,7 @@ impl Service<Req> for Upstream {
                 .map_err(|e| ProxyError::new(ErrorKind::Internal(Box::new(e))))?;
             strip_hop_by_hop(&mut parts.headers);
             // Answers must be readable to be inspected: ask for them uncompressed.
-            parts.headers.insert(
-                header::ACCEPT_ENCODING,
-                HeaderValue::from_static("identity"),
-            );
+            parts.headers.insert(header::ACCEPT_ENCODING, HeaderValue::from_static("identity"));
             if let Some(auth) = uri.authority() {
                 let host = HeaderValue::from_str(auth.as_str())
                     .map_err(|e| ProxyError::new(ErrorKind::Internal(Box::new(e))))?;
@@ -204,11 +196,7 @@ pub struct IdleTimeout {
 
 impl IdleTimeout {
     fn new(inner: Incoming, limit: Duration) -> Self {
-        IdleTimeout {
-            inner,
-            sleep: Box::pin(tokio::time::sleep(limit)),
-            limit,
-        }
+        IdleTimeout { inner, sleep: Box::pin(tokio::time::sleep(limit)), limit }
     }
 }
 
@@ -254,24 +242,12 @@ mod tests {
     #[test]
     fn hop_by_hop_and_proxy_owned_headers_are_stripped() {
         let mut h = HeaderMap::new();
-        h.insert(
-            header::CONNECTION,
-            HeaderValue::from_static("keep-alive, x-secret-hop"),
-        );
+        h.insert(header::CONNECTION, HeaderValue::from_static("keep-alive, x-secret-hop"));
         h.insert("x-secret-hop", HeaderValue::from_static("1"));
-        h.insert(
-            header::ORIGIN,
-            HeaderValue::from_static("https://evil.example"),
-        );
+        h.insert(header::ORIGIN, HeaderValue::from_static("https://evil.example"));
         h.insert(header::HOST, HeaderValue::from_static("127.0.0.1:8686"));
-        h.insert(
-            header::PROXY_AUTHORIZATION,
-            HeaderValue::from_static("Basic x"),
-        );
-        h.insert(
-            header::AUTHORIZATION,
-            HeaderValue::from_static("Bearer for-the-tool"),
-        );
+        h.insert(header::PROXY_AUTHORIZATION, HeaderValue::from_static("Basic x"));
+        h.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer for-the-tool"));
         h.insert("mcp-session-id", HeaderValue::from_static("abc"));
         strip_hop_by_hop(&mut h);
         assert_eq!(h.len(), 2, "{h:?}");
@@ -280,20 +256,9 @@ mod tests {
 
     #[test]
     fn http_routes_join_the_upstream_base_path() {
-        let t = Target {
-            name: "t".into(),
-            url: "http://127.0.0.1:9/api/".parse().unwrap(),
-        };
-        let kind = RouteKind::Http {
-            path_and_query: "/v1/x?q=1".into(),
-        };
-        assert_eq!(
-            target_uri(&t, &kind).unwrap(),
-            "http://127.0.0.1:9/api/v1/x?q=1"
-        );
-        assert_eq!(
-            target_uri(&t, &RouteKind::Mcp).unwrap(),
-            "http://127.0.0.1:9/api/"
-        );
+        let t = Target { name: "t".into(), url: "http://127.0.0.1:9/api/".parse().unwrap() };
+        let kind = RouteKind::Http { path_and_query: "/v1/x?q=1".into() };
+        assert_eq!(target_uri(&t, &kind).unwrap(), "http://127.0.0.1:9/api/v1/x?q=1");
+        assert_eq!(target_uri(&t, &RouteKind::Mcp).unwrap(), "http://127.0.0.1:9/api/");
     }
 }

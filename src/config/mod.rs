@@ -4,6 +4,7 @@
 //! [`compile`] turns it into typed values — socket addresses, URIs, durations — collecting every
 //! problem it finds instead of stopping at the first.
 
+mod permissions;
 mod raw;
 pub mod units;
 
@@ -27,6 +28,8 @@ pub struct Config {
     pub upstreams: BTreeMap<String, Upstream>,
     pub policy: Policy,
     pub limits: Limits,
+    /// Things that are legal but probably not meant (a rule that can never match).
+    pub warnings: Vec<Problem>,
 }
 
 #[derive(Debug, Clone)]
@@ -43,13 +46,11 @@ pub struct Upstream {
     pub url: Uri,
 }
 
-/// The placeholder interception policy of the proxy core; the rule engine replaces `deny_tools`
-/// and the checker takes over `redact`.
+/// What decides calls: the Layer 1 rule engine, and (until the checker takes it over) the
+/// `redact` list applied to results.
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
-    /// Full tool names (`mcp__{upstream}__{tool}`, `http__{upstream}__{path}`) refused before the
-    /// upstream.
-    pub deny_tools: Vec<String>,
+    pub engine: crate::rules::Engine,
     /// Strings replaced in every result before the agent sees it.
     pub redact: Vec<String>,
 }
@@ -104,12 +105,7 @@ pub struct ConfigError {
 
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "{}: {} problem(s)",
-            self.source_name,
-            self.problems.len()
-        )?;
+        writeln!(f, "{}: {} problem(s)", self.source_name, self.problems.len())?;
         for p in &self.problems {
             writeln!(f, "  - {}: {}", p.path, p.message)?;
         }
@@ -117,14 +113,44 @@ impl fmt::Display for ConfigError {
     }
 }
 
-const TOP_KEYS: &[&str] = &[
-    "listen",
-    "admin",
-    "upstreams",
-    "deny_tools",
-    "redact",
-    "limits",
-];
+const TOP_KEYS: &[&str] =
+    &["listen", "admin", "upstreams", "posture", "tools", "permissions", "jail", "redact", "limits"];
+
+/// An extra permissions file and its scope (`--permission-config`, the managed file).
+#[derive(Debug, Clone)]
+pub struct Layer {
+    pub scope: crate::rules::Scope,
+    pub name: String,
+    pub text: String,
+}
+
+impl Layer {
+    pub fn read(scope: crate::rules::Scope, path: &Path) -> Result<Layer, ConfigError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            source_name: name.clone(),
+            problems: vec![Problem { path: "(file)".into(), message: e.to_string() }],
+        })?;
+        Ok(Layer { scope, name, text })
+    }
+}
+
+/// Problems and warnings collected while compiling.
+#[derive(Debug, Default)]
+pub(crate) struct Problems {
+    pub problems: Vec<Problem>,
+    pub warnings: Vec<Problem>,
+}
+
+impl Problems {
+    pub fn add(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.problems.push(Problem { path: path.into(), message: message.into() });
+    }
+
+    pub fn warn(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.warnings.push(Problem { path: path.into(), message: message.into() });
+    }
+}
 
 impl Config {
     /// Loads and validates a file.
@@ -132,10 +158,7 @@ impl Config {
         let name = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
             source_name: name.clone(),
-            problems: vec![Problem {
-                path: "(file)".into(),
-                message: e.to_string(),
-            }],
+            problems: vec![Problem { path: "(file)".into(), message: e.to_string() }],
         })?;
         Config::parse(&text, &name)
     }
@@ -148,25 +171,31 @@ impl Config {
 
     /// Parses and validates YAML text; `source_name` labels the errors.
     pub fn parse(text: &str, source_name: &str) -> Result<Config, ConfigError> {
-        let fail = |problems| ConfigError {
-            source_name: source_name.to_owned(),
-            problems,
-        };
+        Config::parse_layered(text, source_name, &[])
+    }
+
+    /// Parses the main config with extra permission layers; every layer's problems are reported.
+    pub fn parse_layered(text: &str, source_name: &str, layers: &[Layer]) -> Result<Config, ConfigError> {
+        let fail = |problems| ConfigError { source_name: source_name.to_owned(), problems };
         let doc: raw::Document = match serde_saphyr::from_str(text) {
             Ok(Some(doc)) => doc,
             Ok(None) => raw::Document::new(),
-            Err(e) => {
-                return Err(fail(vec![Problem {
-                    path: "(yaml)".into(),
-                    message: e.to_string(),
-                }]))
-            }
+            Err(e) => return Err(fail(vec![Problem { path: "(yaml)".into(), message: e.to_string() }])),
         };
         let mut c = Compiler::default();
-        let config = c.compile(doc);
+        let mut extra = Vec::new();
+        for layer in layers {
+            match serde_saphyr::from_str::<Option<permissions::RawPermissionFile>>(&layer.text) {
+                Ok(f) => {
+                    extra.push((layer.scope, format!("{}: ", layer.name), f.unwrap_or_default().permissions))
+                }
+                Err(e) => c.p.add(&layer.name, e.to_string()),
+            }
+        }
+        let config = c.compile(doc, extra);
         match config {
-            Some(config) if c.problems.is_empty() => Ok(config),
-            _ => Err(fail(c.problems)),
+            Some(config) if c.p.problems.is_empty() => Ok(config),
+            _ => Err(fail(c.p.problems)),
         }
     }
 
@@ -178,15 +207,12 @@ impl Config {
 
 #[derive(Default)]
 struct Compiler {
-    problems: Vec<Problem>,
+    p: Problems,
 }
 
 impl Compiler {
     fn problem(&mut self, path: impl Into<String>, message: impl Into<String>) {
-        self.problems.push(Problem {
-            path: path.into(),
-            message: message.into(),
-        });
+        self.p.add(path, message);
     }
 
     fn section<T: DeserializeOwned + Default>(&mut self, doc: &mut raw::Document, key: &str) -> T {
@@ -206,60 +232,57 @@ impl Compiler {
         }
     }
 
-    fn compile(&mut self, mut doc: raw::Document) -> Option<Config> {
+    fn compile(
+        &mut self,
+        mut doc: raw::Document,
+        layers: Vec<(crate::rules::Scope, String, permissions::RawPermissions)>,
+    ) -> Option<Config> {
         for key in doc.keys() {
-            if !TOP_KEYS.contains(&key.as_str()) {
+            if key == "deny_tools" {
+                self.problem(
+                    key,
+                    "deny_tools was the proxy core's placeholder: write permissions: { deny: [...] }",
+                );
+            } else if !TOP_KEYS.contains(&key.as_str()) {
                 let known = TOP_KEYS.join(", ");
-                self.problems.push(Problem {
-                    path: key.clone(),
-                    message: format!("unknown key (known keys: {known})"),
-                });
+                self.problem(key, format!("unknown key (known keys: {known})"));
             }
         }
         let listen: Option<String> = self.section(&mut doc, "listen");
         let admin: raw::Admin = self.section(&mut doc, "admin");
         let upstreams: BTreeMap<String, serde_json::Value> = self.section(&mut doc, "upstreams");
-        let deny_tools: Vec<String> = self.section(&mut doc, "deny_tools");
+        let posture: Option<String> = self.section(&mut doc, "posture");
+        let tools: Vec<serde_json::Value> = self.section(&mut doc, "tools");
+        let perms: permissions::RawPermissions = self.section(&mut doc, "permissions");
+        let jail: permissions::RawJail = self.section(&mut doc, "jail");
         let redact: Vec<String> = self.section(&mut doc, "redact");
         let limits: raw::Limits = self.section(&mut doc, "limits");
 
         let listen = self.addr("listen", listen.as_deref().unwrap_or("127.0.0.1:8686"));
-        let admin_listen = self.addr(
-            "admin.listen",
-            admin.listen.as_deref().unwrap_or("127.0.0.1:8687"),
-        );
+        let admin_listen = self.addr("admin.listen", admin.listen.as_deref().unwrap_or("127.0.0.1:8687"));
         if let Some(env) = &admin.token_env {
             if env.is_empty() || !env.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                self.problem(
-                    "admin.token_env",
-                    format!("{env:?} is not an environment variable name"),
-                );
+                self.problem("admin.token_env", format!("{env:?} is not an environment variable name"));
             }
         }
-        let upstreams = self.upstreams(upstreams);
-        for (i, t) in deny_tools.iter().enumerate() {
-            if t.trim().is_empty() {
-                self.problem(format!("deny_tools[{i}]"), "empty tool name");
-            }
-        }
+        let (upstreams, profiles) = self.upstreams(upstreams);
+        let mut all_perms = vec![(crate::rules::Scope::Config, String::new(), perms)];
+        all_perms.extend(layers);
+        let sections = permissions::Sections { posture, tools, jail, profiles, permissions: all_perms };
+        let engine = permissions::compile(sections, &mut self.p);
         for (i, r) in redact.iter().enumerate() {
             if r.is_empty() {
-                self.problem(
-                    format!("redact[{i}]"),
-                    "empty string would match everywhere",
-                );
+                self.problem(format!("redact[{i}]"), "empty string would match everywhere");
             }
         }
         let limits = self.limits(limits);
         Some(Config {
             listen: listen?,
-            admin: Admin {
-                listen: admin_listen?,
-                token_env: admin.token_env,
-            },
+            admin: Admin { listen: admin_listen?, token_env: admin.token_env },
             upstreams,
-            policy: Policy { deny_tools, redact },
+            policy: Policy { engine, redact },
             limits,
+            warnings: std::mem::take(&mut self.p.warnings),
         })
     }
 
@@ -276,14 +299,13 @@ impl Compiler {
     fn upstreams(
         &mut self,
         raw: BTreeMap<String, serde_json::Value>,
-    ) -> BTreeMap<String, Upstream> {
+    ) -> (BTreeMap<String, Upstream>, Vec<(String, String)>) {
         let mut out = BTreeMap::new();
+        let mut profiles = Vec::new();
         for (name, v) in raw {
             let path = format!("upstreams.{name}");
             if name.is_empty()
-                || !name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+                || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
                 || name.contains("__")
             {
                 self.problem(&path, "upstream names use letters, digits, '-' and single '_' (they appear in tool names as mcp__{upstream}__{tool})");
@@ -291,6 +313,9 @@ impl Compiler {
             let Some(u) = self.decode::<raw::Upstream>(&path, v) else {
                 continue;
             };
+            if let Some(p) = u.profile.clone() {
+                profiles.push((name.clone(), p));
+            }
             match (u.url, u.stdio) {
                 (Some(url), None) => {
                     if let Some(url) = self.url(&format!("{path}.url"), &url) {
@@ -305,7 +330,7 @@ impl Compiler {
                 (None, None) => self.problem(&path, "missing url"),
             }
         }
-        out
+        (out, profiles)
     }
 
     fn url(&mut self, path: &str, s: &str) -> Option<Uri> {
@@ -319,10 +344,7 @@ impl Compiler {
         match (uri.scheme_str(), uri.authority()) {
             (Some("http" | "https"), Some(_)) => Some(uri),
             _ => {
-                self.problem(
-                    path,
-                    format!("{s:?} must be an absolute http:// or https:// URL"),
-                );
+                self.problem(path, format!("{s:?} must be an absolute http:// or https:// URL"));
                 None
             }
         }
@@ -351,43 +373,18 @@ impl Compiler {
         };
         let limits = Limits {
             max_body: size(self, "limits.max_body", raw.max_body, d.max_body),
-            max_response: size(
-                self,
-                "limits.max_response",
-                raw.max_response,
-                d.max_response,
-            ),
+            max_response: size(self, "limits.max_response", raw.max_response, d.max_response),
             concurrency: raw.concurrency.map(|n| n as usize).unwrap_or(d.concurrency),
-            connect_timeout: dur(
-                self,
-                "limits.connect_timeout",
-                raw.connect_timeout,
-                d.connect_timeout,
-            ),
-            header_timeout: dur(
-                self,
-                "limits.header_timeout",
-                raw.header_timeout,
-                d.header_timeout,
-            ),
-            idle_timeout: dur(
-                self,
-                "limits.idle_timeout",
-                raw.idle_timeout,
-                d.idle_timeout,
-            ),
+            connect_timeout: dur(self, "limits.connect_timeout", raw.connect_timeout, d.connect_timeout),
+            header_timeout: dur(self, "limits.header_timeout", raw.header_timeout, d.header_timeout),
+            idle_timeout: dur(self, "limits.idle_timeout", raw.idle_timeout, d.idle_timeout),
             client_header_timeout: dur(
                 self,
                 "limits.client_header_timeout",
                 raw.client_header_timeout,
                 d.client_header_timeout,
             ),
-            shutdown_grace: dur(
-                self,
-                "limits.shutdown_grace",
-                raw.shutdown_grace,
-                d.shutdown_grace,
-            ),
+            shutdown_grace: dur(self, "limits.shutdown_grace", raw.shutdown_grace, d.shutdown_grace),
         };
         if limits.concurrency == 0 {
             self.problem("limits.concurrency", "must be at least 1");

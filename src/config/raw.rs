@@ -25,6 +25,8 @@ pub struct Admin {
 pub struct Upstream {
     pub url: Option<String>,
     pub stdio: Option<Vec<String>>,
+    /// `readonly`, `standard` or `privileged`.
+    pub profile: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -9,19 +9,13 @@ pub fn duration(s: &str) -> Result<Duration, String> {
         .find(|c: char| !c.is_ascii_digit())
         .ok_or_else(|| format!("duration {s:?} needs a unit (ms, s, m or h)"))?;
     let (num, unit) = s.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("duration {s:?} does not start with a number"))?;
+    let n: u64 = num.parse().map_err(|_| format!("duration {s:?} does not start with a number"))?;
     let d = match unit {
         "ms" => Duration::from_millis(n),
         "s" => Duration::from_secs(n),
         "m" => Duration::from_secs(n.saturating_mul(60)),
         "h" => Duration::from_secs(n.saturating_mul(3600)),
-        _ => {
-            return Err(format!(
-                "duration {s:?} has unknown unit {unit:?} (use ms, s, m or h)"
-            ))
-        }
+        _ => return Err(format!("duration {s:?} has unknown unit {unit:?} (use ms, s, m or h)")),
     };
     Ok(d)
 }
@@ -31,9 +25,7 @@ pub fn size(s: &str) -> Result<u64, String> {
     let s = s.trim();
     let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("size {s:?} does not start with a number"))?;
+    let n: u64 = num.parse().map_err(|_| format!("size {s:?} does not start with a number"))?;
     let mult: u64 = match unit.trim() {
         "" | "B" => 1,
         "kB" | "KB" => 1_000,
@@ -42,14 +34,9 @@ pub fn size(s: &str) -> Result<u64, String> {
         "MiB" => 1 << 20,
         "GB" => 1_000_000_000,
         "GiB" => 1 << 30,
-        u => {
-            return Err(format!(
-                "size {s:?} has unknown unit {u:?} (use B, KiB, MiB, GiB, kB, MB, GB)"
-            ))
-        }
+        u => return Err(format!("size {s:?} has unknown unit {u:?} (use B, KiB, MiB, GiB, kB, MB, GB)")),
     };
-    n.checked_mul(mult)
-        .ok_or_else(|| format!("size {s:?} is too large"))
+    n.checked_mul(mult).ok_or_else(|| format!("size {s:?} is too large"))
 }
 
 #[cfg(test)]

@@ -20,7 +20,13 @@ pub async fn run(
     once: bool,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
-    let mut config = Config::embedded();
+    let scratch = std::env::temp_dir().join(format!("portcullis-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch)?;
+    // The embedded default, with the jail pointed at the sample server's scratch directory.
+    let yaml =
+        format!("{}\njail:\n  root: {:?}\n", crate::config::DEFAULT_YAML, scratch.display().to_string());
+    let mut config =
+        Config::parse(&yaml, "embedded config/portcullis.yaml").map_err(|e| anyhow::anyhow!("{e}"))?;
     let configured: SocketAddr = config.upstreams["sample"]
         .url
         .authority()
@@ -35,19 +41,12 @@ pub async fn run(
         }
     }
     // The sample server takes its configured port when free, else any port.
-    let sample_listener = match (
-        listen.map(|l| l.port()),
-        TcpListener::bind(configured).await,
-    ) {
+    let sample_listener = match (listen.map(|l| l.port()), TcpListener::bind(configured).await) {
         (Some(0), _) | (_, Err(_)) => TcpListener::bind((configured.ip(), 0)).await?,
         (_, Ok(l)) => l,
     };
-    let scratch = std::env::temp_dir().join(format!("portcullis-demo-{}", std::process::id()));
     let sample = sample_server::start(sample_listener, scratch).await?;
-    let upstream = config
-        .upstreams
-        .get_mut("sample")
-        .expect("embedded config has the sample upstream");
+    let upstream = config.upstreams.get_mut("sample").expect("embedded config has the sample upstream");
     upstream.url = sample.url.parse()?;
 
     let running = crate::app::start(&config)
@@ -55,16 +54,9 @@ pub async fn run(
         .with_context(|| format!("binding {} and {}", config.listen, config.admin.listen))?;
     let proxy_url = format!("http://{}/mcp/sample", running.addr);
     println!("portcullis demo: the embedded default (config/portcullis.yaml)");
-    println!(
-        "  sample tool server  {}  (scratch dir {})",
-        sample.url,
-        sample.scratch.display()
-    );
+    println!("  sample tool server  {}  (scratch dir {})", sample.url, sample.scratch.display());
     println!("  proxy               {proxy_url}");
-    println!(
-        "  metrics             http://{}/metrics",
-        running.admin_addr
-    );
+    println!("  metrics             http://{}/metrics", running.admin_addr);
     println!();
     println!("scripted agent session through the proxy:");
     let surprises = script::replay(&proxy_url, &sample).await?;
@@ -73,14 +65,10 @@ pub async fn run(
         println!("every call behaved as the policy says.");
         Ok(())
     } else {
-        Err(anyhow::anyhow!(
-            "{surprises} step(s) did not behave as the policy says"
-        ))
+        Err(anyhow::anyhow!("{surprises} step(s) did not behave as the policy says"))
     };
     if !once {
-        println!(
-            "still serving: point an MCP client at {proxy_url} (Streamable HTTP). Ctrl-C stops."
-        );
+        println!("still serving: point an MCP client at {proxy_url} (Streamable HTTP). Ctrl-C stops.");
         running.run_until(shutdown).await;
     } else {
         running.shutdown().await;

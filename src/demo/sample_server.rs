@@ -33,32 +33,18 @@ pub struct SampleServer {
 impl SampleServer {
     /// How many times the server ran `tool`.
     pub fn calls(&self, tool: &str) -> u32 {
-        self.calls
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(tool)
-            .copied()
-            .unwrap_or(0)
+        self.calls.lock().unwrap_or_else(|p| p.into_inner()).get(tool).copied().unwrap_or(0)
     }
 }
 
 /// Starts the server on `listener` over a fresh scratch directory under `scratch`.
 pub async fn start(listener: TcpListener, scratch: PathBuf) -> std::io::Result<SampleServer> {
     std::fs::create_dir_all(&scratch)?;
-    std::fs::write(
-        scratch.join("notes.txt"),
-        "Meeting notes: ship 2.4 on Friday.\nOwner: sam\n",
-    )?;
-    std::fs::write(
-        scratch.join("todo.md"),
-        "- [ ] write release notes\n- [x] fix flaky test\n",
-    )?;
+    std::fs::write(scratch.join("notes.txt"), "Meeting notes: ship 2.4 on Friday.\nOwner: sam\n")?;
+    std::fs::write(scratch.join("todo.md"), "- [ ] write release notes\n- [x] fix flaky test\n")?;
     let url = format!("http://{}/mcp", listener.local_addr()?);
     let calls = Arc::new(Mutex::new(HashMap::new()));
-    let state = Arc::new(State {
-        scratch: scratch.clone(),
-        calls: calls.clone(),
-    });
+    let state = Arc::new(State { scratch: scratch.clone(), calls: calls.clone() });
     tokio::spawn(async move {
         loop {
             let Ok((stream, _)) = listener.accept().await else {
@@ -68,17 +54,11 @@ pub async fn start(listener: TcpListener, scratch: PathBuf) -> std::io::Result<S
             tokio::spawn(async move {
                 let svc = hyper::service::service_fn(move |req| handle(state.clone(), req));
                 let io = hyper_util::rt::TokioIo::new(stream);
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(io, svc)
-                    .await;
+                let _ = hyper::server::conn::http1::Builder::new().serve_connection(io, svc).await;
             });
         }
     });
-    Ok(SampleServer {
-        url,
-        scratch,
-        calls,
-    })
+    Ok(SampleServer { url, scratch, calls })
 }
 
 struct State {
@@ -87,9 +67,7 @@ struct State {
 }
 
 fn reply(status: StatusCode, body: Option<Value>) -> Response<Full<Bytes>> {
-    let mut b = Response::builder()
-        .status(status)
-        .header("mcp-session-id", "demo-session");
+    let mut b = Response::builder().status(status).header("mcp-session-id", "demo-session");
     if body.is_some() {
         b = b.header("content-type", "application/json");
     }
@@ -97,10 +75,7 @@ fn reply(status: StatusCode, body: Option<Value>) -> Response<Full<Bytes>> {
     b.body(Full::new(bytes)).expect("static response parts")
 }
 
-async fn handle(
-    state: Arc<State>,
-    req: Request<Incoming>,
-) -> Result<Response<Full<Bytes>>, Infallible> {
+async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
     match *req.method() {
         Method::POST => {}
         Method::DELETE => return Ok(reply(StatusCode::OK, None)),
@@ -127,12 +102,7 @@ async fn handle(
         "tools/list" => json!({ "tools": tools() }),
         "tools/call" => {
             let name = msg["params"]["name"].as_str().unwrap_or("").to_owned();
-            *state
-                .calls
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .entry(name.clone())
-                .or_default() += 1;
+            *state.calls.lock().unwrap_or_else(|p| p.into_inner()).entry(name.clone()).or_default() += 1;
             call(&state.scratch, &name, &msg["params"]["arguments"]).await
         }
         _ => {
@@ -140,10 +110,7 @@ async fn handle(
             return Ok(reply(StatusCode::OK, Some(e)));
         }
     };
-    Ok(reply(
-        StatusCode::OK,
-        Some(json!({"jsonrpc":"2.0","id":id,"result":result})),
-    ))
+    Ok(reply(StatusCode::OK, Some(json!({"jsonrpc":"2.0","id":id,"result":result}))))
 }
 
 fn tools() -> Value {
@@ -166,9 +133,7 @@ fn text(t: impl Into<String>, is_error: bool) -> Value {
 /// Resolves `rel` inside the scratch directory; anything that escapes it is refused.
 fn inside(scratch: &Path, rel: &str) -> Option<PathBuf> {
     let p = Path::new(rel);
-    let ok = p
-        .components()
-        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    let ok = p.components().all(|c| matches!(c, std::path::Component::Normal(_)));
     ok.then(|| scratch.join(p))
 }
 
@@ -182,9 +147,7 @@ async fn call(scratch: &Path, name: &str, args: &Value) -> Value {
         "list_directory" => {
             let mut names: Vec<String> = std::fs::read_dir(scratch)
                 .map(|d| {
-                    d.filter_map(|e| e.ok())
-                        .map(|e| e.file_name().to_string_lossy().into_owned())
-                        .collect()
+                    d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect()
                 })
                 .unwrap_or_default();
             names.sort();

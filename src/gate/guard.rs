@@ -1,7 +1,7 @@
-//! The proxy core's placeholder policy: `deny_tools` and `redact`. The rule engine and the checker
-//! replace it behind the same two calls.
+//! The policy behind both interception points: the Layer 1 rule engine before a call, and the
+//! `redact` list (until the checker takes it over) on its result.
 
-use std::collections::HashSet;
+use std::sync::Arc;
 
 use serde_json::Value;
 
@@ -9,37 +9,67 @@ use super::{Denial, Outcome, PostOutcome};
 use crate::call::ToolCall;
 use crate::config::Policy;
 use crate::mcp::result::replace_everywhere;
+use crate::rules::{Decision, Effect, Engine};
+use crate::telemetry::Metrics;
 
 /// What replaces a redacted string.
 pub const REDACTED: &str = "[guardrail: redacted]";
 
-/// Decides calls and rewrites results. Cheap to share: built once from config.
-#[derive(Debug, Default)]
+/// Decides calls and rewrites results. Built once from config; cheap to share.
+#[derive(Debug)]
 pub struct Guard {
-    deny: HashSet<String>,
+    engine: Engine,
     redact: Vec<String>,
+    metrics: Arc<Metrics>,
+}
+
+impl Default for Guard {
+    fn default() -> Self {
+        Guard::new(&Policy::default(), Arc::new(Metrics::new()))
+    }
 }
 
 impl Guard {
-    pub fn new(policy: &Policy) -> Guard {
-        Guard {
-            deny: policy.deny_tools.iter().cloned().collect(),
-            redact: policy.redact.clone(),
-        }
+    pub fn new(policy: &Policy, metrics: Arc<Metrics>) -> Guard {
+        Guard { engine: policy.engine.clone(), redact: policy.redact.clone(), metrics }
     }
 
-    /// The pre-call decision.
+    /// Layer 1's decision for a call, as `portcullis check` reports it.
+    pub fn decide(&self, call: &ToolCall) -> Decision {
+        let args: Value = call
+            .args
+            .as_deref()
+            .and_then(|a| serde_json::from_str(a.get()).ok())
+            .unwrap_or_else(|| Value::Object(Default::default()));
+        self.engine.decide(&call.upstream, &call.qualified, &args)
+    }
+
+    /// The pre-call outcome. With no approval channel yet, `ask` is refused ("headless"), with a
+    /// reason that says a human could have allowed it.
     pub fn pre(&self, call: &ToolCall) -> Outcome {
-        if self.deny.contains(&call.qualified) {
-            return Outcome::Refuse(Denial {
+        let d = self.decide(call);
+        self.metrics.rule_decision(d.effect, d.scope);
+        let scope = d.scope.as_str();
+        match d.effect {
+            Effect::Allow => Outcome::Forward,
+            Effect::Deny => Outcome::Refuse(Denial {
                 reason: format!(
-                    "portcullis refused {}: this tool is denied by the proxy's policy (deny_tools); the call was not sent",
-                    call.qualified
+                    "portcullis denied {}: {} (rule {}, scope {scope}). The call was not sent.",
+                    call.qualified, d.reason, d.rule
                 ),
-                rule: format!("deny_tools: {}", call.qualified),
-            });
+                rule: d.rule,
+                effect: Effect::Deny,
+            }),
+            Effect::Ask => Outcome::Refuse(Denial {
+                reason: format!(
+                    "portcullis needs a human to approve {}: {} (rule {}, scope {scope}). No approval channel \
+                     is configured (headless), so the call was refused and not sent; a permissions rule can allow it.",
+                    call.qualified, d.reason, d.rule
+                ),
+                rule: d.rule,
+                effect: Effect::Ask,
+            }),
         }
-        Outcome::Forward
     }
 
     /// True when results need to be held and inspected at all; lets the proxy skip the post path.
@@ -70,39 +100,37 @@ impl Guard {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::config::Config;
     use crate::mcp::era::Era;
     use serde_json::json;
 
-    fn guard() -> Guard {
-        Guard::new(&Policy {
-            deny_tools: vec!["mcp__fs__delete".into()],
-            redact: vec!["TOPSECRET".into()],
-        })
+    /// A guard from a YAML policy fragment.
+    pub fn guard(yaml: &str) -> Guard {
+        let c = Config::parse(yaml, "test").unwrap_or_else(|e| panic!("{e}"));
+        Guard::new(&c.policy, Arc::new(Metrics::new()))
     }
 
     #[test]
-    fn denies_only_the_exact_qualified_name() {
-        let g = guard();
+    fn denies_and_headless_asks_are_refusals_that_say_which() {
+        let g = guard("permissions: { deny: [mcp__fs__delete], allow: [mcp__fs__read] }\n");
         let call = |n: &str| ToolCall::mcp("fs".into(), n, None, Era::Legacy);
-        assert!(matches!(g.pre(&call("delete")), Outcome::Refuse(_)));
-        assert_eq!(g.pre(&call("delete2")), Outcome::Forward);
-        assert_eq!(
-            g.pre(&ToolCall::mcp("other".into(), "delete", None, Era::Legacy)),
-            Outcome::Forward
-        );
+        let Outcome::Refuse(d) = g.pre(&call("delete")) else { panic!() };
+        assert_eq!(d.effect, Effect::Deny);
+        assert!(d.reason.contains("mcp__fs__delete"), "{}", d.reason);
+        assert_eq!(g.pre(&call("read")), Outcome::Forward);
+        let Outcome::Refuse(d) = g.pre(&call("other")) else { panic!("no rule: ask, headless: refused") };
+        assert_eq!(d.effect, Effect::Ask);
+        assert!(d.reason.contains("headless"), "{}", d.reason);
     }
 
     #[test]
     fn post_rewrites_and_reports_pass_when_clean() {
-        let g = guard();
+        let g = guard("redact: [TOPSECRET]\n");
         let call = ToolCall::mcp("fs".into(), "read", None, Era::Legacy);
         let mut v = json!({"content":[{"type":"text","text":"a TOPSECRET b"}]});
-        assert_eq!(
-            g.post(&call, &mut v),
-            PostOutcome::Rewritten { replacements: 1 }
-        );
+        assert_eq!(g.post(&call, &mut v), PostOutcome::Rewritten { replacements: 1 });
         assert_eq!(v["content"][0]["text"], format!("a {REDACTED} b"));
         assert_eq!(g.post(&call, &mut v), PostOutcome::Pass);
         assert_eq!(g.post_text("x TOPSECRET"), Some(format!("x {REDACTED}")));

@@ -21,8 +21,10 @@ pub enum Outcome {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Denial {
     pub reason: String,
-    /// The config entry that decided it.
+    /// The rule that decided it.
     pub rule: String,
+    /// `Deny`, or `Ask` refused because no human could be asked (headless).
+    pub effect: crate::rules::Effect,
 }
 
 /// What happened to a result on its way back.
@@ -41,6 +43,8 @@ pub enum CallOutcome {
     Rewritten,
     /// Refused before the upstream.
     Denied,
+    /// Layer 1 said ask and no human could be asked: refused before the upstream.
+    AskRefused,
     /// Refused as malformed or unsafe to parse (before the upstream).
     Invalid,
     /// The upstream failed, timed out, or the stream ended without a result.
@@ -48,10 +52,11 @@ pub enum CallOutcome {
 }
 
 impl CallOutcome {
-    pub const ALL: [CallOutcome; 5] = [
+    pub const ALL: [CallOutcome; 6] = [
         CallOutcome::Forwarded,
         CallOutcome::Rewritten,
         CallOutcome::Denied,
+        CallOutcome::AskRefused,
         CallOutcome::Invalid,
         CallOutcome::Failed,
     ];
@@ -61,6 +66,7 @@ impl CallOutcome {
             CallOutcome::Forwarded => "forwarded",
             CallOutcome::Rewritten => "rewritten",
             CallOutcome::Denied => "denied",
+            CallOutcome::AskRefused => "ask_refused",
             CallOutcome::Invalid => "invalid",
             CallOutcome::Failed => "failed",
         }

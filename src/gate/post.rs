@@ -84,10 +84,7 @@ impl Watched {
 #[derive(Debug)]
 pub enum Seen {
     /// A watched call's response.
-    Call {
-        call: ToolCall,
-        outcome: PostOutcome,
-    },
+    Call { call: ToolCall, outcome: PostOutcome },
     /// An `initialize` result naming this version.
     Initialized(Version),
 }
@@ -174,11 +171,7 @@ fn inspect_one(text: &str, watched: &mut Watched, guard: &Guard, seen: &mut Vec<
             let version = msg
                 .result
                 .and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
-                .and_then(|v| {
-                    v.get("protocolVersion")
-                        .and_then(Value::as_str)
-                        .and_then(Version::parse)
-                });
+                .and_then(|v| v.get("protocolVersion").and_then(Value::as_str).and_then(Version::parse));
             if let Some(v) = version {
                 seen.push(Seen::Initialized(v));
             }
@@ -192,10 +185,7 @@ fn inspect_one(text: &str, watched: &mut Watched, guard: &Guard, seen: &mut Vec<
                 (None, None) => return One::Malformed,
             };
             if !guard.inspects_results() {
-                seen.push(Seen::Call {
-                    call,
-                    outcome: PostOutcome::Pass,
-                });
+                seen.push(Seen::Call { call, outcome: PostOutcome::Pass });
                 return One::Unchanged;
             }
             let Ok(mut value) = serde_json::from_str::<Value>(raw.get()) else {
@@ -207,9 +197,7 @@ fn inspect_one(text: &str, watched: &mut Watched, guard: &Guard, seen: &mut Vec<
                 PostOutcome::Pass => One::Unchanged,
                 PostOutcome::Rewritten { .. } => {
                     // Rebuild the whole message so fields beside `result` survive.
-                    let Ok(mut whole) =
-                        serde_json::from_str::<serde_json::Map<String, Value>>(text)
-                    else {
+                    let Ok(mut whole) = serde_json::from_str::<serde_json::Map<String, Value>>(text) else {
                         return One::Malformed;
                     };
                     whole.insert(field.into(), value);
@@ -223,14 +211,10 @@ fn inspect_one(text: &str, watched: &mut Watched, guard: &Guard, seen: &mut Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Policy;
     use crate::mcp::era::Era;
 
     fn setup() -> (Guard, Watched) {
-        let guard = Guard::new(&Policy {
-            deny_tools: vec![],
-            redact: vec!["S3CRET".into()],
-        });
+        let guard = crate::gate::guard::tests::guard("redact: [S3CRET]\n");
         let call = ToolCall::mcp("up".into(), "read", None, Era::Legacy);
         let id = RawValue::from_string("5".into()).unwrap();
         let w: Watched = [(IdKey::new(&id), Watch::Call(call))].into_iter().collect();
@@ -240,14 +224,11 @@ mod tests {
     #[test]
     fn watched_results_are_rewritten_and_others_untouched() {
         let (guard, mut w) = setup();
-        let other =
-            r#"{"jsonrpc":"2.0","id":6,"result":{"content":[{"type":"text","text":"S3CRET"}]}}"#;
+        let other = r#"{"jsonrpc":"2.0","id":6,"result":{"content":[{"type":"text","text":"S3CRET"}]}}"#;
         assert_eq!(inspect(other, &mut w, &guard).release, Release::Unchanged);
         let mine = r#"{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"S3CRET"}],"structuredContent":{"k":"S3CRET"}},"extra":1}"#;
         let out = inspect(mine, &mut w, &guard);
-        let Release::Rewritten(new) = out.release else {
-            panic!()
-        };
+        let Release::Rewritten(new) = out.release else { panic!() };
         let new: Value = serde_json::from_str(&new).unwrap();
         assert!(!new.to_string().contains("S3CRET"));
         assert_eq!(new["extra"], 1);
@@ -257,8 +238,7 @@ mod tests {
     #[test]
     fn a_server_request_reusing_the_id_is_not_mistaken_for_the_result() {
         let (guard, mut w) = setup();
-        let req =
-            r#"{"jsonrpc":"2.0","id":5,"method":"sampling/createMessage","params":{"x":"S3CRET"}}"#;
+        let req = r#"{"jsonrpc":"2.0","id":5,"method":"sampling/createMessage","params":{"x":"S3CRET"}}"#;
         assert_eq!(inspect(req, &mut w, &guard).release, Release::Unchanged);
         assert_eq!(w.len(), 1);
     }
@@ -268,9 +248,7 @@ mod tests {
         let (guard, mut w) = setup();
         let arr = r#"[{"jsonrpc":"2.0","id":4,"result":{"t":"S3CRET"}},{"jsonrpc":"2.0","id":5,"result":{"t":"S3CRET"}}]"#;
         let out = inspect(arr, &mut w, &guard);
-        let Release::Rewritten(new) = out.release else {
-            panic!()
-        };
+        let Release::Rewritten(new) = out.release else { panic!() };
         let new: Value = serde_json::from_str(&new).unwrap();
         assert_eq!(new[0]["result"]["t"], "S3CRET");
         assert_ne!(new[1]["result"]["t"], "S3CRET");
@@ -285,11 +263,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":5}"#,
         ] {
             let (guard, mut w) = setup();
-            assert_eq!(
-                inspect(text, &mut w, &guard).release,
-                Release::Withheld,
-                "{text}"
-            );
+            assert_eq!(inspect(text, &mut w, &guard).release, Release::Withheld, "{text}");
         }
         let (guard, mut w) = setup();
         assert_eq!(
@@ -303,9 +277,7 @@ mod tests {
     fn errors_answering_a_watched_call_are_inspected_too() {
         let (guard, mut w) = setup();
         let text = r#"{"jsonrpc":"2.0","id":5,"error":{"code":1,"message":"failed near S3CRET"}}"#;
-        let Release::Rewritten(new) = inspect(text, &mut w, &guard).release else {
-            panic!()
-        };
+        let Release::Rewritten(new) = inspect(text, &mut w, &guard).release else { panic!() };
         assert!(!new.contains("S3CRET"));
     }
 
@@ -324,14 +296,8 @@ mod tests {
         let guard = Guard::default();
         let id = RawValue::from_string("0".into()).unwrap();
         let mut w: Watched = [(IdKey::new(&id), Watch::Initialize)].into_iter().collect();
-        let out = inspect(
-            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-03-26"}}"#,
-            &mut w,
-            &guard,
-        );
-        assert!(matches!(
-            out.seen[..],
-            [Seen::Initialized(Version::V2025_03_26)]
-        ));
+        let out =
+            inspect(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-03-26"}}"#, &mut w, &guard);
+        assert!(matches!(out.seen[..], [Seen::Initialized(Version::V2025_03_26)]));
     }
 }

@@ -43,24 +43,15 @@ pub struct Refusal {
 
 enum One {
     Forward(Option<(IdKey, Watch)>),
-    Deny {
-        id: Box<RawValue>,
-        qualified: String,
-        reason: String,
-    },
-    Invalid {
-        id: Option<Box<RawValue>>,
-        message: String,
-    },
+    Deny { id: Box<RawValue>, qualified: String, reason: String, outcome: CallOutcome },
+    Invalid { id: Option<Box<RawValue>>, message: String },
 }
 
 fn one(msg: &Message<'_>, cx: &Context<'_>, guard: &Guard) -> One {
     match (msg.method(), msg.kind()) {
         (Some("tools/call"), Kind::Request) => {
             let id = msg.id.expect("requests have ids");
-            let params = msg
-                .params
-                .map(|p| serde_json::from_str::<CallParams<'_>>(p.get()));
+            let params = msg.params.map(|p| serde_json::from_str::<CallParams<'_>>(p.get()));
             let params = match params {
                 Some(Ok(p)) => p,
                 Some(Err(e)) => {
@@ -84,6 +75,7 @@ fn one(msg: &Message<'_>, cx: &Context<'_>, guard: &Guard) -> One {
                     id: id.to_owned(),
                     qualified: call.qualified,
                     reason: d.reason,
+                    outcome: refusal_outcome(d.effect),
                 },
             }
         }
@@ -104,19 +96,23 @@ fn one(msg: &Message<'_>, cx: &Context<'_>, guard: &Guard) -> One {
     }
 }
 
+/// The metrics label of a refusal.
+pub fn refusal_outcome(effect: crate::rules::Effect) -> CallOutcome {
+    match effect {
+        crate::rules::Effect::Ask => CallOutcome::AskRefused,
+        _ => CallOutcome::Denied,
+    }
+}
+
 /// Decides a payload.
 pub fn decide(payload: &Payload<'_>, cx: &Context<'_>, guard: &Guard) -> Decision {
     match payload {
         Payload::Single(msg) => match one(msg, cx, guard) {
             One::Forward(w) => Decision::Forward(Watched::from_iter(w)),
-            One::Deny {
-                id,
-                qualified,
-                reason,
-            } => Decision::Refuse(Refusal {
+            One::Deny { id, qualified, reason, outcome } => Decision::Refuse(Refusal {
                 body: jsonrpc::result_response(&id, &result::refusal(&reason, cx.era)),
                 invalid: false,
-                calls: vec![(qualified, CallOutcome::Denied)],
+                calls: vec![(qualified, outcome)],
             }),
             One::Invalid { id, message } => Decision::Refuse(Refusal {
                 body: jsonrpc::error_response(id.as_deref(), code::INVALID_REQUEST, &message),
@@ -130,17 +126,12 @@ pub fn decide(payload: &Payload<'_>, cx: &Context<'_>, guard: &Guard) -> Decisio
 
 fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decision {
     if !cx.negotiated.is_some_and(Version::allows_batches) {
-        let version = cx
-            .negotiated
-            .map(Version::as_str)
-            .unwrap_or("this session's protocol version");
+        let version = cx.negotiated.map(Version::as_str).unwrap_or("this session's protocol version");
         return Decision::Refuse(Refusal {
             body: jsonrpc::error_response(
                 None,
                 code::INVALID_REQUEST,
-                &format!(
-                    "JSON-RPC batches are not part of MCP {version}; send one message per request"
-                ),
+                &format!("JSON-RPC batches are not part of MCP {version}; send one message per request"),
             ),
             invalid: true,
             calls: Vec::new(),
@@ -152,10 +143,7 @@ fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decision {
     let decided: Vec<One> = msgs.iter().map(|m| one(m, cx, guard)).collect();
     if decided.iter().all(|d| matches!(d, One::Forward(_))) {
         return Decision::Forward(
-            decided
-                .into_iter()
-                .filter_map(|d| if let One::Forward(w) = d { w } else { None })
-                .collect(),
+            decided.into_iter().filter_map(|d| if let One::Forward(w) = d { w } else { None }).collect(),
         );
     }
     let mut bodies = Vec::new();
@@ -163,24 +151,13 @@ fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decision {
     let mut invalid = false;
     for (d, m) in decided.into_iter().zip(msgs) {
         match d {
-            One::Deny {
-                id,
-                qualified,
-                reason,
-            } => {
-                bodies.push(jsonrpc::result_response(
-                    &id,
-                    &result::refusal(&reason, cx.era),
-                ));
-                calls.push((qualified, CallOutcome::Denied));
+            One::Deny { id, qualified, reason, outcome } => {
+                bodies.push(jsonrpc::result_response(&id, &result::refusal(&reason, cx.era)));
+                calls.push((qualified, outcome));
             }
             One::Invalid { id, message } => {
                 invalid = true;
-                bodies.push(jsonrpc::error_response(
-                    id.as_deref(),
-                    code::INVALID_REQUEST,
-                    &message,
-                ));
+                bodies.push(jsonrpc::error_response(id.as_deref(), code::INVALID_REQUEST, &message));
             }
             One::Forward(_) => {
                 if let (Some(id), Kind::Request) = (m.id, m.kind()) {
@@ -201,35 +178,22 @@ fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decision {
         body.extend_from_slice(b);
     }
     body.push(b']');
-    Decision::Refuse(Refusal {
-        body,
-        invalid,
-        calls,
-    })
+    Decision::Refuse(Refusal { body, invalid, calls })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Policy;
     use crate::mcp::jsonrpc::parse;
     use serde_json::Value;
 
     fn guard() -> Guard {
-        Guard::new(&Policy {
-            deny_tools: vec!["mcp__up__rm".into()],
-            redact: vec![],
-        })
+        crate::gate::guard::tests::guard("permissions: { allow: [\"mcp__up__*\"], deny: [mcp__up__rm] }\n")
     }
 
     fn decide_text(text: &str, negotiated: Option<Version>) -> Decision {
         let up: Arc<str> = "up".into();
-        let cx = Context {
-            upstream: &up,
-            era: Era::Legacy,
-            negotiated,
-            session: None,
-        };
+        let cx = Context { upstream: &up, era: Era::Legacy, negotiated, session: None };
         decide(&parse(text.as_bytes()).unwrap(), &cx, &guard())
     }
 
@@ -249,30 +213,24 @@ mod tests {
         assert!(!invalid);
         assert_eq!(v["id"], "x-1");
         assert_eq!(v["result"]["isError"], true);
-        assert!(v["result"]["content"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("mcp__up__rm"));
+        assert!(v["result"]["content"][0]["text"].as_str().unwrap().contains("mcp__up__rm"));
     }
 
     #[test]
     fn allowed_calls_and_initialize_are_watched() {
-        let Decision::Forward(w) = decide_text(
-            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ls"}}"#,
-            None,
-        ) else {
-            panic!()
-        };
-        assert_eq!(w.len(), 1);
-        let Decision::Forward(w) = decide_text(
-            r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#,
-            None,
-        ) else {
+        let Decision::Forward(w) =
+            decide_text(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ls"}}"#, None)
+        else {
             panic!()
         };
         assert_eq!(w.len(), 1);
         let Decision::Forward(w) =
-            decide_text(r#"{"jsonrpc":"2.0","method":"notifications/x"}"#, None)
+            decide_text(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#, None)
+        else {
+            panic!()
+        };
+        assert_eq!(w.len(), 1);
+        let Decision::Forward(w) = decide_text(r#"{"jsonrpc":"2.0","method":"notifications/x"}"#, None)
         else {
             panic!()
         };
@@ -301,10 +259,7 @@ mod tests {
             assert!(invalid);
             assert_eq!(json["error"]["code"], code::INVALID_REQUEST);
         }
-        assert!(matches!(
-            decide_text(batch, Some(Version::V2025_03_26)),
-            Decision::Forward(_)
-        ));
+        assert!(matches!(decide_text(batch, Some(Version::V2025_03_26)), Decision::Forward(_)));
     }
 
     #[test]

@@ -100,10 +100,7 @@ fn name_key(method: &str) -> Option<&'static str> {
     }
 }
 
-fn single<'h>(
-    headers: &'h HeaderMap,
-    name: &'static str,
-) -> Result<Option<&'h str>, HeaderMismatch> {
+fn single<'h>(headers: &'h HeaderMap, name: &'static str) -> Result<Option<&'h str>, HeaderMismatch> {
     let mut it = headers.get_all(name).iter();
     let Some(first) = it.next() else {
         return Ok(None);
@@ -111,19 +108,13 @@ fn single<'h>(
     if it.next().is_some() {
         return Err(HeaderMismatch::Duplicated(name));
     }
-    first
-        .to_str()
-        .map(Some)
-        .map_err(|_| HeaderMismatch::Unreadable(name))
+    first.to_str().map(Some).map_err(|_| HeaderMismatch::Unreadable(name))
 }
 
 /// Decodes the `=?base64?…?=` form the spec uses for non-ASCII names. `None` for a malformed
 /// sentinel, so a corrupt header never matches by accident.
 fn decode_name(value: &str) -> Option<String> {
-    let Some(payload) = value
-        .strip_prefix("=?base64?")
-        .and_then(|v| v.strip_suffix("?="))
-    else {
+    let Some(payload) = value.strip_prefix("=?base64?").and_then(|v| v.strip_suffix("?=")) else {
         return Some(value.to_owned());
     };
     let bytes = base64_decode(payload)?;
@@ -162,10 +153,7 @@ fn base64_decode(s: &str) -> Option<Vec<u8>> {
 pub fn of_message(msg: &Message<'_>) -> Era {
     msg.params
         .and_then(|p| serde_json::from_str::<AnyParams<'_>>(p.get()).ok())
-        .and_then(|p| {
-            p.meta
-                .and_then(|m| m.protocol_version.as_deref().and_then(Version::parse))
-        })
+        .and_then(|p| p.meta.and_then(|m| m.protocol_version.as_deref().and_then(Version::parse)))
         .map_or(Era::Legacy, Version::era)
 }
 
@@ -178,14 +166,9 @@ pub fn check_request(headers: &HeaderMap, msg: &Message<'_>) -> Result<RequestEr
     let method_header = single(headers, HEADER_METHOD)?;
     let name_header = single(headers, HEADER_NAME)?;
 
-    let params: AnyParams<'_> = msg
-        .params
-        .and_then(|p| serde_json::from_str(p.get()).ok())
-        .unwrap_or_default();
-    let envelope_version = params
-        .meta
-        .as_ref()
-        .and_then(|m| m.protocol_version.as_deref());
+    let params: AnyParams<'_> =
+        msg.params.and_then(|p| serde_json::from_str(p.get()).ok()).unwrap_or_default();
+    let envelope_version = params.meta.as_ref().and_then(|m| m.protocol_version.as_deref());
     let named = envelope_version.or(version_header).and_then(Version::parse);
     let era = match named {
         Some(v) => v.era(),
@@ -220,10 +203,7 @@ pub fn check_request(headers: &HeaderMap, msg: &Message<'_>) -> Result<RequestEr
         // A name header on a method that has no name is a disagreement too.
         return Err(HeaderMismatch::Name("name"));
     }
-    Ok(RequestEra {
-        era,
-        version: named,
-    })
+    Ok(RequestEra { era, version: named })
 }
 
 #[cfg(test)]
@@ -280,23 +260,11 @@ mod tests {
                 HeaderMismatch::Name("name"),
             ),
             (
-                &[
-                    (HEADER_PROTOCOL_VERSION, "2026-07-28"),
-                    (HEADER_METHOD, "tools/call"),
-                ],
+                &[(HEADER_PROTOCOL_VERSION, "2026-07-28"), (HEADER_METHOD, "tools/call")],
                 HeaderMismatch::Name("name"),
             ),
-            (
-                &[(HEADER_METHOD, "tools/call"), (HEADER_NAME, "echo")],
-                HeaderMismatch::Version,
-            ),
-            (
-                &[
-                    (HEADER_PROTOCOL_VERSION, "2026-07-28"),
-                    (HEADER_NAME, "echo"),
-                ],
-                HeaderMismatch::Method,
-            ),
+            (&[(HEADER_METHOD, "tools/call"), (HEADER_NAME, "echo")], HeaderMismatch::Version),
+            (&[(HEADER_PROTOCOL_VERSION, "2026-07-28"), (HEADER_NAME, "echo")], HeaderMismatch::Method),
             (
                 &[
                     (HEADER_PROTOCOL_VERSION, "2026-07-28"),
@@ -308,31 +276,18 @@ mod tests {
             ),
         ];
         for (pairs, want) in cases {
-            assert_eq!(
-                check_request(&headers(pairs), &msg(MODERN_CALL)),
-                Err(want.clone()),
-                "{pairs:?}"
-            );
+            assert_eq!(check_request(&headers(pairs), &msg(MODERN_CALL)), Err(want.clone()), "{pairs:?}");
         }
     }
 
     #[test]
     fn legacy_requests_need_no_routing_headers_but_present_ones_must_match() {
         let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#;
-        assert_eq!(
-            check_request(&HeaderMap::new(), &msg(call)).unwrap().era,
-            Era::Legacy
-        );
+        assert_eq!(check_request(&HeaderMap::new(), &msg(call)).unwrap().era, Era::Legacy);
         let h = headers(&[(HEADER_PROTOCOL_VERSION, "2025-06-18")]);
-        assert_eq!(
-            check_request(&h, &msg(call)).unwrap().version,
-            Some(Version::V2025_06_18)
-        );
+        assert_eq!(check_request(&h, &msg(call)).unwrap().version, Some(Version::V2025_06_18));
         let h = headers(&[(HEADER_NAME, "delete_everything")]);
-        assert_eq!(
-            check_request(&h, &msg(call)),
-            Err(HeaderMismatch::Name("name"))
-        );
+        assert_eq!(check_request(&h, &msg(call)), Err(HeaderMismatch::Name("name")));
     }
 
     #[test]

@@ -49,11 +49,7 @@ pub enum Kind {
 
 impl Message<'_> {
     pub fn kind(&self) -> Kind {
-        match (
-            &self.method,
-            self.id,
-            self.result.is_some() || self.error.is_some(),
-        ) {
+        match (&self.method, self.id, self.result.is_some() || self.error.is_some()) {
             (Some(_), Some(_), false) => Kind::Request,
             (Some(_), None, false) => Kind::Notification,
             (None, Some(_), true) => Kind::Response,
@@ -152,8 +148,7 @@ pub struct AnyParams<'a> {
 pub fn error_response(id: Option<&RawValue>, code: i64, message: &str) -> Vec<u8> {
     let id = id.map(RawValue::get).unwrap_or("null");
     let message = serde_json::to_string(message).unwrap_or_else(|_| "\"error\"".into());
-    format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{code},"message":{message}}}}}"#)
-        .into_bytes()
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{code},"message":{message}}}}}"#).into_bytes()
 }
 
 /// Builds a success response around an already-serialised result object.
@@ -195,29 +190,15 @@ mod tests {
     #[test]
     fn classifies_requests_notifications_and_responses() {
         let cases = [
-            (
-                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#,
-                Kind::Request,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-                Kind::Notification,
-            ),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#, Kind::Request),
+            (r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, Kind::Notification),
             (r#"{"jsonrpc":"2.0","id":"a","result":{}}"#, Kind::Response),
-            (
-                r#"{"jsonrpc":"2.0","id":2,"error":{"code":1,"message":"x"}}"#,
-                Kind::Response,
-            ),
-            (
-                r#"{"jsonrpc":"2.0","id":2,"method":"x","result":{}}"#,
-                Kind::Invalid,
-            ),
+            (r#"{"jsonrpc":"2.0","id":2,"error":{"code":1,"message":"x"}}"#, Kind::Response),
+            (r#"{"jsonrpc":"2.0","id":2,"method":"x","result":{}}"#, Kind::Invalid),
             (r#"{"jsonrpc":"2.0"}"#, Kind::Invalid),
         ];
         for (text, want) in cases {
-            let Payload::Single(m) = parse(text.as_bytes()).unwrap() else {
-                panic!("{text}")
-            };
+            let Payload::Single(m) = parse(text.as_bytes()).unwrap() else { panic!("{text}") };
             assert_eq!(m.kind(), want, "{text}");
         }
     }
@@ -233,9 +214,7 @@ mod tests {
     #[test]
     fn batches_parse_element_by_element() {
         let text = r#" [{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b"}]"#;
-        let Payload::Batch(v) = parse(text.as_bytes()).unwrap() else {
-            panic!()
-        };
+        let Payload::Batch(v) = parse(text.as_bytes()).unwrap() else { panic!() };
         assert_eq!(v.len(), 2);
         assert!(matches!(parse(b"[]"), Err(ParseError::EmptyBatch)));
     }
@@ -244,10 +223,7 @@ mod tests {
     fn garbage_is_a_parse_error_and_wrong_shape_an_invalid_request() {
         assert_eq!(parse(b"{nope").unwrap_err().code(), code::PARSE_ERROR);
         assert_eq!(parse(b"42").unwrap_err().code(), code::INVALID_REQUEST);
-        assert_eq!(
-            parse(br#"{"method":7}"#).unwrap_err().code(),
-            code::INVALID_REQUEST
-        );
+        assert_eq!(parse(br#"{"method":7}"#).unwrap_err().code(), code::INVALID_REQUEST);
     }
 
     #[test]

@@ -10,10 +10,8 @@ use super::era::Era;
 /// the reason and adapt, and the session lives on.
 pub fn refusal(reason: &str, era: Era) -> String {
     let mut result = Map::new();
-    result.insert(
-        "content".into(),
-        Value::Array(vec![serde_json::json!({ "type": "text", "text": reason })]),
-    );
+    result
+        .insert("content".into(), Value::Array(vec![serde_json::json!({ "type": "text", "text": reason })]));
     result.insert("isError".into(), Value::Bool(true));
     if era == Era::Modern {
         // 2026-07-28 results carry their type; absent means "complete" but the schema requires it.
@@ -28,15 +26,10 @@ pub fn refusal(reason: &str, era: Era) -> String {
 pub fn replace_everywhere(value: &mut Value, needles: &[String], with: &str) -> usize {
     match value {
         Value::String(s) => replace_in(s, needles, with),
-        Value::Array(items) => items
-            .iter_mut()
-            .map(|v| replace_everywhere(v, needles, with))
-            .sum(),
+        Value::Array(items) => items.iter_mut().map(|v| replace_everywhere(v, needles, with)).sum(),
         Value::Object(map) => {
             let mut n = 0;
-            let keys_hit = map
-                .keys()
-                .any(|k| needles.iter().any(|x| k.contains(x.as_str())));
+            let keys_hit = map.keys().any(|k| needles.iter().any(|x| k.contains(x.as_str())));
             if keys_hit {
                 let old = std::mem::take(map);
                 for (mut k, v) in old {
@@ -44,10 +37,7 @@ pub fn replace_everywhere(value: &mut Value, needles: &[String], with: &str) -> 
                     map.insert(k, v);
                 }
             }
-            n + map
-                .values_mut()
-                .map(|v| replace_everywhere(v, needles, with))
-                .sum::<usize>()
+            n + map.values_mut().map(|v| replace_everywhere(v, needles, with)).sum::<usize>()
         }
         Value::Null | Value::Bool(_) | Value::Number(_) => 0,
     }
@@ -73,10 +63,7 @@ mod tests {
     #[test]
     fn refusals_are_error_results_and_carry_result_type_in_the_modern_era() {
         let legacy: Value = serde_json::from_str(&refusal("no", Era::Legacy)).unwrap();
-        assert_eq!(
-            legacy,
-            json!({"content":[{"type":"text","text":"no"}],"isError":true})
-        );
+        assert_eq!(legacy, json!({"content":[{"type":"text","text":"no"}],"isError":true}));
         let modern: Value = serde_json::from_str(&refusal("no", Era::Modern)).unwrap();
         assert_eq!(modern["resultType"], "complete");
     }

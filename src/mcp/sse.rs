@@ -40,13 +40,7 @@ pub struct Framer {
 
 impl Framer {
     pub fn new(max_event: usize) -> Self {
-        Framer {
-            buf: BytesMut::new(),
-            scanned: 0,
-            line_start: 0,
-            max_event,
-            eof: false,
-        }
+        Framer { buf: BytesMut::new(), scanned: 0, line_start: 0, max_event, eof: false }
     }
 
     pub fn push(&mut self, chunk: &[u8]) {
@@ -130,10 +124,7 @@ pub fn lines(raw: &[u8]) -> impl Iterator<Item = &[u8]> {
         if rest.is_empty() {
             return None;
         }
-        let end = rest
-            .iter()
-            .position(|&b| b == b'\n' || b == b'\r')
-            .unwrap_or(rest.len());
+        let end = rest.iter().position(|&b| b == b'\n' || b == b'\r').unwrap_or(rest.len());
         let line = &rest[..end];
         let skip = match (rest.get(end), rest.get(end + 1)) {
             (Some(b'\r'), Some(b'\n')) => 2,
@@ -172,9 +163,7 @@ fn data_of(raw: &[u8]) -> Option<String> {
             }
         }
     }
-    data.map(|d| {
-        String::from_utf8(d).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-    })
+    data.map(|d| String::from_utf8(d).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
 }
 
 /// Rebuilds an event with new data: every non-data line (comments, `event`, `id`, `retry`) is kept
@@ -248,10 +237,7 @@ mod tests {
             (b"data: a\n\n", &[Some("a")]),
             (b"data: a\r\n\r\n", &[Some("a")]),
             (b"data: a\r\rdata: b\r\r", &[Some("a"), Some("b")]),
-            (
-                b"event: message\nid: 1\ndata: {\"x\":1}\n\n",
-                &[Some("{\"x\":1}")],
-            ),
+            (b"event: message\nid: 1\ndata: {\"x\":1}\n\n", &[Some("{\"x\":1}")]),
             (b"data: one\ndata: two\n\n", &[Some("one\ntwo")]),
             (b"data:\ndata: x\n\n", &[Some("\nx")]),
             (b": keepalive comment\n\n", &[None]),
@@ -304,10 +290,7 @@ mod tests {
     fn replacing_data_keeps_other_fields_in_order() {
         let raw = b"event: message\r\nid: 9\r\ndata: {\"old\":\r\ndata: 1}\r\nretry: 5\r\n\r\n";
         let out = replace_data(raw, "{\"new\":2}");
-        assert_eq!(
-            &out[..],
-            b"event: message\nid: 9\ndata: {\"new\":2}\nretry: 5\n\n"
-        );
+        assert_eq!(&out[..], b"event: message\nid: 9\ndata: {\"new\":2}\nretry: 5\n\n");
         let (events, _) = all(&[&out]);
         assert_eq!(events[0].data.as_deref(), Some("{\"new\":2}"));
     }

@@ -48,9 +48,7 @@ pub enum ErrorKind {
     },
     #[error("upstream {upstream} sent a result larger than {limit} bytes, too large to inspect")]
     ResultTooLarge { upstream: String, limit: usize },
-    #[error(
-        "upstream {upstream} sent an answer portcullis cannot inspect ({why}); it was not released"
-    )]
+    #[error("upstream {upstream} sent an answer portcullis cannot inspect ({why}); it was not released")]
     Uninspectable { upstream: String, why: String },
     #[error("internal error")]
     Internal(#[source] BoxError),
@@ -222,11 +220,8 @@ mod tests {
     #[tokio::test]
     async fn upstream_failures_with_an_id_answer_over_200_with_a_jsonrpc_error() {
         let id = RawValue::from_string("4".into()).unwrap();
-        let e = ProxyError::new(ErrorKind::Connect {
-            upstream: "fs".into(),
-            source: "refused".into(),
-        })
-        .with_id(Some(id));
+        let e = ProxyError::new(ErrorKind::Connect { upstream: "fs".into(), source: "refused".into() })
+            .with_id(Some(id));
         let resp = e.into_response();
         assert_eq!(resp.status(), StatusCode::OK);
         let v = body_json(resp).await;

@@ -30,11 +30,7 @@ impl BodyLimitLayer {
 impl<S> Layer<S> for BodyLimitLayer {
     type Service = BodyLimit<S>;
     fn layer(&self, inner: S) -> Self::Service {
-        BodyLimit {
-            inner,
-            max: self.max,
-            timeout: self.timeout,
-        }
+        BodyLimit { inner, max: self.max, timeout: self.timeout }
     }
 }
 
@@ -80,9 +76,7 @@ where
                     ))
                     .into())
                 }
-                Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
-                    return Err(too_large().into())
-                }
+                Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => return Err(too_large().into()),
                 Ok(Err(e)) => return Err(ProxyError::new(ErrorKind::ClientBody(e)).into()),
                 Ok(Ok(collected)) => collected.to_bytes(),
             };

@@ -34,9 +34,7 @@ pub type Resp = http::Response<Body>;
 
 /// A whole body from bytes.
 pub fn full(bytes: impl Into<Bytes>) -> Body {
-    Full::new(bytes.into())
-        .map_err(|never| match never {})
-        .boxed_unsync()
+    Full::new(bytes.into()).map_err(|never| match never {}).boxed_unsync()
 }
 
 /// A JSON response.
@@ -44,10 +42,7 @@ pub fn json_response(status: http::StatusCode, body: impl Into<Bytes>) -> Resp {
     let body = body.into();
     let mut resp = http::Response::new(full(body));
     *resp.status_mut() = status;
-    resp.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
+    resp.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
     resp
 }
 

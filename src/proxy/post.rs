@@ -36,10 +36,7 @@ impl PostGateLayer {
 impl<S> Layer<S> for PostGateLayer {
     type Service = PostGate<S>;
     fn layer(&self, inner: S) -> Self::Service {
-        PostGate {
-            inner,
-            shared: self.shared.clone(),
-        }
+        PostGate { inner, shared: self.shared.clone() }
     }
 }
 
@@ -57,17 +54,8 @@ enum BodyKind {
 }
 
 fn body_kind(resp: &Resp) -> BodyKind {
-    let ct = resp
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    let essence = ct
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
+    let ct = resp.headers().get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let essence = ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
     match essence.as_str() {
         "application/json" => BodyKind::Json,
         "text/event-stream" => BodyKind::EventStream,
@@ -91,11 +79,7 @@ where
 
     fn call(&mut self, mut req: Req) -> Self::Future {
         let watch = req.extensions_mut().remove::<PostWatch>();
-        let session = req
-            .headers()
-            .get(HEADER_SESSION)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+        let session = req.headers().get(HEADER_SESSION).and_then(|v| v.to_str().ok()).map(str::to_owned);
         let fut = self.inner.call(req);
         let Some(watch) = watch else {
             return Box::pin(fut);
@@ -104,19 +88,11 @@ where
         Box::pin(async move {
             let resp = fut.await?;
             match watch {
-                PostWatch::Mcp {
-                    watched, upstream, ..
-                } => mcp(resp, watched, Scope::Watched, shared, upstream, session).await,
+                PostWatch::Mcp { watched, upstream, .. } => {
+                    mcp(resp, watched, Scope::Watched, shared, upstream, session).await
+                }
                 PostWatch::Resumed { upstream } => {
-                    mcp(
-                        resp,
-                        Watched::default(),
-                        Scope::AllResponses,
-                        shared,
-                        upstream,
-                        session,
-                    )
-                    .await
+                    mcp(resp, Watched::default(), Scope::AllResponses, shared, upstream, session).await
                 }
                 PostWatch::Http { call } => http_tool(resp, call, shared).await,
             }
@@ -134,10 +110,7 @@ async fn read_bounded(
     let mut buf = bytes::BytesMut::new();
     while let Some(frame) = body.frame().await {
         let frame = frame.map_err(|e| {
-            ProxyError::new(ErrorKind::Upstream {
-                upstream: upstream.to_string(),
-                source: e,
-            })
+            ProxyError::new(ErrorKind::Upstream { upstream: upstream.to_string(), source: e })
         })?;
         if let Ok(data) = frame.into_data() {
             if buf.len() + data.len() > limit {
@@ -163,11 +136,7 @@ fn encoded(resp: &Resp) -> bool {
 }
 
 fn uninspectable(upstream: &str, why: &str) -> BoxError {
-    ProxyError::new(ErrorKind::Uninspectable {
-        upstream: upstream.to_owned(),
-        why: why.to_owned(),
-    })
-    .into()
+    ProxyError::new(ErrorKind::Uninspectable { upstream: upstream.to_owned(), why: why.to_owned() }).into()
 }
 
 async fn mcp(
@@ -179,17 +148,11 @@ async fn mcp(
     session: Option<String>,
 ) -> Result<Resp, BoxError> {
     // The initialize answer names the session; later requests carry it.
-    let session = resp
-        .headers()
-        .get(HEADER_SESSION)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-        .or(session);
+    let session =
+        resp.headers().get(HEADER_SESSION).and_then(|v| v.to_str().ok()).map(str::to_owned).or(session);
     let fail_all = |watched: &Watched| {
         for tool in watched.call_names() {
-            shared
-                .metrics
-                .tool_call(&upstream, &tool, CallOutcome::Failed);
+            shared.metrics.tool_call(&upstream, &tool, CallOutcome::Failed);
         }
     };
     // Fast path: nothing to inspect in results and no version to learn — relay the answer as it
@@ -220,16 +183,13 @@ async fn mcp(
         _ if scope == Scope::AllResponses => Ok(resp),
         // JSON — or anything else a lenient client might still parse as JSON, at any status.
         _ => {
-            let (mut parts, bytes) =
-                read_bounded(resp, shared.limits.max_response, upstream.clone()).await?;
+            let (mut parts, bytes) = read_bounded(resp, shared.limits.max_response, upstream.clone()).await?;
             let text = String::from_utf8_lossy(&bytes);
             let inspection = inspect(&text, &mut watched, &shared.guard);
             for seen in inspection.seen {
                 match seen {
                     Seen::Call { call, outcome } => {
-                        shared
-                            .metrics
-                            .tool_call(&upstream, &call.qualified, outcome.into())
+                        shared.metrics.tool_call(&upstream, &call.qualified, outcome.into())
                     }
                     Seen::Initialized(v) => {
                         if let Some(s) = &session {
@@ -244,10 +204,7 @@ async fn mcp(
                 Release::Rewritten(new) => Bytes::from(new),
                 Release::Withheld => {
                     tracing::warn!(%upstream, "withheld a malformed answer to a watched call");
-                    parts.headers.insert(
-                        CONTENT_TYPE,
-                        http::HeaderValue::from_static("application/json"),
-                    );
+                    parts.headers.insert(CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
                     Bytes::from(withheld_answer(&mut watched, &upstream))
                 }
             };
@@ -278,46 +235,28 @@ fn withheld_answer(watched: &mut Watched, upstream: &str) -> Vec<u8> {
     }
 }
 
-async fn http_tool(
-    resp: Resp,
-    call: crate::call::ToolCall,
-    shared: Arc<Shared>,
-) -> Result<Resp, BoxError> {
+async fn http_tool(resp: Resp, call: crate::call::ToolCall, shared: Arc<Shared>) -> Result<Resp, BoxError> {
     if !shared.guard.inspects_results() {
-        shared
-            .metrics
-            .tool_call(&call.upstream, &call.qualified, CallOutcome::Forwarded);
+        shared.metrics.tool_call(&call.upstream, &call.qualified, CallOutcome::Forwarded);
         return Ok(resp);
     }
     if encoded(&resp) {
-        shared
-            .metrics
-            .tool_call(&call.upstream, &call.qualified, CallOutcome::Failed);
+        shared.metrics.tool_call(&call.upstream, &call.qualified, CallOutcome::Failed);
         return Err(uninspectable(&call.upstream, "the answer is compressed"));
     }
     let kind = body_kind(&resp);
-    let (parts, bytes) =
-        read_bounded(resp, shared.limits.max_response, call.upstream.clone()).await?;
+    let (parts, bytes) = read_bounded(resp, shared.limits.max_response, call.upstream.clone()).await?;
     let rewritten = match kind {
-        BodyKind::Json => serde_json::from_slice::<serde_json::Value>(&bytes)
-            .ok()
-            .and_then(|mut v| match shared.guard.post(&call, &mut v) {
+        BodyKind::Json => serde_json::from_slice::<serde_json::Value>(&bytes).ok().and_then(|mut v| {
+            match shared.guard.post(&call, &mut v) {
                 PostOutcome::Pass => None,
                 PostOutcome::Rewritten { .. } => Some(Bytes::from(v.to_string())),
-            }),
+            }
+        }),
         // Not JSON: the text itself is the result (a binary body has no text to redact).
-        _ => std::str::from_utf8(&bytes)
-            .ok()
-            .and_then(|t| shared.guard.post_text(t))
-            .map(Bytes::from),
+        _ => std::str::from_utf8(&bytes).ok().and_then(|t| shared.guard.post_text(t)).map(Bytes::from),
     };
-    let outcome = if rewritten.is_some() {
-        CallOutcome::Rewritten
-    } else {
-        CallOutcome::Forwarded
-    };
-    shared
-        .metrics
-        .tool_call(&call.upstream, &call.qualified, outcome);
+    let outcome = if rewritten.is_some() { CallOutcome::Rewritten } else { CallOutcome::Forwarded };
+    shared.metrics.tool_call(&call.upstream, &call.qualified, outcome);
     Ok(Resp::from_parts(parts, full(rewritten.unwrap_or(bytes))))
 }

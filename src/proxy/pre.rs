@@ -28,11 +28,7 @@ use crate::mcp::jsonrpc::{self, code, Payload};
 #[derive(Debug, Clone)]
 pub enum PostWatch {
     /// These JSON-RPC responses (tools/call results, initialize).
-    Mcp {
-        watched: Watched,
-        upstream: Arc<str>,
-        era: Era,
-    },
+    Mcp { watched: Watched, upstream: Arc<str>, era: Era },
     /// A GET stream: it may replay responses of earlier POSTs (resumption), so every response on
     /// it is inspected as a tool result.
     Resumed { upstream: Arc<str> },
@@ -54,10 +50,7 @@ impl PreGateLayer {
 impl<S> Layer<S> for PreGateLayer {
     type Service = PreGate<S>;
     fn layer(&self, inner: S) -> Self::Service {
-        PreGate {
-            inner,
-            shared: self.shared.clone(),
-        }
+        PreGate { inner, shared: self.shared.clone() }
     }
 }
 
@@ -88,9 +81,9 @@ where
 
     fn call(&mut self, mut req: Req) -> BoxFut {
         let Some(route) = req.extensions().get::<Route>().cloned() else {
-            return Box::pin(std::future::ready(Err(ProxyError::new(
-                ErrorKind::Internal("request reached the gate without a route".into()),
-            )
+            return Box::pin(std::future::ready(Err(ProxyError::new(ErrorKind::Internal(
+                "request reached the gate without a route".into(),
+            ))
             .into())));
         };
         let upstream = route.target.name.clone();
@@ -115,10 +108,7 @@ where
 }
 
 fn session_of(req: &Req) -> Option<String> {
-    req.headers()
-        .get(HEADER_SESSION)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
+    req.headers().get(HEADER_SESSION).and_then(|v| v.to_str().ok()).map(str::to_owned)
 }
 
 impl<S> PreGate<S>
@@ -140,11 +130,7 @@ where
             Payload::Single(msg) => match check_request(req.headers(), msg) {
                 Ok(e) => e.era,
                 Err(mismatch) => {
-                    let b = jsonrpc::error_response(
-                        msg.id,
-                        code::HEADER_MISMATCH,
-                        &mismatch.to_string(),
-                    );
+                    let b = jsonrpc::error_response(msg.id, code::HEADER_MISMATCH, &mismatch.to_string());
                     return answer(json_response(StatusCode::BAD_REQUEST, b));
                 }
             },
@@ -165,22 +151,13 @@ where
         };
         let session = session_of(&req);
         let negotiated = session.as_deref().and_then(|s| shared.sessions.version(s));
-        let cx = GateContext {
-            upstream: &upstream,
-            era,
-            negotiated,
-            session: session.as_deref(),
-        };
+        let cx = GateContext { upstream: &upstream, era, negotiated, session: session.as_deref() };
         let watched = match decide(&payload, &cx, &shared.guard) {
             Decision::Refuse(r) => {
                 for (tool, outcome) in &r.calls {
                     shared.metrics.tool_call(&upstream, tool, *outcome);
                 }
-                let status = if r.invalid {
-                    StatusCode::BAD_REQUEST
-                } else {
-                    StatusCode::OK
-                };
+                let status = if r.invalid { StatusCode::BAD_REQUEST } else { StatusCode::OK };
                 return answer(json_response(status, r.body));
             }
             Decision::Forward(w) => w,
@@ -191,11 +168,7 @@ where
             Payload::Batch(_) => (None, watched.call_names()),
         };
         if !watched.is_empty() {
-            req.extensions_mut().insert(PostWatch::Mcp {
-                watched,
-                upstream: upstream.clone(),
-                era,
-            });
+            req.extensions_mut().insert(PostWatch::Mcp { watched, upstream: upstream.clone(), era });
         }
         let metrics = shared.metrics.clone();
         let fut = self.inner.call(req);
@@ -225,16 +198,14 @@ where
         let call = ToolCall::http(upstream.clone(), path, args);
         match self.shared.guard.pre(&call) {
             Outcome::Refuse(d) => {
-                self.shared
-                    .metrics
-                    .tool_call(&upstream, &call.qualified, CallOutcome::Denied);
-                let body =
-                    serde_json::json!({ "error": { "kind": "denied", "message": d.reason } });
-                let mut resp = json_response(StatusCode::FORBIDDEN, body.to_string());
-                resp.headers_mut().insert(
-                    "x-portcullis-decision",
-                    http::HeaderValue::from_static("deny"),
+                self.shared.metrics.tool_call(
+                    &upstream,
+                    &call.qualified,
+                    crate::gate::pre::refusal_outcome(d.effect),
                 );
+                let body = serde_json::json!({ "error": { "kind": "denied", "message": d.reason } });
+                let mut resp = json_response(StatusCode::FORBIDDEN, body.to_string());
+                resp.headers_mut().insert("x-portcullis-decision", http::HeaderValue::from_static("deny"));
                 answer(resp)
             }
             Outcome::Forward => {
@@ -243,8 +214,7 @@ where
                 let metrics = self.shared.metrics.clone();
                 let fut = self.inner.call(req);
                 Box::pin(async move {
-                    fut.await
-                        .inspect_err(|_| metrics.tool_call(&upstream, &tool, CallOutcome::Failed))
+                    fut.await.inspect_err(|_| metrics.tool_call(&upstream, &tool, CallOutcome::Failed))
                 })
             }
         }

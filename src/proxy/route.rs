@@ -31,13 +31,7 @@ impl Targets {
                 .upstreams
                 .values()
                 .map(|u| {
-                    (
-                        u.name.clone(),
-                        Arc::new(Target {
-                            name: u.name.as_str().into(),
-                            url: u.url.clone(),
-                        }),
-                    )
+                    (u.name.clone(), Arc::new(Target { name: u.name.as_str().into(), url: u.url.clone() }))
                 })
                 .collect(),
         )
@@ -70,9 +64,7 @@ impl Route {
         };
         let lookup = |name: &str| {
             targets.0.get(name).cloned().ok_or_else(|| {
-                ProxyError::new(ErrorKind::NoRoute(format!(
-                    "no upstream named {name:?} is configured"
-                )))
+                ProxyError::new(ErrorKind::NoRoute(format!("no upstream named {name:?} is configured")))
             })
         };
         if let Some(rest) = path.strip_prefix("/mcp/") {
@@ -83,10 +75,7 @@ impl Route {
             if !matches!(*method, Method::POST | Method::GET | Method::DELETE) {
                 return Err(ProxyError::new(ErrorKind::Method(method.clone())));
             }
-            return Ok(Route {
-                target: lookup(name)?,
-                kind: RouteKind::Mcp,
-            });
+            return Ok(Route { target: lookup(name)?, kind: RouteKind::Mcp });
         }
         if let Some(rest) = path.strip_prefix("/http/") {
             let (name, tail) = rest.split_once('/').unwrap_or((rest, ""));
@@ -95,10 +84,7 @@ impl Route {
                 path_and_query.push('?');
                 path_and_query.push_str(q);
             }
-            return Ok(Route {
-                target: lookup(name)?,
-                kind: RouteKind::Http { path_and_query },
-            });
+            return Ok(Route { target: lookup(name)?, kind: RouteKind::Http { path_and_query } });
         }
         Err(no_route())
     }
@@ -119,10 +105,7 @@ impl RouteLayer {
 impl<S> Layer<S> for RouteLayer {
     type Service = RouteService<S>;
     fn layer(&self, inner: S) -> Self::Service {
-        RouteService {
-            inner,
-            targets: self.targets.clone(),
-        }
+        RouteService { inner, targets: self.targets.clone() }
     }
 }
 
@@ -161,11 +144,7 @@ mod tests {
     use super::*;
 
     fn targets() -> Targets {
-        let c = Config::parse(
-            "upstreams:\n  fs: { url: \"http://127.0.0.1:9/mcp\" }\n",
-            "t",
-        )
-        .unwrap();
+        let c = Config::parse("upstreams:\n  fs: { url: \"http://127.0.0.1:9/mcp\" }\n", "t").unwrap();
         Targets::from_config(&c)
     }
 
@@ -175,12 +154,7 @@ mod tests {
         let r = Route::resolve(&t, &Method::POST, &"/mcp/fs".parse().unwrap()).unwrap();
         assert_eq!(r.kind, RouteKind::Mcp);
         let r = Route::resolve(&t, &Method::POST, &"/http/fs/v1/run?x=1".parse().unwrap()).unwrap();
-        assert_eq!(
-            r.kind,
-            RouteKind::Http {
-                path_and_query: "/v1/run?x=1".into()
-            }
-        );
+        assert_eq!(r.kind, RouteKind::Http { path_and_query: "/v1/run?x=1".into() });
     }
 
     #[test]
@@ -193,10 +167,7 @@ mod tests {
             (Method::PUT, "/mcp/fs"),
             (Method::POST, "/http/nope/x"),
         ] {
-            assert!(
-                Route::resolve(&t, &m, &p.parse().unwrap()).is_err(),
-                "{m} {p}"
-            );
+            assert!(Route::resolve(&t, &m, &p.parse().unwrap()).is_err(), "{m} {p}");
         }
     }
 }

@@ -26,17 +26,10 @@ impl Sessions {
     }
 
     pub fn version(&self, session: &str) -> Option<Version> {
-        self.map
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(session)
-            .copied()
+        self.map.lock().unwrap_or_else(|p| p.into_inner()).get(session).copied()
     }
 
     pub fn forget(&self, session: &str) {
-        self.map
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(session);
+        self.map.lock().unwrap_or_else(|p| p.into_inner()).remove(session);
     }
 }

@@ -89,9 +89,7 @@ impl SseGate {
         for seen in inspection.seen {
             match seen {
                 Seen::Call { call, outcome } => {
-                    self.shared
-                        .metrics
-                        .tool_call(&self.upstream, &call.qualified, outcome.into())
+                    self.shared.metrics.tool_call(&self.upstream, &call.qualified, outcome.into())
                 }
                 Seen::Initialized(v) => {
                     if let Some(s) = &self.session {
@@ -141,8 +139,7 @@ impl SseGate {
                 metrics.tool_call(&self.upstream, &call.qualified, CallOutcome::Failed);
                 let id = RawValue::from_string(id.as_raw().to_owned()).ok();
                 let body = jsonrpc::error_response(id.as_deref(), code::UPSTREAM_ERROR, why);
-                self.out
-                    .push_back(sse::message_event(&String::from_utf8_lossy(&body)));
+                self.out.push_back(sse::message_event(&String::from_utf8_lossy(&body)));
             }
         }
         self.state = State::Done;
@@ -156,9 +153,7 @@ impl SseGate {
                 Err(e) => {
                     // An event too large to inspect is never released raw.
                     self.framer = Framer::new(self.shared.limits.max_response);
-                    self.fail_outstanding(&format!(
-                        "portcullis withheld the upstream's answer: {e}"
-                    ));
+                    self.fail_outstanding(&format!("portcullis withheld the upstream's answer: {e}"));
                     return;
                 }
             }
@@ -195,9 +190,7 @@ impl SseGate {
         for (_, watch) in self.watched.drain() {
             if let Watch::Call(call) = watch {
                 // The server closed the stream without answering; the client may resume via GET.
-                self.shared
-                    .metrics
-                    .tool_call(&self.upstream, &call.qualified, CallOutcome::Failed);
+                self.shared.metrics.tool_call(&self.upstream, &call.qualified, CallOutcome::Failed);
             }
         }
         self.state = State::Done;

@@ -30,10 +30,7 @@ impl TelemetryLayer {
 impl<S> Layer<S> for TelemetryLayer {
     type Service = Telemetry<S>;
     fn layer(&self, inner: S) -> Self::Service {
-        Telemetry {
-            inner,
-            metrics: self.metrics.clone(),
-        }
+        Telemetry { inner, metrics: self.metrics.clone() }
     }
 }
 
@@ -63,11 +60,7 @@ where
         Box::pin(async move {
             let resp = fut.await?;
             let total = start.elapsed();
-            let upstream = resp
-                .extensions()
-                .get::<UpstreamElapsed>()
-                .map(|u| u.0)
-                .unwrap_or_default();
+            let upstream = resp.extensions().get::<UpstreamElapsed>().map(|u| u.0).unwrap_or_default();
             metrics.overhead(total.saturating_sub(upstream).as_secs_f64());
             Ok(resp)
         })

@@ -17,10 +17,7 @@ pub struct LineReader<R> {
 
 impl<R: AsyncRead + Unpin> LineReader<R> {
     pub fn new(inner: R, max: usize) -> Self {
-        LineReader {
-            inner: BufReader::with_capacity(64 * 1024, inner),
-            max,
-        }
+        LineReader { inner: BufReader::with_capacity(64 * 1024, inner), max }
     }
 
     pub async fn next_line(&mut self) -> std::io::Result<ReadLine> {

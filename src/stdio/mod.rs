@@ -38,7 +38,7 @@ pub enum WrapError {
 /// What both directions of one relay share.
 struct Relay {
     guard: Guard,
-    metrics: Metrics,
+    metrics: Arc<Metrics>,
     upstream: Arc<str>,
     /// Client requests awaiting their responses. Locked only around pure, synchronous work.
     pending: Mutex<Watched>,
@@ -70,16 +70,14 @@ where
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
         .spawn()
-        .map_err(|source| WrapError::Spawn {
-            cmd: cmd.join(" "),
-            source,
-        })?;
+        .map_err(|source| WrapError::Spawn { cmd: cmd.join(" "), source })?;
     let child_in = child.stdin.take().expect("piped");
     let child_out = child.stdout.take().expect("piped");
 
+    let metrics = Arc::new(Metrics::new());
     let relay = Arc::new(Relay {
-        guard: Guard::new(&config.policy),
-        metrics: Metrics::new(),
+        guard: Guard::new(&config.policy, metrics.clone()),
+        metrics,
         upstream: upstream.into(),
         pending: Mutex::new(Watched::default()),
         negotiated: Mutex::new(None),
@@ -89,12 +87,7 @@ where
     // One writer owns the agent's stdout, so lines from both directions never interleave.
     let (to_agent, from_relay) = mpsc::channel::<Bytes>(256);
     let writer = tokio::spawn(write_lines(from_relay, agent_out));
-    let inbound = tokio::spawn(agent_to_server(
-        relay.clone(),
-        agent_in,
-        child_in,
-        to_agent.clone(),
-    ));
+    let inbound = tokio::spawn(agent_to_server(relay.clone(), agent_in, child_in, to_agent.clone()));
     let outbound = tokio::spawn(server_to_agent(relay, child_out, to_agent));
 
     // The server's stdout closing means it is done; the agent closing stdin means we are done:
@@ -132,12 +125,8 @@ fn with_newline(mut v: Vec<u8>) -> Bytes {
     Bytes::from(v)
 }
 
-async fn agent_to_server<R, W>(
-    relay: Arc<Relay>,
-    agent_in: R,
-    mut child_in: W,
-    to_agent: mpsc::Sender<Bytes>,
-) where
+async fn agent_to_server<R, W>(relay: Arc<Relay>, agent_in: R, mut child_in: W, to_agent: mpsc::Sender<Bytes>)
+where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
@@ -146,10 +135,8 @@ async fn agent_to_server<R, W>(
         let line = match reader.next_line().await {
             Ok(ReadLine::Line(l)) => l,
             Ok(ReadLine::TooLong(n)) => {
-                let msg = format!(
-                    "message of {n}+ bytes exceeds the {}-byte limit; not sent",
-                    relay.max_line
-                );
+                let msg =
+                    format!("message of {n}+ bytes exceeds the {}-byte limit; not sent", relay.max_line);
                 let body = jsonrpc::error_response(None, jsonrpc::code::INVALID_REQUEST, &msg);
                 let _ = to_agent.send(with_newline(body)).await;
                 continue;
@@ -172,21 +159,12 @@ async fn agent_to_server<R, W>(
             Payload::Batch(_) => era::Era::Legacy,
         };
         let negotiated = *relay.negotiated.lock().unwrap_or_else(|p| p.into_inner());
-        let cx = Context {
-            upstream: &relay.upstream,
-            era,
-            negotiated,
-            session: None,
-        };
+        let cx = Context { upstream: &relay.upstream, era, negotiated, session: None };
         match decide(&payload, &cx, &relay.guard) {
             Decision::Refuse(r) => {
                 for (tool, outcome) in &r.calls {
                     relay.metrics.tool_call(&relay.upstream, tool, *outcome);
-                    tracing::info!(
-                        tool,
-                        outcome = outcome.as_str(),
-                        "refused before the server"
-                    );
+                    tracing::info!(tool, outcome = outcome.as_str(), "refused before the server");
                 }
                 if to_agent.send(with_newline(r.body)).await.is_err() {
                     return;
@@ -236,22 +214,16 @@ where
         for seen in inspection.seen {
             match seen {
                 Seen::Call { call, outcome } => {
-                    relay
-                        .metrics
-                        .tool_call(&relay.upstream, &call.qualified, outcome.into())
+                    relay.metrics.tool_call(&relay.upstream, &call.qualified, outcome.into())
                 }
-                Seen::Initialized(v) => {
-                    *relay.negotiated.lock().unwrap_or_else(|p| p.into_inner()) = Some(v)
-                }
+                Seen::Initialized(v) => *relay.negotiated.lock().unwrap_or_else(|p| p.into_inner()) = Some(v),
             }
         }
         let out = match inspection.release {
             Release::Unchanged => with_newline(line),
             Release::Rewritten(new) => with_newline(new.into_bytes()),
             Release::Withheld => {
-                tracing::warn!(
-                    "withheld a malformed message from the server while a result was pending"
-                );
+                tracing::warn!("withheld a malformed message from the server while a result was pending");
                 continue;
             }
         };

@@ -10,6 +10,7 @@ use prometheus::{
 };
 
 use crate::gate::CallOutcome;
+use crate::rules::{Effect, Scope};
 
 /// Distinct tool names kept as label values before the rest fold into `other`.
 const MAX_TOOL_LABELS: usize = 256;
@@ -19,6 +20,7 @@ const OTHER: &str = "other";
 pub struct Metrics {
     registry: Registry,
     tool_calls: IntCounterVec,
+    rule_decisions: IntCounterVec,
     upstream_latency: HistogramVec,
     overhead: Histogram,
     tools: RwLock<HashSet<String>>,
@@ -32,14 +34,18 @@ impl Default for Metrics {
 
 impl Metrics {
     pub fn new() -> Metrics {
-        let registry =
-            Registry::new_custom(Some("portcullis".into()), None).expect("static prefix is valid");
+        let registry = Registry::new_custom(Some("portcullis".into()), None).expect("static prefix is valid");
         let tool_calls = IntCounterVec::new(
-            Opts::new(
-                "tool_calls_total",
-                "Tool calls by upstream, tool and what happened to them",
-            ),
+            Opts::new("tool_calls_total", "Tool calls by upstream, tool and what happened to them"),
             &["upstream", "tool", "outcome"],
+        )
+        .expect("static metric");
+        let rule_decisions = IntCounterVec::new(
+            Opts::new(
+                "rule_decisions_total",
+                "Layer 1 decisions by effect and the scope of the deciding rule",
+            ),
+            &["effect", "scope"],
         )
         .expect("static metric");
         let upstream_latency = HistogramVec::new(
@@ -48,47 +54,49 @@ impl Metrics {
                 "Time from sending a request upstream to its response head",
             )
             .buckets(vec![
-                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
-                10.0, 30.0, 60.0,
+                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+                60.0,
             ]),
             &["upstream"],
         )
         .expect("static metric");
         let overhead = Histogram::with_opts(
-            HistogramOpts::new("proxy_overhead_seconds", "Time the proxy adds to a request: total time to the response head minus the upstream's")
-                .buckets(vec![0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1.0]),
+            HistogramOpts::new(
+                "proxy_overhead_seconds",
+                "Time the proxy adds to a request: total time to the response head minus the upstream's",
+            )
+            .buckets(vec![
+                0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1.0,
+            ]),
         )
         .expect("static metric");
-        registry
-            .register(Box::new(tool_calls.clone()))
-            .expect("registered once");
-        registry
-            .register(Box::new(upstream_latency.clone()))
-            .expect("registered once");
-        registry
-            .register(Box::new(overhead.clone()))
-            .expect("registered once");
-        Metrics {
-            registry,
-            tool_calls,
-            upstream_latency,
-            overhead,
-            tools: RwLock::default(),
+        for m in [&tool_calls, &rule_decisions] {
+            registry.register(Box::new(m.clone())).expect("registered once");
         }
+        registry.register(Box::new(upstream_latency.clone())).expect("registered once");
+        registry.register(Box::new(overhead.clone())).expect("registered once");
+        // Every label combination exists from the start, so dashboards and alerts see zeros.
+        for e in Effect::ALL {
+            for s in Scope::ALL {
+                rule_decisions.with_label_values(&[e.as_str(), s.as_str()]);
+            }
+        }
+        Metrics { registry, tool_calls, rule_decisions, upstream_latency, overhead, tools: RwLock::default() }
     }
 
     /// Counts one finished (or refused) tool call.
     pub fn tool_call(&self, upstream: &str, tool: &str, outcome: CallOutcome) {
         let tool = self.tool_label(tool);
-        self.tool_calls
-            .with_label_values(&[upstream, tool, outcome.as_str()])
-            .inc();
+        self.tool_calls.with_label_values(&[upstream, tool, outcome.as_str()]).inc();
+    }
+
+    /// Counts one Layer 1 decision.
+    pub fn rule_decision(&self, effect: Effect, scope: Scope) {
+        self.rule_decisions.with_label_values(&[effect.as_str(), scope.as_str()]).inc();
     }
 
     pub fn upstream_latency(&self, upstream: &str, secs: f64) {
-        self.upstream_latency
-            .with_label_values(&[upstream])
-            .observe(secs);
+        self.upstream_latency.with_label_values(&[upstream]).observe(secs);
     }
 
     pub fn overhead(&self, secs: f64) {
@@ -97,11 +105,7 @@ impl Metrics {
 
     /// Bounded tool label: known names pass, new ones are admitted until the cap.
     fn tool_label<'a>(&self, tool: &'a str) -> &'a str {
-        let known = self
-            .tools
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains(tool);
+        let known = self.tools.read().unwrap_or_else(|p| p.into_inner()).contains(tool);
         if known {
             return tool;
         }
@@ -136,7 +140,12 @@ mod tests {
         m.upstream_latency("fs", 0.01);
         m.overhead(0.0001);
         let text = String::from_utf8(m.render()).unwrap();
-        assert!(text.contains(r#"portcullis_tool_calls_total{outcome="denied",tool="mcp__fs__read",upstream="fs"} 1"#), "{text}");
+        assert!(
+            text.contains(
+                r#"portcullis_tool_calls_total{outcome="denied",tool="mcp__fs__read",upstream="fs"} 1"#
+            ),
+            "{text}"
+        );
         assert!(text.contains("portcullis_upstream_latency_seconds_bucket"));
         assert!(text.contains("portcullis_proxy_overhead_seconds_count 1"));
     }

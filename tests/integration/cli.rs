@@ -14,37 +14,19 @@ fn demo_runs_the_scripted_session_on_the_embedded_default() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "demo failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "demo failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("DENIED before the server"), "{stdout}");
-    assert!(
-        stdout.contains("server ran delete_file: no; notes.txt still exists: yes"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("server ran delete_file: no; notes.txt still exists: yes"), "{stdout}");
     assert!(stdout.contains("result REWRITTEN"), "{stdout}");
-    assert!(
-        stdout.contains("every call behaved as the policy says"),
-        "{stdout}"
-    );
+    assert!(stdout.contains("every call behaved as the policy says"), "{stdout}");
 }
 
 #[test]
 fn validate_reports_every_problem_and_fails() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.yaml");
-    std::fs::write(
-        &bad,
-        "listen: nowhere\nupstreams:\n  x: { url: \"ftp://x\" }\ncolour: blue\n",
-    )
-    .unwrap();
-    let out = portcullis()
-        .args(["validate", "--config"])
-        .arg(&bad)
-        .output()
-        .unwrap();
+    std::fs::write(&bad, "listen: nowhere\nupstreams:\n  x: { url: \"ftp://x\" }\ncolour: blue\n").unwrap();
+    let out = portcullis().args(["validate", "--config"]).arg(&bad).output().unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     for want in ["listen", "upstreams.x.url", "colour", "3 problem(s)"] {

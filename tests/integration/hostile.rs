@@ -10,11 +10,7 @@ use tokio::net::TcpListener;
 use crate::support::*;
 
 /// Serves one canned answer to every request.
-async fn canned(
-    content_type: &'static str,
-    encoding: Option<&'static str>,
-    body: &'static str,
-) -> String {
+async fn canned(content_type: &'static str, encoding: Option<&'static str>, body: &'static str) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     tokio::spawn(async move {
@@ -27,10 +23,7 @@ async fn canned(
                         if let Some(e) = encoding {
                             b = b.header("content-encoding", e);
                         }
-                        Ok::<_, Infallible>(
-                            b.body(Full::new(Bytes::from_static(body.as_bytes())))
-                                .unwrap(),
-                        )
+                        Ok::<_, Infallible>(b.body(Full::new(Bytes::from_static(body.as_bytes()))).unwrap())
                     },
                 );
                 let _ = hyper::server::conn::http1::Builder::new()
@@ -59,7 +52,7 @@ async fn hostile_upstream_answers_never_leak_an_uninspected_result() {
     ];
     for (what, ct, enc, body) in cases {
         let url = canned(ct, *enc, body).await;
-        let p = proxy(&config(&[("evil", &url)], "redact: [TOPSECRET-1234]\n")).await;
+        let p = proxy(&config(&[("evil", &url)], &format!("{ALLOW_ALL}redact: [TOPSECRET-1234]\n"))).await;
         let (_, _, text) = post(&proxy_url(&p, "evil"), &[], CALL).await;
         assert!(!text.contains("TOPSECRET-1234"), "{what}: leaked: {text}");
         p.shutdown().await;

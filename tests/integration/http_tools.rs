@@ -25,31 +25,22 @@ async fn tool_server() -> ToolServer {
             let (stream, _) = listener.accept().await.unwrap();
             let log = log.clone();
             tokio::spawn(async move {
-                let svc =
-                    hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-                        let log = log.clone();
-                        async move {
-                            let method = req.method().to_string();
-                            let path = req
-                                .uri()
-                                .path_and_query()
-                                .map(|p| p.to_string())
-                                .unwrap_or_default();
-                            let body = req.into_body().collect().await.unwrap().to_bytes();
-                            let body = String::from_utf8_lossy(&body).into_owned();
-                            log.lock()
-                                .unwrap()
-                                .push((method, path.clone(), body.clone()));
-                            let answer = format!(
-                                r#"{{"path":"{path}","echo":{body},"token":"TOPSECRET-1234"}}"#
-                            );
-                            let resp = http::Response::builder()
-                                .header("content-type", "application/json")
-                                .body(Full::new(Bytes::from(answer)))
-                                .unwrap();
-                            Ok::<_, Infallible>(resp)
-                        }
-                    });
+                let svc = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+                    let log = log.clone();
+                    async move {
+                        let method = req.method().to_string();
+                        let path = req.uri().path_and_query().map(|p| p.to_string()).unwrap_or_default();
+                        let body = req.into_body().collect().await.unwrap().to_bytes();
+                        let body = String::from_utf8_lossy(&body).into_owned();
+                        log.lock().unwrap().push((method, path.clone(), body.clone()));
+                        let answer = format!(r#"{{"path":"{path}","echo":{body},"token":"TOPSECRET-1234"}}"#);
+                        let resp = http::Response::builder()
+                            .header("content-type", "application/json")
+                            .body(Full::new(Bytes::from(answer)))
+                            .unwrap();
+                        Ok::<_, Infallible>(resp)
+                    }
+                });
                 let _ = hyper::server::conn::http1::Builder::new()
                     .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
                     .await;
@@ -64,17 +55,12 @@ async fn plain_http_tools_are_gated_before_and_after_the_call() {
     let tools = tool_server().await;
     let p = proxy(&config(
         &[("weather", &tools.url)],
-        "deny_tools: [http__weather__v1/delete]\nredact: [TOPSECRET-1234]\n",
+        "permissions: { allow: [\"http__weather__*\"], deny: [http__weather__v1/delete] }\nredact: [TOPSECRET-1234]\n",
     ))
     .await;
     let base = format!("http://{}/http/weather", p.addr);
 
-    let (status, _, body) = post(
-        &format!("{base}/v1/forecast?city=Oslo"),
-        &[],
-        r#"{"days":3}"#,
-    )
-    .await;
+    let (status, _, body) = post(&format!("{base}/v1/forecast?city=Oslo"), &[], r#"{"days":3}"#).await;
     assert_eq!(status, 200, "{body}");
     let v: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(
@@ -82,10 +68,7 @@ async fn plain_http_tools_are_gated_before_and_after_the_call() {
         "the path and query reach the upstream under its base"
     );
     assert_eq!(v["echo"]["days"], 3);
-    assert_eq!(
-        v["token"], "[guardrail: redacted]",
-        "the result was inspected: {body}"
-    );
+    assert_eq!(v["token"], "[guardrail: redacted]", "the result was inspected: {body}");
 
     let (status, headers, body) = post(&format!("{base}/v1/delete"), &[], r#"{"all":true}"#).await;
     assert_eq!(status, 403, "{body}");
@@ -93,10 +76,6 @@ async fn plain_http_tools_are_gated_before_and_after_the_call() {
     assert!(body.contains("http__weather__v1/delete"), "{body}");
 
     let seen = tools.seen.lock().unwrap().clone();
-    assert_eq!(
-        seen.len(),
-        1,
-        "only the allowed call reached the tool server: {seen:?}"
-    );
+    assert_eq!(seen.len(), 1, "only the allowed call reached the tool server: {seen:?}");
     assert_eq!(seen[0].1, "/api/v1/forecast?city=Oslo");
 }

@@ -6,16 +6,11 @@ use crate::support::*;
 #[tokio::test]
 async fn graceful_shutdown_drains_an_in_flight_call() {
     let peer = Peer::python("legacy");
-    let p = proxy(&config(&[("py", &peer.url())], "")).await;
+    let p = proxy(&config(&[("py", &peer.url())], ALLOW_ALL)).await;
     let url = proxy_url(&p, "py");
     let admin = p.admin_addr;
     let client = tokio::spawn(async move {
-        py_client(
-            &url,
-            "legacy",
-            &["list", "call-progress", "slow", r#"{"steps":8}"#],
-        )
-        .await
+        py_client(&url, "legacy", &["list", "call-progress", "slow", r#"{"steps":8}"#]).await
     });
     // Shut down once the slow call is running upstream (its journal line appears), not on a timer.
     for _ in 0..600 {
@@ -24,57 +19,29 @@ async fn graceful_shutdown_drains_an_in_flight_call() {
         }
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
-    assert!(
-        peer.tools_run().iter().any(|t| t == "slow"),
-        "the slow call started"
-    );
+    assert!(peer.tools_run().iter().any(|t| t == "slow"), "the slow call started");
     p.shutdown().await;
     let out = client.await.unwrap();
-    assert_eq!(
-        text_of(&out[1]),
-        "done",
-        "the in-flight call finished: {}",
-        out[1]
-    );
-    assert!(
-        tokio::net::TcpStream::connect(admin).await.is_err(),
-        "listeners are closed after shutdown"
-    );
+    assert_eq!(text_of(&out[1]), "done", "the in-flight call finished: {}", out[1]);
+    assert!(tokio::net::TcpStream::connect(admin).await.is_err(), "listeners are closed after shutdown");
 }
 
 #[tokio::test]
 async fn admin_listener_serves_metrics_and_health() {
     let peer = Peer::python("legacy");
-    let p = proxy(&config(&[("py", &peer.url())], "")).await;
-    py_client(
-        &proxy_url(&p, "py"),
-        "legacy",
-        &["list", "call", "echo", r#"{"message":"m"}"#],
-    )
-    .await;
+    let p = proxy(&config(&[("py", &peer.url())], ALLOW_ALL)).await;
+    py_client(&proxy_url(&p, "py"), "legacy", &["list", "call", "echo", r#"{"message":"m"}"#]).await;
     let get = |path: &'static str| {
         let addr = p.admin_addr;
         async move {
             use http_body_util::BodyExt;
-            let client =
-                hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-                    .build_http::<http_body_util::Empty<bytes::Bytes>>();
-            let resp = client
-                .get(format!("http://{addr}{path}").parse().unwrap())
-                .await
-                .unwrap();
+            let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+                .build_http::<http_body_util::Empty<bytes::Bytes>>();
+            let resp = client.get(format!("http://{addr}{path}").parse().unwrap()).await.unwrap();
             let status = resp.status().as_u16();
             (
                 status,
-                String::from_utf8(
-                    resp.into_body()
-                        .collect()
-                        .await
-                        .unwrap()
-                        .to_bytes()
-                        .to_vec(),
-                )
-                .unwrap(),
+                String::from_utf8(resp.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap(),
             )
         }
     };
@@ -97,13 +64,10 @@ async fn a_client_that_never_finishes_its_headers_is_disconnected() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let p = proxy(&config(&[], "limits: { client_header_timeout: 200ms }\n")).await;
     let mut s = tokio::net::TcpStream::connect(p.addr).await.unwrap();
-    s.write_all(b"POST /mcp/x HTTP/1.1\r\nHost: a\r\n")
-        .await
-        .unwrap();
+    s.write_all(b"POST /mcp/x HTTP/1.1\r\nHost: a\r\n").await.unwrap();
     let mut buf = Vec::new();
     // The proxy closes the connection (possibly after a 408); reading to EOF proves it.
-    let read =
-        tokio::time::timeout(std::time::Duration::from_secs(30), s.read_to_end(&mut buf)).await;
+    let read = tokio::time::timeout(std::time::Duration::from_secs(30), s.read_to_end(&mut buf)).await;
     assert!(read.is_ok(), "the slow client was cut off");
 }
 
@@ -118,13 +82,9 @@ async fn an_upstream_that_never_answers_times_out_with_a_jsonrpc_error() {
             held.push(s);
         }
     });
-    let p = proxy(&config(
-        &[("slow", &url)],
-        "limits: { header_timeout: 300ms }\n",
-    ))
-    .await;
-    let body =
-        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x","arguments":{}}}"#;
+    let p =
+        proxy(&config(&[("slow", &url)], &format!("{ALLOW_ALL}limits: {{ header_timeout: 300ms }}\n"))).await;
+    let body = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x","arguments":{}}}"#;
     let (status, _, text) = post(&proxy_url(&p, "slow"), &[], body).await;
     assert_eq!(status, 200, "{text}");
     let v = rpc_body(&text);
@@ -136,7 +96,7 @@ async fn an_upstream_that_never_answers_times_out_with_a_jsonrpc_error() {
 async fn h2c_clients_are_served() {
     use http_body_util::{BodyExt, Full};
     let peer = Peer::python("legacy");
-    let p = proxy(&config(&[("py", &peer.url())], "")).await;
+    let p = proxy(&config(&[("py", &peer.url())], ALLOW_ALL)).await;
     let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
         .http2_only(true)
         .build_http::<Full<bytes::Bytes>>();

@@ -4,7 +4,7 @@
 use crate::support::*;
 
 const POLICY: &str =
-    "deny_tools: [mcp__py__write_note, mcp__everything__get-env]\nredact: [TOPSECRET-1234]\n";
+    "permissions:\n  allow: [\"mcp__*\"]\n  deny: [mcp__py__write_note, mcp__everything__get-env]\nredact: [TOPSECRET-1234]\n";
 
 #[tokio::test]
 async fn denied_call_never_reaches_upstream_in_either_era() {
@@ -31,12 +31,7 @@ async fn denied_call_never_reaches_upstream_in_either_era() {
             text_of(denied).contains("mcp__py__write_note"),
             "{era}: the reason names the tool: {denied}"
         );
-        assert_eq!(
-            text_of(&out[2]),
-            "hi",
-            "{era}: an allowed call still works: {}",
-            out[2]
-        );
+        assert_eq!(text_of(&out[2]), "hi", "{era}: an allowed call still works: {}", out[2]);
         // Observed on the upstream side: it ran echo and never saw write_note at all.
         assert_eq!(peer.tools_run(), ["echo"], "{era}");
         assert!(
@@ -64,17 +59,10 @@ async fn result_rewrite_replaces_every_copy_in_content_and_structured_content() 
         assert!(!text.contains("TOPSECRET-1234"), "{era}: {text}");
         assert!(text.contains("[guardrail: redacted]"), "{era}: {text}");
         assert!(
-            result["structuredContent"]["token"]
-                .as_str()
-                .unwrap()
-                .contains("[guardrail: redacted]"),
+            result["structuredContent"]["token"].as_str().unwrap().contains("[guardrail: redacted]"),
             "{era}: {text}"
         );
-        assert_eq!(
-            peer.tools_run(),
-            ["leak"],
-            "the tool did run: a post-call rewrite cannot un-run it"
-        );
+        assert_eq!(peer.tools_run(), ["leak"], "the tool did run: a post-call rewrite cannot un-run it");
     }
 }
 
@@ -83,20 +71,12 @@ async fn progress_notifications_flow_while_the_result_is_held() {
     for era in ["modern", "legacy"] {
         let peer = Peer::python(era);
         let p = proxy(&config(&[("py", &peer.url())], POLICY)).await;
-        let out = py_client(
-            &proxy_url(&p, "py"),
-            era,
-            &["list", "call-progress", "slow", r#"{"steps":3}"#],
-        )
-        .await;
+        let out =
+            py_client(&proxy_url(&p, "py"), era, &["list", "call-progress", "slow", r#"{"steps":3}"#]).await;
         let step = &out[1];
         assert_eq!(text_of(step), "done", "{era}: {step}");
-        let progress: Vec<f64> = step["progress"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|p| p["progress"].as_f64())
-            .collect();
+        let progress: Vec<f64> =
+            step["progress"].as_array().unwrap().iter().filter_map(|p| p["progress"].as_f64()).collect();
         assert_eq!(progress, [1.0, 2.0, 3.0], "{era}: {step}");
     }
 }
@@ -106,28 +86,18 @@ async fn modern_header_body_mismatch_is_refused_before_the_upstream() {
     let peer = Peer::python("modern");
     let p = proxy(&config(&[("py", &peer.url())], POLICY)).await;
     let body = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"write_note","arguments":{"path":"x","text":"y"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
-    let smuggle = [
-        ("mcp-protocol-version", "2026-07-28"),
-        ("mcp-method", "tools/call"),
-        ("mcp-name", "echo"),
-    ];
+    let smuggle =
+        [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/call"), ("mcp-name", "echo")];
     let (status, _, text) = post(&proxy_url(&p, "py"), &smuggle, body).await;
     assert_eq!(status, 400, "{text}");
     let v = rpc_body(&text);
     assert_eq!(v["error"]["code"], -32020, "{text}");
     assert_eq!(v["id"], 7);
-    let wrong_method = [
-        ("mcp-protocol-version", "2026-07-28"),
-        ("mcp-method", "tools/list"),
-        ("mcp-name", "write_note"),
-    ];
+    let wrong_method =
+        [("mcp-protocol-version", "2026-07-28"), ("mcp-method", "tools/list"), ("mcp-name", "write_note")];
     let (status, _, _) = post(&proxy_url(&p, "py"), &wrong_method, body).await;
     assert_eq!(status, 400);
-    assert!(
-        peer.journal().is_empty(),
-        "nothing reached the upstream: {:?}",
-        peer.journal()
-    );
+    assert!(peer.journal().is_empty(), "nothing reached the upstream: {:?}", peer.journal());
 }
 
 #[tokio::test]
@@ -136,12 +106,8 @@ async fn batch_arrays_are_refused_and_never_executed_upstream() {
     let p = proxy(&config(&[("py", &peer.url())], POLICY)).await;
     let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"a"}}},
                     {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"write_note","arguments":{}}}]"#;
-    let (status, _, text) = post(
-        &proxy_url(&p, "py"),
-        &[("mcp-protocol-version", "2025-06-18")],
-        batch,
-    )
-    .await;
+    let (status, _, text) =
+        post(&proxy_url(&p, "py"), &[("mcp-protocol-version", "2025-06-18")], batch).await;
     assert_eq!(status, 400, "{text}");
     assert_eq!(rpc_body(&text)["error"]["code"], -32600, "{text}");
     assert!(peer.journal().is_empty(), "{:?}", peer.journal());
@@ -155,76 +121,42 @@ async fn server_everything_works_through_the_proxy_and_sees_its_own_host_and_no_
         &proxy_url(&p, "everything"),
         "legacy",
         &["--header", "Origin:https://agent.example"],
-        &[
-            "list",
-            "call",
-            "echo",
-            r#"{"message":"through the gate"}"#,
-            "call",
-            "get-env",
-            "{}",
-        ],
+        &["list", "call", "echo", r#"{"message":"through the gate"}"#, "call", "get-env", "{}"],
     )
     .await;
-    assert!(
-        out[0]["tools"].as_array().is_some_and(|t| t.len() > 5),
-        "{}",
-        out[0]
-    );
+    assert!(out[0]["tools"].as_array().is_some_and(|t| t.len() > 5), "{}", out[0]);
     assert_eq!(text_of(&out[1]), "Echo: through the gate", "{}", out[1]);
     assert_eq!(out[2]["result"]["isError"], true, "{}", out[2]);
     let received = peer.calls_received();
-    assert_eq!(
-        received,
-        ["echo"],
-        "get-env (which would dump the server's environment) never arrived"
-    );
+    assert_eq!(received, ["echo"], "get-env (which would dump the server's environment) never arrived");
     let http = peer.journal_http();
-    assert!(
-        http.iter().any(|l| l["method"] == "GET"),
-        "the client's GET stream passed through"
-    );
+    assert!(http.iter().any(|l| l["method"] == "GET"), "the client's GET stream passed through");
     for l in &http {
-        assert_eq!(
-            l["headers"]["host"],
-            format!("127.0.0.1:{}", peer.port),
-            "{l}"
-        );
-        assert!(
-            l["headers"].get("origin").is_none(),
-            "the agent's Origin was not forwarded: {l}"
-        );
+        assert_eq!(l["headers"]["host"], format!("127.0.0.1:{}", peer.port), "{l}");
+        assert!(l["headers"].get("origin").is_none(), "the agent's Origin was not forwarded: {l}");
     }
 }
 
 #[tokio::test]
 async fn a_killed_upstream_yields_a_clear_jsonrpc_error_not_a_dropped_connection() {
     let mut peer = Peer::python("legacy");
-    let p = proxy(&config(&[("py", &peer.url())], "")).await;
+    let p = proxy(&config(&[("py", &peer.url())], ALLOW_ALL)).await;
     peer.kill();
-    let body = r#"{"jsonrpc":"2.0","id":"call-9","method":"tools/call","params":{"name":"echo","arguments":{}}}"#;
+    let body =
+        r#"{"jsonrpc":"2.0","id":"call-9","method":"tools/call","params":{"name":"echo","arguments":{}}}"#;
     let (status, _, text) = post(&proxy_url(&p, "py"), &[], body).await;
     assert_eq!(status, 200, "{text}");
     let v = rpc_body(&text);
     assert_eq!(v["id"], "call-9");
     assert_eq!(v["error"]["code"], -32001);
-    assert!(
-        v["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("upstream py is unreachable"),
-        "{text}"
-    );
+    assert!(v["error"]["message"].as_str().unwrap().contains("upstream py is unreachable"), "{text}");
 }
 
 #[tokio::test]
 async fn an_oversized_body_is_refused_with_nothing_forwarded() {
     let peer = Peer::python("legacy");
-    let p = proxy(&config(
-        &[("py", &peer.url())],
-        "limits: { max_body: 1KiB }\n",
-    ))
-    .await;
+    let p =
+        proxy(&config(&[("py", &peer.url())], &format!("{ALLOW_ALL}limits: {{ max_body: 1KiB }}\n"))).await;
     let big = "x".repeat(4096);
     let body = format!(
         r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"message":"{big}"}}}}}}"#
@@ -245,10 +177,7 @@ async fn malformed_jsonrpc_gets_a_clear_error_and_is_not_forwarded() {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","name":"write_note"}}"#,
             -32600,
         ),
-        (
-            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"write_note"}}"#,
-            -32600,
-        ),
+        (r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"write_note"}}"#, -32600),
         ("[]", -32600),
     ];
     for (body, code) in cases {

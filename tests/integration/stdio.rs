@@ -33,11 +33,7 @@ impl Wrapped {
             .unwrap();
         let stdin = child.stdin.take().unwrap();
         let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        Wrapped {
-            child,
-            stdin,
-            lines,
-        }
+        Wrapped { child, stdin, lines }
     }
 
     async fn send(&mut self, v: Value) {
@@ -55,8 +51,7 @@ impl Wrapped {
                 .expect("a response within 30s")
                 .unwrap()
                 .expect("wrap's stdout is open");
-            let v: Value =
-                serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+            let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
             if v.get("method").is_none() {
                 return v;
             }
@@ -69,20 +64,19 @@ impl Wrapped {
             .await;
         let init = self.response().await;
         assert!(init["result"]["protocolVersion"].is_string(), "{init}");
-        self.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}))
-            .await;
+        self.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"})).await;
     }
 
     async fn call(&mut self, id: u64, name: &str, args: Value) {
-        self.send(json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":name,"arguments":args}})).await;
+        self.send(
+            json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":name,"arguments":args}}),
+        )
+        .await;
     }
 
     async fn close(mut self) -> std::process::ExitStatus {
         drop(self.stdin);
-        tokio::time::timeout(Duration::from_secs(30), self.child.wait())
-            .await
-            .unwrap()
-            .unwrap()
+        tokio::time::timeout(Duration::from_secs(30), self.child.wait()).await.unwrap().unwrap()
     }
 }
 
@@ -98,25 +92,16 @@ async fn wrap_guards_server_everything_over_stdio_and_correlates_out_of_order_re
     let journal = dir.path().join("stdin.jsonl");
     let config = write_config(
         dir.path(),
-        "deny_tools: [mcp__everything__get-env]\nredact: [\"Echo: \"]\n",
+        "permissions: { allow: [\"mcp__everything__*\"], deny: [mcp__everything__get-env] }\nredact: [\"Echo: \"]\n",
     );
     let server = node_module("@modelcontextprotocol/server-everything/dist/index.js");
     // `tee` records exactly what the server read on its stdin.
-    let script = format!(
-        "tee -a '{}' | exec node '{}' stdio",
-        journal.display(),
-        server.display()
-    );
+    let script = format!("tee -a '{}' | exec node '{}' stdio", journal.display(), server.display());
     let mut w = Wrapped::start(&config, "everything", &["sh", "-c", &script]);
     w.initialize().await;
 
     // A slow call first, a fast one right after: the answers come back in the other order.
-    w.call(
-        10,
-        "trigger-long-running-operation",
-        json!({"duration": 1, "steps": 2}),
-    )
-    .await;
+    w.call(10, "trigger-long-running-operation", json!({"duration": 1, "steps": 2})).await;
     w.call(11, "echo", json!({"message":"fast"})).await;
     w.call(12, "get-env", json!({})).await;
     let mut answers = Vec::new();
@@ -124,17 +109,10 @@ async fn wrap_guards_server_everything_over_stdio_and_correlates_out_of_order_re
         answers.push(w.response().await);
     }
     let by_id = |id: u64| {
-        answers
-            .iter()
-            .find(|a| a["id"] == id)
-            .unwrap_or_else(|| panic!("no answer for {id}: {answers:?}"))
+        answers.iter().find(|a| a["id"] == id).unwrap_or_else(|| panic!("no answer for {id}: {answers:?}"))
     };
     let order: Vec<u64> = answers.iter().map(|a| a["id"].as_u64().unwrap()).collect();
-    assert_eq!(
-        order.last(),
-        Some(&10),
-        "the slow call answered last: {order:?}"
-    );
+    assert_eq!(order.last(), Some(&10), "the slow call answered last: {order:?}");
     assert_eq!(
         by_id(11)["result"]["content"][0]["text"],
         "[guardrail: redacted]fast",
@@ -150,10 +128,7 @@ async fn wrap_guards_server_everything_over_stdio_and_correlates_out_of_order_re
 
     let seen = std::fs::read_to_string(&journal).unwrap();
     assert!(seen.contains("\"echo\""), "the server got the allowed call");
-    assert!(
-        !seen.contains("get-env"),
-        "the denied call never reached the server's stdin:\n{seen}"
-    );
+    assert!(!seen.contains("get-env"), "the denied call never reached the server's stdin:\n{seen}");
 }
 
 #[tokio::test]
@@ -164,7 +139,7 @@ async fn wrap_guards_server_filesystem_denied_writes_never_touch_the_disk() {
     std::fs::write(root.join("notes.txt"), "api key: TOPSECRET-1234\n").unwrap();
     let config = write_config(
         dir.path(),
-        "deny_tools: [mcp__fs__write_file]\nredact: [TOPSECRET-1234]\n",
+        "permissions: { allow: [\"mcp__fs__*\"], deny: [mcp__fs__write_file] }\nredact: [TOPSECRET-1234]\n",
     );
     let server = node_module("@modelcontextprotocol/server-filesystem/dist/index.js");
     let root_s = root.canonicalize().unwrap().display().to_string();
@@ -172,47 +147,31 @@ async fn wrap_guards_server_filesystem_denied_writes_never_touch_the_disk() {
     w.initialize().await;
 
     let target = format!("{root_s}/planted.txt");
-    w.call(1, "write_file", json!({"path": target, "content": "pwned"}))
-        .await;
+    w.call(1, "write_file", json!({"path": target, "content": "pwned"})).await;
     let denied = w.response().await;
     assert_eq!(denied["id"], 1);
     assert_eq!(denied["result"]["isError"], true, "{denied}");
-    w.call(
-        2,
-        "read_text_file",
-        json!({"path": format!("{root_s}/notes.txt")}),
-    )
-    .await;
+    w.call(2, "read_text_file", json!({"path": format!("{root_s}/notes.txt")})).await;
     let read = w.response().await;
     let text = read["result"].to_string();
     assert!(text.contains("api key: [guardrail: redacted]"), "{read}");
     assert!(!text.contains("TOPSECRET"), "{read}");
     w.close().await;
-    assert!(
-        !root.join("planted.txt").exists(),
-        "the denied write never happened"
-    );
+    assert!(!root.join("planted.txt").exists(), "the denied write never happened");
 }
 
 #[tokio::test]
 async fn wrap_answers_garbage_with_a_parse_error_and_keeps_going() {
     let dir = tempfile::tempdir().unwrap();
-    let config = write_config(dir.path(), "");
+    let config = write_config(dir.path(), ALLOW_ALL);
     let server = node_module("@modelcontextprotocol/server-everything/dist/index.js");
-    let mut w = Wrapped::start(
-        &config,
-        "everything",
-        &["node", server.to_str().unwrap(), "stdio"],
-    );
+    let mut w = Wrapped::start(&config, "everything", &["node", server.to_str().unwrap(), "stdio"]);
     w.stdin.write_all(b"{this is not json\n").await.unwrap();
     let err = w.response().await;
     assert_eq!(err["error"]["code"], -32700, "{err}");
     w.initialize().await;
     w.call(5, "echo", json!({"message":"still here"})).await;
-    assert_eq!(
-        w.response().await["result"]["content"][0]["text"],
-        "Echo: still here"
-    );
+    assert_eq!(w.response().await["result"]["content"][0]["text"], "Echo: still here");
     w.close().await;
 }
 
@@ -222,14 +181,10 @@ async fn python_sdk_client_drives_server_everything_through_wrap() {
     let journal = dir.path().join("stdin.jsonl");
     let config = write_config(
         dir.path(),
-        "deny_tools: [mcp__everything__get-env]\nredact: [via wrap]\n",
+        "permissions: { allow: [\"mcp__everything__*\"], deny: [mcp__everything__get-env] }\nredact: [via wrap]\n",
     );
     let server = node_module("@modelcontextprotocol/server-everything/dist/index.js");
-    let script = format!(
-        "tee -a '{}' | exec node '{}' stdio",
-        journal.display(),
-        server.display()
-    );
+    let script = format!("tee -a '{}' | exec node '{}' stdio", journal.display(), server.display());
     let argv = serde_json::to_string(&[
         env!("CARGO_BIN_EXE_portcullis"),
         "wrap",
@@ -259,27 +214,10 @@ async fn python_sdk_client_drives_server_everything_through_wrap() {
         ],
     )
     .await;
-    assert!(
-        out[0]["tools"].as_array().is_some_and(|t| t.len() > 5),
-        "{}",
-        out[0]
-    );
-    assert_eq!(
-        text_of(&out[1]),
-        "Echo: [guardrail: redacted]",
-        "{}",
-        out[1]
-    );
+    assert!(out[0]["tools"].as_array().is_some_and(|t| t.len() > 5), "{}", out[0]);
+    assert_eq!(text_of(&out[1]), "Echo: [guardrail: redacted]", "{}", out[1]);
     assert_eq!(out[2]["result"]["isError"], true, "{}", out[2]);
-    assert_eq!(
-        out[3]["progress"].as_array().map(Vec::len),
-        Some(3),
-        "progress flows over stdio: {}",
-        out[3]
-    );
+    assert_eq!(out[3]["progress"].as_array().map(Vec::len), Some(3), "progress flows over stdio: {}", out[3]);
     let seen = std::fs::read_to_string(&journal).unwrap();
-    assert!(
-        !seen.contains("get-env"),
-        "the denied call never reached the server:\n{seen}"
-    );
+    assert!(!seen.contains("get-env"), "the denied call never reached the server:\n{seen}");
 }

@@ -16,11 +16,7 @@ pub fn peers_dir() -> PathBuf {
 
 pub fn node_module(rel: &str) -> PathBuf {
     let p = peers_dir().join("node_modules").join(rel);
-    assert!(
-        p.exists(),
-        "{} is missing: run `npm ci --prefix tests/peers` (scripts/test does)",
-        p.display()
-    );
+    assert!(p.exists(), "{} is missing: run `npm ci --prefix tests/peers` (scripts/test does)", p.display());
     p
 }
 
@@ -67,12 +63,7 @@ impl Peer {
             .ok()
             .flatten()
             .unwrap_or_else(|| panic!("{program} {args:?} did not print LISTENING"));
-        Peer {
-            child,
-            port,
-            journal,
-            _dir: dir,
-        }
+        Peer { child, port, journal, _dir: dir }
     }
 
     pub fn python(era: &str) -> Peer {
@@ -124,10 +115,7 @@ impl Peer {
 
     /// The `kind: http` journal lines.
     pub fn journal_http(&self) -> Vec<Value> {
-        self.journal()
-            .into_iter()
-            .filter(|l| l["kind"] == "http")
-            .collect()
+        self.journal().into_iter().filter(|l| l["kind"] == "http").collect()
     }
 
     pub fn kill(&mut self) {
@@ -136,10 +124,12 @@ impl Peer {
     }
 }
 
+/// A policy fragment that allows every MCP and HTTP tool (Layer 1's default is ask).
+pub const ALLOW_ALL: &str = "permissions: { allow: [\"mcp__*\", \"http__*\"] }\n";
+
 /// A config for the proxy on port 0 with the given upstreams and policy (YAML fragment).
 pub fn config(upstreams: &[(&str, &str)], extra: &str) -> Config {
-    let mut yaml =
-        String::from("listen: 127.0.0.1:0\nadmin: { listen: 127.0.0.1:0 }\nupstreams:\n");
+    let mut yaml = String::from("listen: 127.0.0.1:0\nadmin: { listen: 127.0.0.1:0 }\nupstreams:\n");
     for (name, url) in upstreams {
         yaml.push_str(&format!("  {name}: {{ url: \"{url}\" }}\n"));
     }
@@ -162,28 +152,12 @@ pub async fn py_client(url: &str, era: &str, steps: &[&str]) -> Vec<Value> {
 
 /// Runs the Python SDK client against a stdio server it spawns (`argv` is a JSON array).
 pub async fn py_client_stdio(argv: &str, steps: &[&str]) -> Vec<Value> {
-    let args = vec![
-        "py_client.py",
-        "--stdio",
-        argv,
-        "--era",
-        "legacy",
-        "--timeout",
-        "30",
-    ];
+    let args = vec!["py_client.py", "--stdio", argv, "--era", "legacy", "--timeout", "30"];
     run_py_client(args, steps).await
 }
 
 pub async fn py_client_with(url: &str, era: &str, extra: &[&str], steps: &[&str]) -> Vec<Value> {
-    let mut args = vec![
-        "py_client.py",
-        "--url",
-        url,
-        "--era",
-        era,
-        "--timeout",
-        "30",
-    ];
+    let mut args = vec!["py_client.py", "--url", url, "--era", era, "--timeout", "30"];
     args.extend_from_slice(extra);
     run_py_client(args, steps).await
 }
@@ -198,10 +172,7 @@ async fn run_py_client(mut args: Vec<&str>, steps: &[&str]) -> Vec<Value> {
         .await
         .expect("python3 runs");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let lines: Vec<Value> = stdout
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
+    let lines: Vec<Value> = stdout.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
     assert!(
         !lines.is_empty(),
         "py_client printed nothing; status {:?}\nstderr:\n{}",
@@ -213,10 +184,7 @@ async fn run_py_client(mut args: Vec<&str>, steps: &[&str]) -> Vec<Value> {
 
 /// The text of a step's first content item.
 pub fn text_of(step: &Value) -> String {
-    step["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or("")
-        .to_owned()
+    step["result"]["content"][0]["text"].as_str().unwrap_or("").to_owned()
 }
 
 /// A raw HTTP POST; returns status, headers and body text.
@@ -234,13 +202,7 @@ pub async fn post(
     for (k, v) in headers {
         req = req.header(*k, *v);
     }
-    let resp = client
-        .request(
-            req.body(Full::new(bytes::Bytes::from(body.into())))
-                .unwrap(),
-        )
-        .await
-        .unwrap();
+    let resp = client.request(req.body(Full::new(bytes::Bytes::from(body.into()))).unwrap()).await.unwrap();
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
     let body = resp.into_body().collect().await.unwrap().to_bytes();

@@ -1,0 +1,203 @@
+//! Path jails for file tools: a root, names refused inside it, and places refused everywhere.
+//!
+//! A path is refused when it is home-relative (`~`), escapes the root after `..` and symlinks
+//! are resolved, names a denied file (`.env`, `.envrc`, …) in any component, or lands in
+//! `/proc`, `/sys` or `/dev`. With `resolve: filesystem` (the default) the longest existing
+//! ancestor is canonicalised with symlinks followed — correct when the proxy sees the same
+//! filesystem as the tool server (same host, same mount namespace: the `wrap` case and local
+//! servers). For a remote tool server set `resolve: lexical`: `..` is still resolved, but a
+//! symlink on the far side cannot be seen, which the tool server's own root must then cover.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::glob::{Flavour, Glob};
+
+/// Places no rule can open.
+const HARD_DENIED: &[&str] = &["/proc", "/sys", "/dev"];
+
+/// How paths are resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolve {
+    Filesystem,
+    Lexical,
+}
+
+/// A jail; with no root it still applies the hard denials and name denials.
+#[derive(Debug, Clone)]
+pub struct Jail {
+    root: Option<PathBuf>,
+    deny_names: Vec<Glob>,
+    resolve: Resolve,
+}
+
+/// The jail's verdict on a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confined {
+    /// Inside: the resolved path, for rules to match.
+    Inside(String),
+    Refused(String),
+}
+
+pub const DEFAULT_DENY_NAMES: &[&str] = &[".env", ".env.*", ".envrc", ".netrc", ".git-credentials"];
+
+impl Jail {
+    /// `root` must exist when `resolve` is `Filesystem` (it is canonicalised).
+    pub fn new(root: Option<&Path>, deny_names: &[String], resolve: Resolve) -> std::io::Result<Jail> {
+        let root = match (root, resolve) {
+            (Some(r), Resolve::Filesystem) => Some(std::fs::canonicalize(r)?),
+            (Some(r), Resolve::Lexical) => Some(lexical(r).unwrap_or_else(|| r.to_path_buf())),
+            (None, _) => None,
+        };
+        let deny_names = deny_names.iter().map(|n| Glob::new(n, Flavour::Path)).collect();
+        Ok(Jail { root, deny_names, resolve })
+    }
+
+    pub fn root(&self) -> Option<&Path> {
+        self.root.as_deref()
+    }
+
+    pub fn confine(&self, raw: &str) -> Confined {
+        let refuse = |why: String| Confined::Refused(why);
+        if raw.is_empty() || raw.contains('\0') {
+            return refuse("an empty path or one with a NUL byte".into());
+        }
+        if raw.starts_with('~') {
+            return refuse(format!("{raw:?} is home-relative ('~' is refused): give an absolute path"));
+        }
+        let joined = match (Path::new(raw).is_absolute(), &self.root) {
+            (true, _) => PathBuf::from(raw),
+            (false, Some(root)) => root.join(raw),
+            (false, None) => return refuse(format!("{raw:?} is relative and no jail root is configured")),
+        };
+        let Some(normal) = lexical(&joined) else {
+            return refuse(format!("{raw:?} climbs above where it starts"));
+        };
+        let resolved = match self.resolve {
+            Resolve::Filesystem => resolve_existing(&normal),
+            Resolve::Lexical => normal,
+        };
+        let shown = resolved.display().to_string();
+        for hard in HARD_DENIED {
+            if resolved.starts_with(hard) {
+                return refuse(format!("{raw:?} resolves into {hard}, which is refused everywhere"));
+            }
+        }
+        if let Some(root) = &self.root {
+            if !resolved.starts_with(root) {
+                return refuse(format!("{raw:?} resolves to {shown}, outside the jail {}", root.display()));
+            }
+        }
+        for comp in resolved.components() {
+            if let Component::Normal(name) = comp {
+                let name = name.to_string_lossy();
+                if let Some(g) = self.deny_names.iter().find(|g| g.matches(&name)) {
+                    return refuse(format!(
+                        "{raw:?} names {name:?}, refused by the jail's deny_names ({})",
+                        g.as_str()
+                    ));
+                }
+            }
+        }
+        Confined::Inside(shown)
+    }
+}
+
+/// Resolves `.` and `..` without touching the filesystem. `..` at `/` stays at `/`, as the
+/// kernel resolves it; `None` only for a relative path that climbs above its start.
+fn lexical(p: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::RootDir | Component::Prefix(_) => out.push(c.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if out.as_os_str() != "/" && !out.pop() {
+                    return None;
+                }
+            }
+            Component::Normal(n) => out.push(n),
+        }
+    }
+    Some(out)
+}
+
+/// Canonicalises the longest existing ancestor (following symlinks) and appends the rest.
+fn resolve_existing(p: &Path) -> PathBuf {
+    let mut existing = p.to_path_buf();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(c) = std::fs::canonicalize(&existing) {
+            let mut out = c;
+            for r in rest.iter().rev() {
+                out.push(r);
+            }
+            return out;
+        }
+        match (existing.file_name().map(|n| n.to_owned()), existing.parent().map(Path::to_path_buf)) {
+            (Some(name), Some(parent)) => {
+                rest.push(name);
+                existing = parent;
+            }
+            _ => return p.to_path_buf(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names() -> Vec<String> {
+        DEFAULT_DENY_NAMES.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn real_symlinks_and_traversal_cannot_escape() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("secret"), "x").unwrap();
+        std::fs::write(root.join("ok.txt"), "x").unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("link")).unwrap();
+        std::os::unix::fs::symlink("/etc/passwd", root.join("passwd")).unwrap();
+        let jail = Jail::new(Some(&root), &names(), Resolve::Filesystem).unwrap();
+        let r = root.canonicalize().unwrap();
+        let inside = |p: &str| matches!(jail.confine(p), Confined::Inside(_));
+        assert!(inside(&format!("{}/ok.txt", r.display())));
+        assert!(inside("ok.txt"), "relative to the root");
+        assert!(inside("sub/new-file.txt"), "a file that does not exist yet");
+        assert!(!inside("link/secret"), "a symlink out of the root");
+        assert!(!inside("link/new"), "a new file behind a symlink out of the root");
+        assert!(!inside("passwd"), "a file symlink out of the root");
+        assert!(!inside("../outside/secret"));
+        assert!(!inside("sub/../../outside/secret"));
+        assert!(!inside(&format!("{}/../outside/secret", r.display())));
+        assert!(!inside("~/x"));
+        assert!(!inside("/etc/passwd"));
+        assert!(!inside(".env"));
+        assert!(!inside("sub/.env.local"));
+        assert!(!inside("sub/.envrc"));
+        assert!(inside("sub/env.txt"));
+        assert!(!inside(""));
+    }
+
+    #[test]
+    fn proc_sys_and_dev_are_refused_even_without_a_root() {
+        let jail = Jail::new(None, &[], Resolve::Filesystem).unwrap();
+        for p in ["/proc/self/environ", "/sys/kernel", "/dev/sda", "/tmp/../proc/1/mem"] {
+            assert!(matches!(jail.confine(p), Confined::Refused(_)), "{p}");
+        }
+        assert!(matches!(jail.confine("/tmp/x"), Confined::Inside(_)));
+        assert!(matches!(jail.confine("relative"), Confined::Refused(_)));
+    }
+
+    #[test]
+    fn lexical_mode_still_resolves_dot_dot() {
+        let jail = Jail::new(Some(Path::new("/srv/data")), &names(), Resolve::Lexical).unwrap();
+        assert_eq!(jail.confine("a/../b"), Confined::Inside("/srv/data/b".into()));
+        assert!(matches!(jail.confine("../etc"), Confined::Refused(_)));
+        assert!(matches!(jail.confine("/../../x"), Confined::Refused(_)));
+    }
+}

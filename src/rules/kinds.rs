@@ -1,0 +1,149 @@
+//! Tool kinds: what config says a tool *is*, and where its meaningful argument lives.
+//! The first `tools:` entry whose glob matches the qualified name decides.
+
+use serde_json::Value;
+
+use super::glob::{Flavour, Glob};
+
+/// File access a file-kind tool performs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+}
+
+/// A configured kind, with JSON pointers into the arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KindSpec {
+    Shell { command: String },
+    File { path: String, access: Access },
+    Fetch { url: String },
+    Generic,
+}
+
+impl KindSpec {
+    pub fn name(&self) -> &'static str {
+        match self {
+            KindSpec::Shell { .. } => "shell",
+            KindSpec::File { .. } => "file",
+            KindSpec::Fetch { .. } => "fetch",
+            KindSpec::Generic => "generic",
+        }
+    }
+}
+
+/// A call's meaningful argument, read by its kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subject {
+    Shell {
+        command: String,
+    },
+    File {
+        path: String,
+        access: Access,
+    },
+    Fetch {
+        url: String,
+    },
+    /// Any other tool: its arguments as canonical JSON (sorted keys), for `Tool(glob)` rules.
+    Generic {
+        args: String,
+    },
+    /// The kind's argument is missing or not a string: the call cannot be judged.
+    Malformed {
+        kind: &'static str,
+        pointer: String,
+    },
+}
+
+/// Compiled `tools:` entries.
+#[derive(Debug, Clone, Default)]
+pub struct ToolKinds {
+    entries: Vec<(Glob, KindSpec)>,
+}
+
+impl ToolKinds {
+    pub fn new(entries: impl IntoIterator<Item = (String, KindSpec)>) -> ToolKinds {
+        ToolKinds { entries: entries.into_iter().map(|(m, k)| (Glob::new(&m, Flavour::Text), k)).collect() }
+    }
+
+    pub fn kind_of(&self, qualified: &str) -> &KindSpec {
+        self.entries.iter().find(|(g, _)| g.matches(qualified)).map(|(_, k)| k).unwrap_or(&KindSpec::Generic)
+    }
+
+    pub fn has(&self, kind: &str) -> bool {
+        self.entries.iter().any(|(_, k)| k.name() == kind)
+    }
+
+    /// Reads the call's subject from its arguments.
+    pub fn classify(&self, qualified: &str, args: &Value) -> Subject {
+        let text = |pointer: &str| args.pointer(pointer).and_then(Value::as_str).map(str::to_owned);
+        match self.kind_of(qualified) {
+            KindSpec::Shell { command } => match text(command) {
+                Some(command) => Subject::Shell { command },
+                None => Subject::Malformed { kind: "shell", pointer: command.clone() },
+            },
+            KindSpec::File { path, access } => match text(path) {
+                Some(p) => Subject::File { path: p, access: *access },
+                None => Subject::Malformed { kind: "file", pointer: path.clone() },
+            },
+            KindSpec::Fetch { url } => match text(url) {
+                Some(url) => Subject::Fetch { url },
+                None => Subject::Malformed { kind: "fetch", pointer: url.clone() },
+            },
+            KindSpec::Generic => Subject::Generic { args: canonical_json(args) },
+        }
+    }
+}
+
+/// JSON with object keys sorted at every level, so a rule cannot be dodged by reordering keys
+/// (serde_json may keep insertion order, depending on features other crates enable).
+pub fn canonical_json(v: &Value) -> String {
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&m[k]))).collect())
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    sorted(v).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn first_matching_entry_decides_and_pointers_read_arguments() {
+        let kinds = ToolKinds::new([
+            ("mcp__sh__run".to_owned(), KindSpec::Shell { command: "/command".into() }),
+            ("mcp__fs__read_*".to_owned(), KindSpec::File { path: "/path".into(), access: Access::Read }),
+            ("mcp__fs__*".to_owned(), KindSpec::File { path: "/path".into(), access: Access::Write }),
+        ]);
+        assert_eq!(
+            kinds.classify("mcp__sh__run", &json!({"command":"ls"})),
+            Subject::Shell { command: "ls".into() }
+        );
+        assert_eq!(
+            kinds.classify("mcp__fs__read_file", &json!({"path":"/a"})),
+            Subject::File { path: "/a".into(), access: Access::Read }
+        );
+        assert_eq!(
+            kinds.classify("mcp__fs__write_file", &json!({"path":"/a"})),
+            Subject::File { path: "/a".into(), access: Access::Write }
+        );
+        assert!(matches!(
+            kinds.classify("mcp__sh__run", &json!({"command": ["rm"]})),
+            Subject::Malformed { .. }
+        ));
+        assert_eq!(
+            kinds.classify("mcp__x__y", &json!({"b":1,"a":2})),
+            Subject::Generic { args: r#"{"a":2,"b":1}"#.into() }
+        );
+    }
+}

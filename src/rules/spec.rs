@@ -1,0 +1,223 @@
+//! Rule specs in the syntax agent users already write, parsed once at load.
+//!
+//! | spec | addresses |
+//! | --- | --- |
+//! | `mcp__fs__read_file`, `mcp__fs__*`, `http__api__v1/*` | tools by qualified name (text glob) |
+//! | `Shell` / `Shell(git push:*)` / `Shell(npm run *)` | every shell-kind tool; its command |
+//! | `Read(/work/**)`, `Write(...)`, `File(...)` | file-kind tools by access; the jailed path |
+//! | `Fetch(domain:example.com)`, `Fetch(https://x/**)` | fetch-kind tools; host or URL |
+//! | `mcp__sh__run(git status)` | one tool, its primary argument read by the tool's kind |
+//!
+//! `prefix:*` is a *token* prefix: `Shell(git push:*)` matches `git push` and
+//! `git push origin main`, never `git pushx`. A specifier without `:*` is a glob over the
+//! canonical command (`*` matches anything), or the exact command when it has no wildcard.
+
+use super::glob::{Flavour, Glob};
+
+/// What part of the tool surface a rule addresses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subject {
+    /// Tools whose qualified name matches.
+    Tool(Glob),
+    Shell,
+    Read,
+    Write,
+    File,
+    Fetch,
+}
+
+/// A command pattern for shell subjects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CommandPattern {
+    /// `git push:*` — the command's words start with these.
+    Prefix(Vec<String>),
+    /// A glob over the canonical command (exact when literal).
+    Glob(Glob),
+}
+
+impl CommandPattern {
+    pub fn matches(&self, words: &[&str], canonical: &str) -> bool {
+        match self {
+            CommandPattern::Prefix(prefix) => {
+                prefix.len() <= words.len() && prefix.iter().zip(words).all(|(p, w)| p == w)
+            }
+            CommandPattern::Glob(g) => g.matches(canonical),
+        }
+    }
+}
+
+/// The parenthesised part, compiled for every kind it may be read as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Specifier {
+    pub raw: String,
+    pub command: CommandPattern,
+    pub path: Glob,
+    pub text: Glob,
+    /// `domain:example.com` (lower-cased).
+    pub domain: Option<String>,
+}
+
+/// One parsed rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuleSpec {
+    pub source: String,
+    pub subject: Subject,
+    pub specifier: Option<Specifier>,
+}
+
+impl RuleSpec {
+    pub fn parse(s: &str) -> Result<RuleSpec, String> {
+        let s = s.trim();
+        if s.is_empty() {
+            return Err("empty rule".into());
+        }
+        let (head, spec) = match s.find('(') {
+            Some(open) => {
+                let Some(inner) = s[open + 1..].strip_suffix(')') else {
+                    return Err(format!("{s:?}: a specifier must end with ')'"));
+                };
+                (&s[..open], Some(inner.trim()))
+            }
+            None => (s, None),
+        };
+        if head.is_empty() || head.contains(char::is_whitespace) || head.contains(')') {
+            return Err(format!("{s:?}: expected Tool or Tool(specifier)"));
+        }
+        let subject = match head {
+            "Shell" | "Bash" => Subject::Shell,
+            "Read" => Subject::Read,
+            "Write" | "Edit" => Subject::Write,
+            "File" => Subject::File,
+            "Fetch" | "WebFetch" => Subject::Fetch,
+            name if name.starts_with("mcp__") || name.starts_with("http__") => {
+                Subject::Tool(Glob::new(name, Flavour::Text))
+            }
+            other => {
+                return Err(format!(
+                    "{s:?}: unknown tool {other:?} (use Shell, Read, Write, File, Fetch, or a qualified name like mcp__fs__read_file)"
+                ))
+            }
+        };
+        let specifier = match spec {
+            None => None,
+            Some("") => {
+                return Err(format!("{s:?}: empty specifier; write the bare tool name for a tool-wide rule"))
+            }
+            Some(raw) => Some(Specifier::compile(raw, &subject).map_err(|e| format!("{s:?}: {e}"))?),
+        };
+        Ok(RuleSpec { source: s.to_owned(), subject, specifier })
+    }
+}
+
+impl Specifier {
+    fn compile(raw: &str, subject: &Subject) -> Result<Specifier, String> {
+        let command = match raw.strip_suffix(":*") {
+            Some(prefix) => {
+                let words: Vec<String> = prefix.split_whitespace().map(str::to_owned).collect();
+                if words.is_empty() {
+                    return Err("prefix is empty".into());
+                }
+                CommandPattern::Prefix(words)
+            }
+            None => CommandPattern::Glob(Glob::new(
+                &raw.split_whitespace().collect::<Vec<_>>().join(" "),
+                Flavour::Text,
+            )),
+        };
+        if matches!(subject, Subject::Read | Subject::Write | Subject::File) {
+            if raw.starts_with('~') {
+                return Err(
+                    "paths are absolute: '~' is not expanded (the jail refuses home-relative paths)".into()
+                );
+            }
+            if !raw.starts_with('/') && !raw.starts_with("**") {
+                return Err("a path pattern starts with '/' or '**/'".into());
+            }
+        }
+        let domain = raw.strip_prefix("domain:").map(|d| d.trim().to_ascii_lowercase());
+        if matches!(subject, Subject::Fetch)
+            && domain.as_deref().is_some_and(|d| d.is_empty() || d.contains('/'))
+        {
+            return Err("domain:NAME takes a host name".into());
+        }
+        Ok(Specifier {
+            raw: raw.to_owned(),
+            command,
+            path: Glob::new(raw, Flavour::Path),
+            text: Glob::new(raw, Flavour::Text),
+            domain,
+        })
+    }
+
+    /// `domain:x` matches host `x` and its subdomains.
+    pub fn matches_host(&self, host: &str) -> bool {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        match &self.domain {
+            Some(d) => host == *d || host.ends_with(&format!(".{d}")),
+            None => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_rule_forms_users_write() {
+        let ok = [
+            "Shell",
+            "Shell(git push:*)",
+            "Bash(npm run test:*)",
+            "Shell(git status)",
+            "Read(/work/**)",
+            "Write(/work/src/**)",
+            "File(**/.env)",
+            "Fetch(domain:example.com)",
+            "mcp__fs__read_file",
+            "mcp__fs__*",
+            "http__api__v1/*",
+            "mcp__sh__run(git status:*)",
+        ];
+        for s in ok {
+            RuleSpec::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));
+        }
+        let bad = [
+            "",
+            "Shell(",
+            "Shell()",
+            "Frobnicate",
+            "Read(work/**)",
+            "Read(~/x)",
+            "Fetch(domain:)",
+            "Shell(:*)",
+            "two words",
+        ];
+        for s in bad {
+            assert!(RuleSpec::parse(s).is_err(), "{s} should be refused");
+        }
+    }
+
+    #[test]
+    fn prefix_rules_match_whole_words_only() {
+        let r = RuleSpec::parse("Shell(git push:*)").unwrap();
+        let spec = r.specifier.unwrap();
+        let m = |c: &str| spec.command.matches(&c.split(' ').collect::<Vec<_>>(), c);
+        assert!(m("git push"));
+        assert!(m("git push origin main"));
+        assert!(!m("git pushx"));
+        assert!(!m("git status"));
+        let exact = RuleSpec::parse("Shell(git status)").unwrap().specifier.unwrap();
+        assert!(exact.command.matches(&["git", "status"], "git status"));
+        assert!(!exact.command.matches(&["git", "status", "-s"], "git status -s"));
+    }
+
+    #[test]
+    fn domains_match_their_subdomains_only() {
+        let s = RuleSpec::parse("Fetch(domain:example.com)").unwrap().specifier.unwrap();
+        assert!(s.matches_host("example.com"));
+        assert!(s.matches_host("API.example.com."));
+        assert!(!s.matches_host("badexample.com"));
+        assert!(!s.matches_host("example.com.evil.io"));
+    }
+}
