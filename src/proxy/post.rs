@@ -158,11 +158,7 @@ async fn mcp(
     // Fast path: nothing to inspect in results and no version to learn — relay the answer as it
     // streams, without holding or parsing it.
     if !shared.guard.inspects_results() && !watched.has_initialize() {
-        let outcome = if resp.status().is_success() {
-            CallOutcome::Forwarded
-        } else {
-            CallOutcome::Failed
-        };
+        let outcome = if resp.status().is_success() { CallOutcome::Forwarded } else { CallOutcome::Failed };
         for tool in watched.call_names() {
             shared.metrics.tool_call(&upstream, &tool, outcome);
         }
