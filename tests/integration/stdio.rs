@@ -221,3 +221,61 @@ async fn python_sdk_client_drives_server_everything_through_wrap() {
     let seen = std::fs::read_to_string(&journal).unwrap();
     assert!(!seen.contains("get-env"), "the denied call never reached the server:\n{seen}");
 }
+
+#[tokio::test]
+async fn layer1_denies_and_headless_asks_never_reach_server_filesystem() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("stdin.jsonl");
+    let root = dir.path().join("root");
+    std::fs::create_dir_all(root.join("private")).unwrap();
+    std::fs::write(root.join("notes.txt"), "ship on friday\n").unwrap();
+    std::fs::write(root.join("private/key"), "k\n").unwrap();
+    std::fs::write(dir.path().join("outside.txt"), "outside\n").unwrap();
+    std::os::unix::fs::symlink(dir.path().join("outside.txt"), root.join("link-out")).unwrap();
+    let root = root.canonicalize().unwrap();
+    let r = root.display().to_string();
+    let yaml = format!(
+        "tools:\n  - {{ match: \"mcp__fs__read_*\", kind: file, path: /path, access: read }}\n  \
+         - {{ match: mcp__fs__write_file, kind: file, path: /path, access: write }}\n\
+         jail: {{ root: {r:?} }}\npermissions: {{ deny: [\"Read({r}/private/**)\"] }}\n"
+    );
+    let config = write_config(dir.path(), &yaml);
+    let server = node_module("@modelcontextprotocol/server-filesystem/dist/index.js");
+    // The server may read the whole temp dir: only portcullis's jail keeps it to `root`.
+    let script = format!(
+        "tee -a '{}' | exec node '{}' '{}'",
+        journal.display(),
+        server.display(),
+        dir.path().canonicalize().unwrap().display()
+    );
+    let mut w = Wrapped::start(&config, "fs", &["sh", "-c", &script]);
+    w.initialize().await;
+
+    let cases = [
+        (1, "read_text_file", json!({"path": format!("{r}/notes.txt")}), None),
+        (2, "read_text_file", json!({"path": format!("{r}/private/key")}), Some("Read(")),
+        (3, "read_text_file", json!({"path": format!("{r}/link-out")}), Some("outside the jail")),
+        (4, "read_text_file", json!({"path": format!("{r}/../outside.txt")}), Some("outside the jail")),
+        (5, "write_file", json!({"path": format!("{r}/new.txt"), "content": "x"}), Some("needs a human")),
+    ];
+    for (id, tool, args, refused) in &cases {
+        w.call(*id, tool, args.clone()).await;
+        let resp = w.response().await;
+        assert_eq!(resp["id"], *id);
+        let text = resp["result"]["content"][0]["text"].as_str().unwrap_or("").to_owned();
+        match refused {
+            None => assert_eq!(text, "ship on friday\n", "{resp}"),
+            Some(why) => {
+                assert_eq!(resp["result"]["isError"], true, "{resp}");
+                assert!(text.contains(why), "{why:?} not in {text}");
+            }
+        }
+    }
+    w.close().await;
+    let seen = std::fs::read_to_string(&journal).unwrap();
+    assert!(seen.contains("notes.txt"));
+    for never in ["private/key", "link-out", "outside.txt", "new.txt"] {
+        assert!(!seen.contains(never), "{never} reached the server:\n{seen}");
+    }
+    assert!(!root.join("new.txt").exists());
+}
