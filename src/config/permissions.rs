@@ -9,6 +9,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::Problems;
+use std::sync::Arc;
+
+use crate::rules::allowlist::{Allowed, Allowlist};
 use crate::rules::jail::{Jail, Resolve, DEFAULT_DENY_NAMES};
 use crate::rules::kinds::{Access, KindSpec, ToolKinds};
 use crate::rules::spec::{RuleSpec, Subject};
@@ -24,6 +27,19 @@ pub struct RawTool {
     pub path: Option<String>,
     pub access: Option<String>,
     pub url: Option<String>,
+    /// Executor mode for shell tools: program -> what it may be given.
+    pub allowlist: Option<std::collections::BTreeMap<String, RawAllowed>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawAllowed {
+    #[serde(default)]
+    pub options: String,
+    #[serde(default)]
+    pub min_paths: usize,
+    #[serde(default)]
+    pub literal: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -205,7 +221,30 @@ fn tools(raw: Vec<Value>, p: &mut Problems) -> ToolKinds {
             }
         };
         let kind = match t.kind.as_str() {
-            "shell" => pointer(p, "command", t.command.clone()).map(|command| KindSpec::Shell { command }),
+            "shell" => {
+                let allowlist = t.allowlist.map(|programs| {
+                    let programs = programs
+                        .into_iter()
+                        .map(|(name, a)| {
+                            if name.contains('/') || name.is_empty() {
+                                p.add(
+                                    format!("{path}.allowlist.{name}"),
+                                    "programs are exact names, never paths",
+                                );
+                            }
+                            if a.literal && (a.min_paths > 0 || !a.options.is_empty()) {
+                                p.add(
+                                    format!("{path}.allowlist.{name}"),
+                                    "a literal program takes no options or paths",
+                                );
+                            }
+                            (name, Allowed { options: a.options, min_paths: a.min_paths, literal: a.literal })
+                        })
+                        .collect();
+                    Arc::new(Allowlist { programs })
+                });
+                pointer(p, "command", t.command.clone()).map(|command| KindSpec::Shell { command, allowlist })
+            }
             "file" => {
                 let access = match t.access.as_deref() {
                     Some("read") => Some(Access::Read),

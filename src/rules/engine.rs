@@ -135,7 +135,22 @@ impl Engine {
     pub fn decide(&self, upstream: &str, qualified: &str, args: &Value) -> Decision {
         let profile = self.parts.profiles.get(upstream).copied().unwrap_or_default();
         match self.parts.kinds.classify(qualified, args) {
-            Subject::Shell { command } => self.shell(qualified, &command, profile),
+            Subject::Shell { command, allowlist: None } => self.shell(qualified, &command, profile),
+            Subject::Shell { command, allowlist: Some(list) } => match list.check(&command, &self.jail) {
+                Err(why) => Decision {
+                    effect: Effect::Deny,
+                    rule: "tools: allowlist".into(),
+                    scope: Scope::Config,
+                    reason: why,
+                    prefilter: Some(Prefilter::Inspect),
+                },
+                // An allowlisted invocation is the executor's contract: its floor allows, while
+                // configured denies and asks (and a readonly profile) still hold.
+                Ok(()) => {
+                    let floor = if profile == Profile::Readonly { profile } else { Profile::Privileged };
+                    self.shell(qualified, &command, floor)
+                }
+            },
             Subject::File { path, access } => match self.jail.confine(&path) {
                 Confined::Refused(why) => Decision {
                     effect: Effect::Deny,

@@ -1,7 +1,11 @@
 //! Tool kinds: what config says a tool *is*, and where its meaningful argument lives.
 //! The first `tools:` entry whose glob matches the qualified name decides.
 
+use std::sync::Arc;
+
 use serde_json::Value;
+
+use super::allowlist::Allowlist;
 
 use super::glob::{Flavour, Glob};
 
@@ -15,9 +19,18 @@ pub enum Access {
 /// A configured kind, with JSON pointers into the arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KindSpec {
-    Shell { command: String },
-    File { path: String, access: Access },
-    Fetch { url: String },
+    /// `allowlist`: executor mode, only listed plain invocations.
+    Shell {
+        command: String,
+        allowlist: Option<Arc<Allowlist>>,
+    },
+    File {
+        path: String,
+        access: Access,
+    },
+    Fetch {
+        url: String,
+    },
     Generic,
 }
 
@@ -37,6 +50,7 @@ impl KindSpec {
 pub enum Subject {
     Shell {
         command: String,
+        allowlist: Option<Arc<Allowlist>>,
     },
     File {
         path: String,
@@ -79,8 +93,8 @@ impl ToolKinds {
     pub fn classify(&self, qualified: &str, args: &Value) -> Subject {
         let text = |pointer: &str| args.pointer(pointer).and_then(Value::as_str).map(str::to_owned);
         match self.kind_of(qualified) {
-            KindSpec::Shell { command } => match text(command) {
-                Some(command) => Subject::Shell { command },
+            KindSpec::Shell { command, allowlist } => match text(command) {
+                Some(c) => Subject::Shell { command: c, allowlist: allowlist.clone() },
                 None => Subject::Malformed { kind: "shell", pointer: command.clone() },
             },
             KindSpec::File { path, access } => match text(path) {
@@ -121,13 +135,13 @@ mod tests {
     #[test]
     fn first_matching_entry_decides_and_pointers_read_arguments() {
         let kinds = ToolKinds::new([
-            ("mcp__sh__run".to_owned(), KindSpec::Shell { command: "/command".into() }),
+            ("mcp__sh__run".to_owned(), KindSpec::Shell { command: "/command".into(), allowlist: None }),
             ("mcp__fs__read_*".to_owned(), KindSpec::File { path: "/path".into(), access: Access::Read }),
             ("mcp__fs__*".to_owned(), KindSpec::File { path: "/path".into(), access: Access::Write }),
         ]);
         assert_eq!(
             kinds.classify("mcp__sh__run", &json!({"command":"ls"})),
-            Subject::Shell { command: "ls".into() }
+            Subject::Shell { command: "ls".into(), allowlist: None }
         );
         assert_eq!(
             kinds.classify("mcp__fs__read_file", &json!({"path":"/a"})),

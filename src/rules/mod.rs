@@ -10,6 +10,7 @@
 //! substitution, subshells, `eval`, …) is floored at ask whatever an allow says. The worst unit
 //! decides the call.
 
+pub mod allowlist;
 mod engine;
 pub mod glob;
 pub mod jail;

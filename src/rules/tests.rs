@@ -212,3 +212,38 @@ fn malformed_rules_are_config_errors() {
         .unwrap_err();
     assert_eq!(err.problems.len(), 3, "{err}");
 }
+
+#[test]
+fn executor_allowlist_mode_accepts_only_listed_plain_invocations() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap().display().to_string();
+    let yaml = format!(
+        r#"
+tools:
+  - match: mcp__ex__run
+    kind: shell
+    command: /command
+    allowlist:
+      ls: {{ options: "la" }}
+      cat: {{ min_paths: 1 }}
+      date: {{ literal: true }}
+jail: {{ root: {root:?} }}
+permissions: {{ deny: ["Shell(cat:*)"] }}
+"#
+    );
+    let c = Config::parse(&yaml, "t").unwrap_or_else(|e| panic!("{e}"));
+    let run = |cmd: &str| c.policy.engine.decide("ex", "mcp__ex__run", &json!({ "command": cmd }));
+    assert_eq!(run("ls -la").effect, Effect::Allow);
+    assert_eq!(run("date").effect, Effect::Allow);
+    for bad in ["ls -R", "ls; id", "/bin/ls", "date -s x", "ls ../x", "whoami", "cat"] {
+        let d = run(bad);
+        assert_eq!((d.effect, d.rule.as_str()), (Effect::Deny, "tools: allowlist"), "{bad}: {}", d.reason);
+    }
+    assert_eq!(
+        run("cat a.txt").rule,
+        "Shell(cat:*)",
+        "configured denies still apply to allowlisted programs"
+    );
+    let bad = "tools:\n  - { match: x, kind: shell, command: /c, allowlist: { /bin/ls: {}, date: { literal: true, min_paths: 1 } } }\n";
+    assert_eq!(Config::parse(bad, "t").unwrap_err().problems.len(), 2);
+}
