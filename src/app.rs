@@ -23,9 +23,9 @@ use std::sync::Arc;
 use http::Request;
 use http_body::Body as HttpBody;
 use tokio::net::TcpListener;
-use tokio::sync::watch;
+use tokio::sync::{oneshot, watch, Semaphore};
 use tokio::task::JoinHandle;
-use tower::limit::ConcurrencyLimitLayer;
+use tower::limit::GlobalConcurrencyLimitLayer;
 use tower::{Service, ServiceBuilder};
 
 use crate::config::Config;
@@ -42,31 +42,52 @@ use crate::telemetry::Metrics;
 use crate::upstream::Upstream;
 use crate::{admin, server};
 
-/// Builds the proxy service for `config`, recording into `metrics`.
+/// What every worker's stack shares: the policy, metrics, the session table, the upstreams and
+/// the concurrency budget. Built once per proxy.
+#[derive(Clone)]
+pub struct Parts {
+    shared: Arc<Shared>,
+    targets: Arc<Targets>,
+    in_flight: Arc<Semaphore>,
+    metrics: Arc<Metrics>,
+}
+
+impl Parts {
+    pub fn new(config: &Config, metrics: Arc<Metrics>) -> Parts {
+        let shared = Arc::new(Shared {
+            guard: Guard::new(&config.policy, metrics.clone()),
+            metrics: metrics.clone(),
+            sessions: Sessions::default(),
+            limits: config.limits.clone(),
+        });
+        Parts {
+            shared,
+            targets: Arc::new(Targets::from_config(config)),
+            in_flight: Arc::new(Semaphore::new(config.limits.concurrency)),
+            metrics,
+        }
+    }
+}
+
+/// Builds one proxy stack over `parts`. Each worker builds its own, so its upstream connection
+/// pool lives on its own thread.
 pub fn proxy<B>(
     config: &Config,
-    metrics: Arc<Metrics>,
+    parts: &Parts,
 ) -> impl Service<Request<B>, Response = Resp, Error = Infallible, Future: Send + 'static> + Clone + Send + 'static
 where
     B: HttpBody<Data = bytes::Bytes> + Send + 'static,
     B::Error: Into<BoxError>,
 {
-    let shared = Arc::new(Shared {
-        guard: Guard::new(&config.policy, metrics.clone()),
-        metrics: metrics.clone(),
-        sessions: Sessions::default(),
-        limits: config.limits.clone(),
-    });
-    let targets = Arc::new(Targets::from_config(config));
     ServiceBuilder::new()
         .layer(RescueLayer)
-        .layer(TelemetryLayer::new(metrics.clone()))
-        .layer(ConcurrencyLimitLayer::new(config.limits.concurrency))
-        .layer(RouteLayer::new(targets))
+        .layer(TelemetryLayer::new(parts.metrics.clone()))
+        .layer(GlobalConcurrencyLimitLayer::with_semaphore(parts.in_flight.clone()))
+        .layer(RouteLayer::new(parts.targets.clone()))
         .layer(BodyLimitLayer::new(config.limits.max_body, config.limits.client_header_timeout * 3))
-        .layer(PreGateLayer::new(shared.clone()))
-        .layer(PostGateLayer::new(shared))
-        .service(Upstream::new(&config.limits, metrics))
+        .layer(PreGateLayer::new(parts.shared.clone()))
+        .layer(PostGateLayer::new(parts.shared.clone()))
+        .service(Upstream::new(&config.limits, parts.metrics.clone()))
 }
 
 /// A proxy running in the background.
@@ -77,16 +98,18 @@ pub struct Running {
     pub admin_addr: SocketAddr,
     pub metrics: Arc<Metrics>,
     stop: watch::Sender<bool>,
-    tasks: Vec<JoinHandle<()>>,
+    admin: JoinHandle<()>,
+    workers: Vec<oneshot::Receiver<()>>,
 }
 
 impl Running {
     /// Stops accepting, drains in-flight calls (up to the configured grace) and returns.
     pub async fn shutdown(self) {
         let _ = self.stop.send(true);
-        for t in self.tasks {
-            let _ = t.await;
+        for w in self.workers {
+            let _ = w.await;
         }
+        let _ = self.admin.await;
     }
 
     /// Runs until `signal` resolves, then shuts down gracefully.
@@ -97,12 +120,35 @@ impl Running {
     }
 }
 
-/// Binds both listeners and starts serving.
+/// A listening socket that others may share (`SO_REUSEPORT`): the kernel spreads connections
+/// over the workers' sockets.
+fn shared_listener(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
+    use socket2::{Domain, Socket, Type};
+    let s = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    s.set_reuse_address(true)?;
+    s.set_reuse_port(true)?;
+    s.set_nonblocking(true)?;
+    s.bind(&addr.into())?;
+    s.listen(1024)?;
+    Ok(s.into())
+}
+
+/// Binds the listeners and starts serving.
+///
+/// The proxy runs one single-threaded runtime per worker (`limits.workers`, default one per
+/// CPU), each with its own listening socket on the same port and its own upstream pool, so a
+/// call is accepted, gated, forwarded and answered on one thread: no cross-thread wake-ups on
+/// the hot path (the benchmark showed them as the largest cost of a work-stealing runtime).
+/// The policy, metrics, session table and concurrency budget are shared.
 pub async fn start(config: &Config) -> std::io::Result<Running> {
     let metrics = Arc::new(Metrics::new());
-    let listener = TcpListener::bind(config.listen).await?;
+    let first = shared_listener(config.listen)?;
+    let addr = first.local_addr()?;
+    let mut listeners = vec![first];
+    for _ in 1..config.limits.workers {
+        listeners.push(shared_listener(addr)?);
+    }
     let admin_listener = TcpListener::bind(config.admin.listen).await?;
-    let addr = listener.local_addr()?;
     let admin_addr = admin_listener.local_addr()?;
     for (what, a) in [("proxy", addr), ("admin", admin_addr)] {
         if !a.ip().is_loopback() {
@@ -110,15 +156,32 @@ pub async fn start(config: &Config) -> std::io::Result<Running> {
         }
     }
     let (stop, stopped) = watch::channel(false);
-    let limits = config.limits.clone();
-    let svc = proxy(config, metrics.clone());
+    let parts = Parts::new(config, metrics.clone());
+    let mut workers = Vec::new();
+    for (i, std_listener) in listeners.into_iter().enumerate() {
+        let (done, finished) = oneshot::channel();
+        let (config, parts, stopped) = (config.clone(), parts.clone(), stopped.clone());
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        std::thread::Builder::new().name(format!("portcullis-worker-{i}")).spawn(move || {
+            runtime.block_on(async move {
+                match TcpListener::from_std(std_listener) {
+                    Ok(listener) => {
+                        let svc = proxy(&config, &parts);
+                        server::serve(listener, svc, config.limits.clone(), stop_signal(stopped)).await;
+                    }
+                    Err(e) => tracing::error!(error = %e, "worker could not register its listener"),
+                }
+            });
+            let _ = done.send(());
+        })?;
+        workers.push(finished);
+    }
     let admin_svc = admin::service(metrics.clone());
-    let signal = |mut rx: watch::Receiver<bool>| async move {
-        let _ = rx.wait_for(|s| *s).await;
-    };
-    let tasks = vec![
-        tokio::spawn(server::serve(listener, svc, limits.clone(), signal(stopped.clone()))),
-        tokio::spawn(server::serve(admin_listener, admin_svc, limits, signal(stopped))),
-    ];
-    Ok(Running { addr, admin_addr, metrics, stop, tasks })
+    let admin =
+        tokio::spawn(server::serve(admin_listener, admin_svc, config.limits.clone(), stop_signal(stopped)));
+    Ok(Running { addr, admin_addr, metrics, stop, admin, workers })
+}
+
+async fn stop_signal(mut rx: watch::Receiver<bool>) {
+    let _ = rx.wait_for(|s| *s).await;
 }

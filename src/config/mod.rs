@@ -72,6 +72,8 @@ pub struct Limits {
     pub client_header_timeout: Duration,
     /// Shutdown: how long in-flight calls may drain.
     pub shutdown_grace: Duration,
+    /// Single-threaded workers sharing the listening port (default: one per CPU).
+    pub workers: usize,
 }
 
 impl Default for Limits {
@@ -85,6 +87,7 @@ impl Default for Limits {
             idle_timeout: Duration::from_secs(300),
             client_header_timeout: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(30),
+            workers: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         }
     }
 }
@@ -385,7 +388,11 @@ impl Compiler {
                 d.client_header_timeout,
             ),
             shutdown_grace: dur(self, "limits.shutdown_grace", raw.shutdown_grace, d.shutdown_grace),
+            workers: raw.workers.map(|n| n as usize).unwrap_or(d.workers),
         };
+        if limits.workers == 0 || limits.workers > 256 {
+            self.problem("limits.workers", "must be between 1 and 256");
+        }
         if limits.concurrency == 0 {
             self.problem("limits.concurrency", "must be at least 1");
         }

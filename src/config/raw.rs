@@ -35,6 +35,7 @@ pub struct Limits {
     pub max_body: Option<Scalar>,
     pub max_response: Option<Scalar>,
     pub concurrency: Option<u64>,
+    pub workers: Option<u64>,
     pub connect_timeout: Option<Scalar>,
     pub header_timeout: Option<Scalar>,
     pub idle_timeout: Option<Scalar>,

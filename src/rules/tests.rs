@@ -60,7 +60,9 @@ fn substitutions_and_subshells_are_floored_at_ask_even_when_allowed() {
     let c = config("permissions: { allow: [\"Shell(echo:*)\", Shell] }\n", &[]);
     assert_eq!(shell(&c, "echo hi").0, Effect::Allow);
     // Regression (found by the suffix property): an allow for a program is no allow to write files.
-    for cmd in ["echo $(whoami)", "(echo hi)", "echo <(cat x)", "eval echo hi", "echo x > ~/.bashrc", "echo x >> f"] {
+    for cmd in
+        ["echo $(whoami)", "(echo hi)", "echo <(cat x)", "eval echo hi", "echo x > ~/.bashrc", "echo x >> f"]
+    {
         assert_eq!(shell(&c, cmd).0, Effect::Ask, "{cmd}: {:?}", shell(&c, cmd));
     }
     assert_eq!(shell(&c, "echo \"unterminated").0, Effect::Ask, "a parse error asks");
