@@ -36,11 +36,12 @@ impl Guard {
 
     /// Layer 1's decision for a call, as `portcullis check` reports it.
     pub fn decide(&self, call: &ToolCall) -> Decision {
-        let args: Value = call
-            .args
-            .as_deref()
-            .and_then(|a| serde_json::from_str(a.get()).ok())
-            .unwrap_or_else(|| Value::Object(Default::default()));
+        let args: Value = match call.args.as_deref() {
+            Some(a) if self.engine.needs_args(&call.qualified) => {
+                serde_json::from_str(a.get()).unwrap_or_else(|_| Value::Object(Default::default()))
+            }
+            _ => Value::Object(Default::default()),
+        };
         self.engine.decide(&call.upstream, &call.qualified, &args)
     }
 

@@ -131,6 +131,17 @@ impl Engine {
         }
     }
 
+    /// Whether deciding a call to `qualified` reads its arguments at all. A generic tool's
+    /// arguments only matter to `tool(specifier)` rules; without one the proxy need not parse them.
+    pub fn needs_args(&self, qualified: &str) -> bool {
+        !matches!(self.parts.kinds.kind_of(qualified), super::kinds::KindSpec::Generic)
+            || self
+                .parts
+                .rules
+                .iter()
+                .any(|r| matches!(r.spec.subject, RuleSubject::Tool(_)) && r.spec.specifier.is_some())
+    }
+
     /// Decides a call to `qualified` (on `upstream`) with `args`.
     pub fn decide(&self, upstream: &str, qualified: &str, args: &Value) -> Decision {
         let profile = self.parts.profiles.get(upstream).copied().unwrap_or_default();

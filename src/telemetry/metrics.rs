@@ -20,7 +20,8 @@ const OTHER: &str = "other";
 pub struct Metrics {
     registry: Registry,
     tool_calls: IntCounterVec,
-    rule_decisions: IntCounterVec,
+    /// Resolved once: `[effect][scope]`, so the hot path does no label hashing.
+    rule_decisions: Vec<prometheus::IntCounter>,
     upstream_latency: HistogramVec,
     overhead: Histogram,
     tools: RwLock<HashSet<String>>,
@@ -73,14 +74,15 @@ impl Metrics {
         for m in [&tool_calls, &rule_decisions] {
             registry.register(Box::new(m.clone())).expect("registered once");
         }
+        let rule_decisions_vec = rule_decisions;
         registry.register(Box::new(upstream_latency.clone())).expect("registered once");
         registry.register(Box::new(overhead.clone())).expect("registered once");
         // Every label combination exists from the start, so dashboards and alerts see zeros.
-        for e in Effect::ALL {
-            for s in Scope::ALL {
-                rule_decisions.with_label_values(&[e.as_str(), s.as_str()]);
-            }
-        }
+        let rule_decisions = Effect::ALL
+            .iter()
+            .flat_map(|e| Scope::ALL.iter().map(move |s| (e, s)))
+            .map(|(e, s)| rule_decisions_vec.with_label_values(&[e.as_str(), s.as_str()]))
+            .collect();
         Metrics { registry, tool_calls, rule_decisions, upstream_latency, overhead, tools: RwLock::default() }
     }
 
@@ -92,7 +94,7 @@ impl Metrics {
 
     /// Counts one Layer 1 decision.
     pub fn rule_decision(&self, effect: Effect, scope: Scope) {
-        self.rule_decisions.with_label_values(&[effect.as_str(), scope.as_str()]).inc();
+        self.rule_decisions[effect as usize * Scope::ALL.len() + scope as usize].inc();
     }
 
     pub fn upstream_latency(&self, upstream: &str, secs: f64) {
@@ -139,6 +141,7 @@ mod tests {
         m.tool_call("fs", "mcp__fs__read", CallOutcome::Denied);
         m.upstream_latency("fs", 0.01);
         m.overhead(0.0001);
+        m.rule_decision(Effect::Deny, Scope::Cli);
         let text = String::from_utf8(m.render()).unwrap();
         assert!(
             text.contains(
@@ -148,6 +151,8 @@ mod tests {
         );
         assert!(text.contains("portcullis_upstream_latency_seconds_bucket"));
         assert!(text.contains("portcullis_proxy_overhead_seconds_count 1"));
+        assert!(text.contains(r#"portcullis_rule_decisions_total{effect="deny",scope="cli"} 1"#), "{text}");
+        assert!(text.contains(r#"portcullis_rule_decisions_total{effect="allow",scope="managed"} 0"#));
     }
 
     #[test]
