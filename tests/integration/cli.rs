@@ -35,3 +35,39 @@ fn validate_reports_every_problem_and_fails() {
     let ok = portcullis().args(["validate"]).output().unwrap();
     assert!(ok.status.success(), "the embedded default validates");
 }
+
+#[test]
+fn check_reads_permission_layers_from_the_command_line_and_the_managed_file() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("main.yaml");
+    std::fs::write(&main, "tools: [{ match: mcp__sh__run, kind: shell, command: /command }]\npermissions: { allow: [\"Shell(make:*)\", \"Shell(npm:*)\"] }\n").unwrap();
+    let cli = dir.path().join("cli.yaml");
+    std::fs::write(&cli, "permissions: { ask: [\"Shell(npm publish:*)\"] }\n").unwrap();
+    let managed = dir.path().join("managed.yaml");
+    std::fs::write(&managed, "permissions: { deny: [\"Shell(make deploy:*)\"] }\n").unwrap();
+    let mut child = portcullis()
+        .args(["check", "--config"])
+        .arg(&main)
+        .arg("--permission-config")
+        .arg(&cli)
+        .env("PORTCULLIS_MANAGED_CONFIG", &managed)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = ["make build", "make deploy prod", "npm test", "npm publish"]
+        .map(|c| format!("{{\"tool\":\"mcp__sh__run\",\"args\":{{\"command\":\"{c}\"}}}}\n"))
+        .concat();
+    child.stdin.take().unwrap().write_all(lines.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let got: Vec<(String, String)> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .map(|v| (v["effect"].as_str().unwrap().to_owned(), v["scope"].as_str().unwrap().to_owned()))
+        .collect();
+    let want = [("allow", "config"), ("deny", "managed"), ("allow", "config"), ("ask", "cli")];
+    assert_eq!(got, want.map(|(e, s)| (e.to_owned(), s.to_owned())));
+}
