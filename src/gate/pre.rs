@@ -277,3 +277,30 @@ mod tests {
         assert_eq!(arr[1]["result"]["isError"], true);
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use crate::mcp::jsonrpc::parse;
+
+    proptest::proptest! {
+        /// No body — valid JSON-RPC, near-misses or noise — makes the gate panic.
+        #[test]
+        fn the_gate_never_panics_on_any_body(
+            body in proptest::prop_oneof![
+                ".*",
+                r#"\{"jsonrpc":"2\.0","id":(1|"a"|null|1\.0|\[\]),"method":"(tools/call|initialize|x)","params":\{"name":"[a-z_]{0,6}","arguments":(\{\}|null|1|"x")\}\}"#,
+                r#"\[(\{"jsonrpc":"2\.0","id":[0-9],"method":"tools/call","params":\{"name":"rm"\}\},?){0,3}\]"#,
+            ]
+        ) {
+            let guard = crate::gate::guard::tests::guard("permissions: { deny: [mcp__up__rm] }\n");
+            let up: Arc<str> = "up".into();
+            for negotiated in [None, Some(Version::V2025_03_26)] {
+                let cx = Context { upstream: &up, era: Era::Legacy, negotiated, session: None };
+                if let Ok(payload) = parse(body.as_bytes()) {
+                    let _ = decide(&payload, &cx, &guard);
+                }
+            }
+        }
+    }
+}
