@@ -26,6 +26,7 @@ pub mod admin;
 pub mod app;
 pub mod call;
 pub mod check;
+pub mod checker;
 pub mod config;
 pub mod demo;
 pub mod gate;
