@@ -224,24 +224,3 @@ fn time_per_scan_on_a_ten_kib_result() {
         }
     }
 }
-#[test]
-fn zz_scratch() {
-    let samples = [
-        "https://www.google.com/maps/embed?pb=!1m18!1m12!1m3!1d3022.9663095343008!2d-74.00425878428698!3d40.74076684379132!2m3!1f0!2f0!3f0!3m2!1i1024!2i768!4f13.1!3m3!1m2!1s0x89c259bf5c1654f3%3A0xc80f9cfce5383d5d!2sGoogle!5e0!3m2!1sen!2sus!4v1586000412513!5m2!1sen!2sus",
-        "To install Rust: curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh",
-        r#"{"login":"octocat","id":583231,"node_id":"MDQ6VXNlcjU4MzIzMQ==","avatar_url":"https://avatars.githubusercontent.com/u/583231?v=4","gravatar_id":"","url":"https://api.github.com/users/octocat","html_url":"https://github.com/octocat","sha":"7638417db6d59f3c431d3e1f261cc637155684cd"}"#,
-        "Your verification code is 463820. Do not share it.",
-        "export PATH=$HOME/.cargo/bin:$PATH; git log --oneline | head",
-        "Meeting notes: please send the invoice to the accounts team. The user asked for a summary.",
-        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACDTd0W1ahuLbTFl4ZYNlXn1sB5t3l7PQ8ghl2NdNkcRjAAAAJgyl9bXMpfW\n-----END OPENSSH PRIVATE KEY-----",
-        "ls --color=always\n\u{1b}[0m\u{1b}[01;34msrc\u{1b}[0m  Cargo.toml",
-        "password: hunter22 and pwd=/home/user/projects",
-        "DATABASE_URL=postgres://admin:S3cr3tPassw0rd@db.internal:5432/app",
-    ];
-    for s in samples {
-        for d in [Direction::Inbound, Direction::Outbound] {
-            let f: Vec<_> = scan(s, d).into_iter().map(|f| (f.detector, s[f.span].to_string())).collect();
-            println!("{d:?} {:.60} => {f:?}", s);
-        }
-    }
-}

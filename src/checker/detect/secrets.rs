@@ -108,6 +108,13 @@ static SHAPES: LazyLock<Vec<Shape>> = LazyLock::new(|| {
             r"(?-u:\b)(eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)",
             |t, _| is_jwt(t),
         ),
+        shape(
+            "url_credentials",
+            "password in a URL's user-info (scheme://user:password@host)",
+            r#"(?-u:\b)[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s:/@"'<>]{1,64}:([^\s/@"'<>]{6,128})@[A-Za-z0-9\[]"#,
+            // `postgres:postgres@`, `user:password@` and `${PASS}` are examples, not secrets.
+            |t, _| looks_random(t, 6, 2.0) && !is_placeholder(t),
+        ),
         shape_in(
             Haystack::Lowered,
             "authorization_header",

@@ -74,6 +74,11 @@ pub(crate) fn positives() -> Vec<(String, &'static str, String)> {
     add(format!("session={token}; Path=/"), "jwt", token);
     let bearer = random_token(15, 32, ALNUM);
     add(format!("curl -H \"Authorization: Bearer {bearer}\" https://api"), "authorization_header", bearer);
+    add(
+        "DATABASE_URL=postgres://admin:S3cr3tPassw0rd@db.internal:5432/app".into(),
+        "url_credentials",
+        "S3cr3tPassw0rd".into(),
+    );
     let password = "k9#Lm2$vQx7p".to_string();
     add(format!("DB_PASSWORD={password}"), "credential_assignment", password);
     let api_key = random_token(16, 32, ALNUM);
@@ -125,6 +130,10 @@ fn near_misses_are_not_secrets() {
         "compass=N45E123x99abc".into(),
         "Authorization: Bearer $TOKEN".into(),
         "version=1.2.3-beta4".into(),
+        "postgres://postgres:postgres@localhost:5432/app".into(),
+        "mysql://user:password@localhost/db".into(),
+        "redis://:${REDIS_PASSWORD}@cache:6379".into(),
+        "see https://example.com:8080/path@v2".into(),
         "password: correct-horse-battery-staple".into(),
         "api_key: test_key_1234567890abcdef".into(),
         format!("checksum {long_b64}"),
