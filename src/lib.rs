@@ -28,6 +28,8 @@ pub mod call;
 pub mod check;
 pub mod checker;
 pub mod config;
+#[cfg(test)]
+mod corpus;
 pub mod demo;
 pub mod gate;
 pub mod mcp;

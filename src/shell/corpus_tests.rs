@@ -4,53 +4,8 @@
 //! The files are read from `../shared/corpus/` beside the repository when present, else from the
 //! copies in `tests/corpus/` (see the README there for their sources and licences).
 
-use std::path::PathBuf;
-
 use super::{analyze, read_only, ReadOnly};
-
-fn corpus(name: &str) -> String {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let shared = root.join("../shared/corpus").join(name);
-    let path = if shared.exists() { shared } else { root.join("tests/corpus").join(name) };
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// Undo the TSV escapes (the corpus README defines `\n`, `\t` and `\\`).
-fn unescape(field: &str) -> String {
-    let mut out = String::new();
-    let mut chars = field.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('\\') => out.push('\\'),
-            Some(other) => {
-                out.push('\\');
-                out.push(other);
-            }
-            None => out.push('\\'),
-        }
-    }
-    out
-}
-
-/// Rows as (command, label), header skipped.
-fn rows(text: &str) -> Vec<(String, String)> {
-    text.lines()
-        .skip(1)
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let mut fields = l.split('\t');
-            let command = unescape(fields.next().unwrap_or(""));
-            let label = fields.next().unwrap_or("").to_string();
-            (command, label)
-        })
-        .collect()
-}
+use crate::corpus::{read as corpus, tsv_rows as rows, unescape};
 
 #[test]
 fn unescape_reverses_the_tsv_escapes() {

@@ -13,7 +13,6 @@
 //! `meta` field is never read: the row type below does not have it.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use serde::Deserialize;
 
@@ -28,15 +27,9 @@ struct Row {
     label: String,
 }
 
+/// The committed copies make every file present; `Option` keeps the callers' skip paths simple.
 fn corpus(name: &str) -> Option<String> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let candidates = [root.join("../shared/corpus").join(name), root.join("tests/corpus").join(name)];
-    let found = candidates.iter().find(|p| p.exists());
-    match found {
-        Some(path) => println!("reading {}", path.display()),
-        None => println!("corpus {name} not found (looked in ../shared/corpus and tests/corpus): skipped"),
-    }
-    found.map(|path| std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+    Some(crate::corpus::read(name))
 }
 
 fn rows(name: &str) -> Option<Vec<Row>> {
@@ -181,31 +174,6 @@ fn fetch_and_execute_commands_are_caught_and_read_only_commands_pass() {
     assert!(false_alarms.is_empty(), "read-only commands flagged: {false_alarms:?}");
 }
 
-/// TSV rows as (first field, second field), header skipped, the corpus escapes undone.
-fn tsv(text: &str) -> impl Iterator<Item = (String, String)> + '_ {
-    let unescape = |field: &str| {
-        let mut out = String::new();
-        let mut chars = field.chars();
-        while let Some(c) = chars.next() {
-            if c != '\\' {
-                out.push(c);
-                continue;
-            }
-            match chars.next() {
-                Some('n') => out.push('\n'),
-                Some('t') => out.push('\t'),
-                Some('\\') => out.push('\\'),
-                Some(other) => {
-                    out.push('\\');
-                    out.push(other);
-                }
-                None => out.push('\\'),
-            }
-        }
-        out
-    };
-    text.lines().skip(1).filter(|l| !l.is_empty()).map(move |line| {
-        let mut fields = line.split('\t');
-        (unescape(fields.next().unwrap_or("")), fields.next().unwrap_or("").to_string())
-    })
+fn tsv(text: &str) -> impl Iterator<Item = (String, String)> {
+    crate::corpus::tsv_rows(text).into_iter()
 }
