@@ -10,19 +10,22 @@ use http::{Method, Request, StatusCode};
 use hyper::body::Incoming;
 use tower::Service;
 
+use crate::checker::guardrails::Guardrails;
 use crate::proxy::{full, Resp};
 use crate::telemetry::Metrics;
 
-/// The admin service.
+/// The admin service. `guardrails` decides `/readyz`.
 pub fn service(
     metrics: Arc<Metrics>,
+    guardrails: Option<Arc<Guardrails>>,
 ) -> impl Service<Request<Incoming>, Response = Resp, Error = Infallible, Future: Future + Send + 'static>
        + Clone
        + Send
        + 'static {
     tower::service_fn(move |req: Request<Incoming>| {
         let metrics = metrics.clone();
-        async move { Ok::<_, Infallible>(route(&req, &metrics)) }
+        let ready = guardrails.as_ref().is_none_or(|g| g.ready());
+        async move { Ok::<_, Infallible>(route(&req, &metrics, ready)) }
     })
 }
 
@@ -33,15 +36,21 @@ fn text(status: StatusCode, content_type: &'static str, body: impl Into<bytes::B
     resp
 }
 
-fn route<B>(req: &Request<B>, metrics: &Metrics) -> Resp {
+fn route<B>(req: &Request<B>, metrics: &Metrics, ready: bool) -> Resp {
     if req.method() != Method::GET {
         return text(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "GET only\n");
     }
     match req.uri().path() {
         "/metrics" => text(StatusCode::OK, "text/plain; version=0.0.4", metrics.render()),
         "/healthz" => text(StatusCode::OK, "text/plain", "ok\n"),
-        // Nothing yet can make the proxy unable to guard (the checker arrives with Layer 2).
-        "/readyz" => text(StatusCode::OK, "text/plain", "ready\n"),
+        "/readyz" if ready => text(StatusCode::OK, "text/plain", "ready\n"),
+        // A fail-closed guardrail rule depends on a checker whose breaker is open: calls it
+        // covers are being refused, so traffic should go elsewhere.
+        "/readyz" => text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "text/plain",
+            "not ready: the checker is down and a fail-closed guardrail rule depends on it\n",
+        ),
         _ => text(StatusCode::NOT_FOUND, "text/plain", "not found: try /metrics, /healthz or /readyz\n"),
     }
 }

@@ -53,19 +53,20 @@ pub struct Parts {
 }
 
 impl Parts {
-    pub fn new(config: &Config, metrics: Arc<Metrics>) -> Parts {
+    /// Fails only when the guardrails cannot be built (a checker API key variable is unset).
+    pub fn new(config: &Config, metrics: Arc<Metrics>) -> Result<Parts, String> {
         let shared = Arc::new(Shared {
-            guard: Guard::new(&config.policy, metrics.clone()),
+            guard: Guard::new(&config.policy, metrics.clone())?,
             metrics: metrics.clone(),
             sessions: Sessions::default(),
             limits: config.limits.clone(),
         });
-        Parts {
+        Ok(Parts {
             shared,
             targets: Arc::new(Targets::from_config(config)),
             in_flight: Arc::new(Semaphore::new(config.limits.concurrency)),
             metrics,
-        }
+        })
     }
 }
 
@@ -156,7 +157,7 @@ pub async fn start(config: &Config) -> std::io::Result<Running> {
         }
     }
     let (stop, stopped) = watch::channel(false);
-    let parts = Parts::new(config, metrics.clone());
+    let parts = Parts::new(config, metrics.clone()).map_err(std::io::Error::other)?;
     let mut workers = Vec::new();
     for (i, std_listener) in listeners.into_iter().enumerate() {
         let (done, finished) = oneshot::channel();
@@ -176,7 +177,7 @@ pub async fn start(config: &Config) -> std::io::Result<Running> {
         })?;
         workers.push(finished);
     }
-    let admin_svc = admin::service(metrics.clone());
+    let admin_svc = admin::service(metrics.clone(), parts.shared.guard.guardrails().cloned());
     let admin =
         tokio::spawn(server::serve(admin_listener, admin_svc, config.limits.clone(), stop_signal(stopped)));
     Ok(Running { addr, admin_addr, metrics, stop, admin, workers })

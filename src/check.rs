@@ -1,6 +1,10 @@
-//! `portcullis check`: offline decisions for JSONL tool calls, through the same engine the proxy
-//! uses. One output line per input line, always — a bad line gets an `error` line — so outputs
-//! can be zipped with inputs for evaluation.
+//! `portcullis check`: offline decisions for JSONL tool calls, through the same engine and
+//! checker the proxy uses. One output line per input line, always — a bad line gets an `error`
+//! line — so outputs can be zipped with inputs for evaluation.
+//!
+//! `--phase pre` reads `{"tool", "args"}` and reports Layer 1's effect and, for allowed calls a
+//! guardrail rule covers, Layer 2's verdict. `--phase post` reads `{"tool", "result"}` and
+//! reports what would happen to the result (and the rewritten result, when it changes).
 
 use std::io::{BufRead, Write};
 use std::sync::Arc;
@@ -9,9 +13,12 @@ use serde::Deserialize;
 use serde_json::{json, value::RawValue, Value};
 
 use crate::call::ToolCall;
+use crate::checker::guardrails::{PostJudgement, PreJudgement};
+use crate::checker::Phase;
 use crate::config::Config;
-use crate::gate::Guard;
+use crate::gate::{Guard, Outcome, PostOutcome};
 use crate::mcp::era::Era;
+use crate::mcp::result::refusal_value;
 use crate::rules::Effect;
 use crate::telemetry::Metrics;
 
@@ -21,6 +28,8 @@ struct Input {
     tool: String,
     #[serde(default)]
     args: Option<Box<RawValue>>,
+    #[serde(default)]
+    result: Option<Value>,
 }
 
 /// Counts of what was decided, for a summary on stderr.
@@ -29,6 +38,8 @@ pub struct Summary {
     pub allow: usize,
     pub ask: usize,
     pub deny: usize,
+    /// Pre: allowed by Layer 1 and blocked by Layer 2. Post: results blocked or sanitized.
+    pub blocked: usize,
     pub errors: usize,
 }
 
@@ -39,55 +50,115 @@ fn split(qualified: &str) -> Option<(&str, &str)> {
 }
 
 /// Decides every line of `input`, writing one JSON line per input line to `output`.
-pub fn run(config: &Config, input: impl BufRead, mut output: impl Write) -> std::io::Result<Summary> {
-    let guard = Guard::new(&config.policy, Arc::new(Metrics::new()));
+pub async fn run(
+    config: &Config,
+    phase: Phase,
+    input: impl BufRead,
+    mut output: impl Write,
+) -> std::io::Result<Summary> {
+    let guard = Guard::new(&config.policy, Arc::new(Metrics::new())).map_err(std::io::Error::other)?;
     let mut summary = Summary::default();
     for line in input.lines() {
         let line = line?;
         if line.trim().is_empty() {
             continue;
         }
-        let out = match decide(&guard, &line) {
-            Ok((v, effect)) => {
-                match effect {
-                    Effect::Allow => summary.allow += 1,
-                    Effect::Ask => summary.ask += 1,
-                    Effect::Deny => summary.deny += 1,
-                }
-                v
-            }
-            Err(e) => {
-                summary.errors += 1;
-                json!({ "error": e })
-            }
+        let decided = match phase {
+            Phase::Pre => decide(&guard, &line, &mut summary).await,
+            Phase::Post => inspect(&guard, &line, &mut summary).await,
         };
+        let out = decided.unwrap_or_else(|e| {
+            summary.errors += 1;
+            json!({ "error": e })
+        });
         writeln!(output, "{out}")?;
     }
     output.flush()?;
     Ok(summary)
 }
 
-fn decide(guard: &Guard, line: &str) -> Result<(Value, Effect), String> {
-    let input: Input =
-        serde_json::from_str(line).map_err(|e| format!("not a {{\"tool\", \"args\"}} line: {e}"))?;
+fn parse(line: &str) -> Result<(Input, ToolCall), String> {
+    let input: Input = serde_json::from_str(line)
+        .map_err(|e| format!("not a {{\"tool\", \"args\"|\"result\"}} line: {e}"))?;
     let (upstream, name) = split(&input.tool)
         .ok_or_else(|| format!("{:?} is not a qualified name (mcp__{{upstream}}__{{tool}})", input.tool))?;
     let mut call = ToolCall::mcp(upstream.into(), name, input.args.as_deref(), Era::Legacy);
     call.qualified = input.tool.clone();
+    Ok((input, call))
+}
+
+async fn decide(guard: &Guard, line: &str, summary: &mut Summary) -> Result<Value, String> {
+    let (_, call) = parse(line)?;
     let d = guard.decide(&call);
     let mut v = json!({
         "effect": d.effect.as_str(),
         "rule": d.rule,
         "scope": d.scope.as_str(),
         "reason": d.reason,
-        // Layer 2 (the checker) is not built yet: nothing is checked.
         "checked": false,
         "verdict": Value::Null,
+        "outcome": "forward",
     });
     if let Some(p) = d.prefilter {
         v["prefilter"] = json!(p.as_str());
     }
-    Ok((v, d.effect))
+    match d.effect {
+        Effect::Allow => summary.allow += 1,
+        Effect::Ask => summary.ask += 1,
+        Effect::Deny => summary.deny += 1,
+    }
+    match guard.pre(&call) {
+        Outcome::Forward => {}
+        Outcome::Refuse(_) => v["outcome"] = json!("refuse"),
+        Outcome::Check(check) => {
+            let report = check.report().await;
+            v["checked"] = json!(true);
+            v["verdict"] = json!(report.verdict.as_str());
+            v["mode"] = json!(report.mode.as_str());
+            v["guardrail"] = json!(report.rule);
+            v["rubric"] = json!(report.rubric);
+            match report.judgement {
+                PreJudgement::Pass => {}
+                PreJudgement::Block { reason } | PreJudgement::Unavailable { reason } => {
+                    summary.blocked += 1;
+                    v["outcome"] = json!("refuse");
+                    v["reason"] = json!(reason);
+                }
+            }
+        }
+    }
+    Ok(v)
+}
+
+async fn inspect(guard: &Guard, line: &str, summary: &mut Summary) -> Result<Value, String> {
+    let (input, call) = parse(line)?;
+    let mut result = input.result.ok_or("a post line carries `result`")?;
+    let redacted = guard.post(&call, &mut result) != PostOutcome::Pass;
+    let mut v = json!({ "checked": false, "verdict": Value::Null, "outcome": "pass" });
+    if let Some(check) = guard.post_check(&call) {
+        let report = check.report(&call, &mut result).await;
+        v["checked"] = json!(true);
+        v["verdict"] = json!(report.verdict.as_str());
+        v["mode"] = json!(report.mode.as_str());
+        v["guardrail"] = json!(report.rule);
+        v["rubric"] = json!(report.rubric);
+        match report.judgement {
+            PostJudgement::Pass => {}
+            PostJudgement::Sanitized => v["outcome"] = json!("sanitize"),
+            PostJudgement::Block { reason } | PostJudgement::Unavailable { reason } => {
+                v["outcome"] = json!("block");
+                result = refusal_value(&reason, Era::Legacy);
+            }
+        }
+    }
+    if redacted && v["outcome"] == "pass" {
+        v["outcome"] = json!("redact");
+    }
+    if v["outcome"] != "pass" {
+        summary.blocked += 1;
+        v["result"] = result;
+    }
+    Ok(v)
 }
 
 #[cfg(test)]
@@ -111,7 +182,8 @@ mod tests {
             "\n",
         );
         let mut out = Vec::new();
-        let summary = run(&config, input.as_bytes(), &mut out).unwrap();
+        let summary =
+            crate::gate::pre::block_on(run(&config, Phase::Pre, input.as_bytes(), &mut out)).unwrap();
         let lines: Vec<Value> =
             String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         assert_eq!(lines.len(), 4);
@@ -122,6 +194,6 @@ mod tests {
         assert_eq!(lines[2]["rule"], "Shell(rm:*)");
         assert_eq!(lines[2]["prefilter"], "inspect");
         assert!(lines[3]["error"].is_string());
-        assert_eq!(summary, Summary { allow: 1, ask: 0, deny: 1, errors: 2 });
+        assert_eq!(summary, Summary { allow: 1, ask: 0, deny: 1, blocked: 0, errors: 2 });
     }
 }

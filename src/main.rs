@@ -67,8 +67,9 @@ enum Command {
     Check {
         #[command(flatten)]
         config: ConfigArgs,
-        /// `pre` decides calls before they run; `post` (results) arrives with the checker.
-        #[arg(long, default_value = "pre")]
+        /// `pre` decides calls (`{"tool", "args"}` lines); `post` judges results
+        /// (`{"tool", "result"}` lines).
+        #[arg(long, default_value = "pre", value_parser = ["pre", "post"])]
         phase: String,
     },
     /// Parse and validate a config, print every problem, exit non-zero if there is one.
@@ -170,15 +171,23 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Check { config, phase } => {
-            if phase != "pre" {
-                anyhow::bail!("--phase {phase}: only `pre` is decided today; post-call checks arrive with the checker (Layer 2)");
-            }
+            let phase = match phase.as_str() {
+                "post" => portcullis::checker::Phase::Post,
+                _ => portcullis::checker::Phase::Pre,
+            };
             let c = config.load()?;
-            let s = portcullis::check::run(&c, std::io::stdin().lock(), std::io::stdout().lock())?;
-            eprintln!(
-                "portcullis check: {} allow, {} ask, {} deny, {} unreadable line(s)",
-                s.allow, s.ask, s.deny, s.errors
-            );
+            let s =
+                portcullis::check::run(&c, phase, std::io::stdin().lock(), std::io::stdout().lock()).await?;
+            match phase {
+                portcullis::checker::Phase::Pre => eprintln!(
+                    "portcullis check: {} allow, {} ask, {} deny; {} blocked by the checker; {} unreadable line(s)",
+                    s.allow, s.ask, s.deny, s.blocked, s.errors
+                ),
+                portcullis::checker::Phase::Post => eprintln!(
+                    "portcullis check: {} result(s) rewritten or blocked; {} unreadable line(s)",
+                    s.blocked, s.errors
+                ),
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Serve { config } => {

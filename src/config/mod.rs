@@ -4,6 +4,7 @@
 //! [`compile`] turns it into typed values — socket addresses, URIs, durations — collecting every
 //! problem it finds instead of stopping at the first.
 
+mod guardrails;
 mod permissions;
 mod raw;
 pub mod units;
@@ -16,6 +17,8 @@ use std::time::Duration;
 
 use http::Uri;
 use serde::de::DeserializeOwned;
+
+pub use guardrails::{Backend, GuardrailsConfig};
 
 /// The embedded default, used by `serve` without `--config` and by `demo`.
 pub const DEFAULT_YAML: &str = include_str!("../../config/portcullis.yaml");
@@ -51,8 +54,10 @@ pub struct Upstream {
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
     pub engine: crate::rules::Engine,
-    /// Strings replaced in every result before the agent sees it.
+    /// Strings replaced in every result before the agent sees it (before any checker sees it).
     pub redact: Vec<String>,
+    /// Layer 2; `None` when no `guardrails:` section is configured.
+    pub guardrails: Option<GuardrailsConfig>,
 }
 
 #[derive(Debug, Clone)]
@@ -116,8 +121,18 @@ impl fmt::Display for ConfigError {
     }
 }
 
-const TOP_KEYS: &[&str] =
-    &["listen", "admin", "upstreams", "posture", "tools", "permissions", "jail", "redact", "limits"];
+const TOP_KEYS: &[&str] = &[
+    "listen",
+    "admin",
+    "upstreams",
+    "posture",
+    "tools",
+    "permissions",
+    "jail",
+    "redact",
+    "guardrails",
+    "limits",
+];
 
 /// An extra permissions file and its scope (`--permission-config`, the managed file).
 #[derive(Debug, Clone)]
@@ -260,6 +275,8 @@ impl Compiler {
         let jail: permissions::RawJail = self.section(&mut doc, "jail");
         let redact: Vec<String> = self.section(&mut doc, "redact");
         let limits: raw::Limits = self.section(&mut doc, "limits");
+        let guardrails: Option<guardrails::Raw> = self.section(&mut doc, "guardrails");
+        let yolo = posture.as_deref() == Some("yolo");
 
         let listen = self.addr("listen", listen.as_deref().unwrap_or("127.0.0.1:8686"));
         let admin_listen = self.addr("admin.listen", admin.listen.as_deref().unwrap_or("127.0.0.1:8687"));
@@ -279,11 +296,12 @@ impl Compiler {
             }
         }
         let limits = self.limits(limits);
+        let guardrails = guardrails.and_then(|g| guardrails::compile(g, yolo, &mut self.p));
         Some(Config {
             listen: listen?,
             admin: Admin { listen: admin_listen?, token_env: admin.token_env },
             upstreams,
-            policy: Policy { engine, redact },
+            policy: Policy { engine, redact, guardrails },
             limits,
             warnings: std::mem::take(&mut self.p.warnings),
         })

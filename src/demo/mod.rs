@@ -59,7 +59,7 @@ pub async fn run(
     println!("  metrics             http://{}/metrics", running.admin_addr);
     println!();
     println!("scripted agent session through the proxy:");
-    let surprises = script::replay(&proxy_url, &sample).await?;
+    let surprises = script::replay(&proxy_url, &sample, &running.metrics).await?;
     println!();
     let result = if surprises == 0 {
         println!("every call behaved as the policy says.");

@@ -1,14 +1,17 @@
-//! The policy behind both interception points: the Layer 1 rule engine before a call, and the
-//! `redact` list (until the checker takes it over) on its result.
+//! The policy behind both interception points: the Layer 1 rule engine and then the Layer 2
+//! checker before a call; the `redact` list and then the checker on its result.
 
 use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::{Denial, Outcome, PostOutcome};
+use super::{CallOutcome, Denial, Outcome, PostOutcome};
 use crate::call::ToolCall;
+use crate::checker::guardrails::{Guardrails, PostJudgement, PreJob, PreJudgement, Report};
+use crate::checker::rules::GuardRule;
 use crate::config::Policy;
 use crate::mcp::result::replace_everywhere;
+use crate::rules::kinds::KindSpec;
 use crate::rules::{Decision, Effect, Engine};
 use crate::telemetry::Metrics;
 
@@ -21,45 +24,137 @@ pub struct Guard {
     engine: Engine,
     redact: Vec<String>,
     metrics: Arc<Metrics>,
+    guardrails: Option<Arc<Guardrails>>,
 }
 
 impl Default for Guard {
     fn default() -> Self {
-        Guard::new(&Policy::default(), Arc::new(Metrics::new()))
+        Guard::new(&Policy::default(), Arc::new(Metrics::new())).expect("no guardrails, nothing to fail")
+    }
+}
+
+/// A pending Layer 2 check of a call's arguments.
+#[derive(Debug)]
+pub struct PreCheck {
+    guardrails: Arc<Guardrails>,
+    job: PreJob,
+}
+
+impl PreCheck {
+    /// The judgement with its verdict, mode and rule (for `portcullis check`).
+    pub async fn report(self) -> Report<PreJudgement> {
+        self.guardrails.pre(self.job).await
+    }
+
+    /// Judges the arguments: forward, or refuse (blocked, or fail-closed with no verdict).
+    pub async fn run(self) -> Outcome {
+        match self.guardrails.pre(self.job).await.judgement {
+            PreJudgement::Pass => Outcome::Forward,
+            PreJudgement::Block { reason } => {
+                Outcome::Refuse(Denial { reason, rule: "guardrail".into(), outcome: CallOutcome::Blocked })
+            }
+            PreJudgement::Unavailable { reason } => Outcome::Refuse(Denial {
+                reason,
+                rule: "guardrail".into(),
+                outcome: CallOutcome::CheckerDown,
+            }),
+        }
+    }
+}
+
+/// A pending Layer 2 check of a result.
+#[derive(Debug, Clone)]
+pub struct PostCheck {
+    guardrails: Arc<Guardrails>,
+    rule: GuardRule,
+    kind: KindSpec,
+}
+
+impl PostCheck {
+    /// The judgement with its verdict, mode and rule (for `portcullis check`); sanitize
+    /// rewrites `result` in place.
+    pub async fn report(&self, call: &ToolCall, result: &mut Value) -> Report<PostJudgement> {
+        self.guardrails.post(&self.rule, &call.qualified, &self.kind, result).await
+    }
+
+    /// Judges `result` (a `result` or `error` value), rewriting it in place as the rule says.
+    /// `refusal` builds the `isError` result that replaces a blocked one.
+    pub async fn run(
+        &self,
+        call: &ToolCall,
+        result: &mut Value,
+        refusal: impl Fn(&str) -> Value,
+    ) -> PostOutcome {
+        match self.guardrails.post(&self.rule, &call.qualified, &self.kind, result).await.judgement {
+            PostJudgement::Pass => PostOutcome::Pass,
+            PostJudgement::Sanitized => PostOutcome::Rewritten { replacements: 1 },
+            PostJudgement::Block { reason } => {
+                *result = refusal(&reason);
+                PostOutcome::Blocked
+            }
+            PostJudgement::Unavailable { reason } => {
+                *result = refusal(&reason);
+                PostOutcome::Unavailable
+            }
+        }
     }
 }
 
 impl Guard {
-    pub fn new(policy: &Policy, metrics: Arc<Metrics>) -> Guard {
-        Guard { engine: policy.engine.clone(), redact: policy.redact.clone(), metrics }
+    /// Fails only when the checker cannot be built (its API key variable is unset, say).
+    pub fn new(policy: &Policy, metrics: Arc<Metrics>) -> Result<Guard, String> {
+        let guardrails = match &policy.guardrails {
+            Some(g) => Some(Arc::new(Guardrails::new(g, metrics.clone())?)),
+            None => None,
+        };
+        Ok(Guard { engine: policy.engine.clone(), redact: policy.redact.clone(), metrics, guardrails })
+    }
+
+    pub fn guardrails(&self) -> Option<&Arc<Guardrails>> {
+        self.guardrails.as_ref()
+    }
+
+    fn args(&self, call: &ToolCall, needed: bool) -> Value {
+        match call.args.as_deref() {
+            Some(a) if needed => {
+                serde_json::from_str(a.get()).unwrap_or_else(|_| Value::Object(Default::default()))
+            }
+            _ => Value::Object(Default::default()),
+        }
     }
 
     /// Layer 1's decision for a call, as `portcullis check` reports it.
     pub fn decide(&self, call: &ToolCall) -> Decision {
-        let args: Value = match call.args.as_deref() {
-            Some(a) if self.engine.needs_args(&call.qualified) => {
-                serde_json::from_str(a.get()).unwrap_or_else(|_| Value::Object(Default::default()))
-            }
-            _ => Value::Object(Default::default()),
-        };
+        let args = self.args(call, self.engine.needs_args(&call.qualified));
         self.engine.decide(&call.upstream, &call.qualified, &args)
     }
 
     /// The pre-call outcome. With no approval channel yet, `ask` is refused ("headless"), with a
-    /// reason that says a human could have allowed it.
+    /// reason that says a human could have allowed it. An allowed call a guardrail rule covers
+    /// comes back as [`Outcome::Check`]: a Layer 1 deny never spends a checker call.
     pub fn pre(&self, call: &ToolCall) -> Outcome {
         let d = self.decide(call);
         self.metrics.rule_decision(d.effect, d.scope);
         let scope = d.scope.as_str();
         match d.effect {
-            Effect::Allow => Outcome::Forward,
+            Effect::Allow => match &self.guardrails {
+                None => Outcome::Forward,
+                Some(g) => {
+                    let kind = self.engine.kinds().kind_of(&call.qualified);
+                    let args = self.args(call, true);
+                    match g.pre_job(&call.qualified, kind, &args, d.prefilter) {
+                        None => Outcome::Forward,
+                        Some(job) => Outcome::Check(PreCheck { guardrails: g.clone(), job }),
+                    }
+                }
+            },
             Effect::Deny => Outcome::Refuse(Denial {
                 reason: format!(
                     "portcullis denied {}: {} (rule {}, scope {scope}). The call was not sent.",
                     call.qualified, d.reason, d.rule
                 ),
                 rule: d.rule,
-                effect: Effect::Deny,
+                outcome: CallOutcome::Denied,
             }),
             Effect::Ask => Outcome::Refuse(Denial {
                 reason: format!(
@@ -68,17 +163,38 @@ impl Guard {
                     call.qualified, d.reason, d.rule
                 ),
                 rule: d.rule,
-                effect: Effect::Ask,
+                outcome: CallOutcome::AskRefused,
             }),
+        }
+    }
+
+    /// The pre-call outcome with any Layer 2 check awaited.
+    pub async fn pre_checked(&self, call: &ToolCall) -> Outcome {
+        match self.pre(call) {
+            Outcome::Check(c) => c.run().await,
+            other => other,
         }
     }
 
     /// True when results need to be held and inspected at all; lets the proxy skip the post path.
     pub fn inspects_results(&self) -> bool {
+        !self.redact.is_empty() || self.guardrails.as_ref().is_some_and(|g| g.watches_results())
+    }
+
+    /// True when a `redact` list is configured.
+    pub fn redacts(&self) -> bool {
         !self.redact.is_empty()
     }
 
-    /// The post-call decision: rewrites `result` in place.
+    /// The Layer 2 check for `call`'s result, if a rule covers it.
+    pub fn post_check(&self, call: &ToolCall) -> Option<PostCheck> {
+        let g = self.guardrails.as_ref()?;
+        let kind = self.engine.kinds().kind_of(&call.qualified);
+        let rule = g.post_rule(&call.qualified, kind)?;
+        Some(PostCheck { guardrails: g.clone(), rule: rule.clone(), kind: kind.clone() })
+    }
+
+    /// The synchronous part of the post-call decision: the `redact` list, in place.
     pub fn post(&self, _call: &ToolCall, result: &mut Value) -> PostOutcome {
         match replace_everywhere(result, &self.redact, REDACTED) {
             0 => PostOutcome::Pass,
@@ -110,7 +226,7 @@ pub(crate) mod tests {
     /// A guard from a YAML policy fragment.
     pub fn guard(yaml: &str) -> Guard {
         let c = Config::parse(yaml, "test").unwrap_or_else(|e| panic!("{e}"));
-        Guard::new(&c.policy, Arc::new(Metrics::new()))
+        Guard::new(&c.policy, Arc::new(Metrics::new())).unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[test]
@@ -118,11 +234,11 @@ pub(crate) mod tests {
         let g = guard("permissions: { deny: [mcp__fs__delete], allow: [mcp__fs__read] }\n");
         let call = |n: &str| ToolCall::mcp("fs".into(), n, None, Era::Legacy);
         let Outcome::Refuse(d) = g.pre(&call("delete")) else { panic!() };
-        assert_eq!(d.effect, Effect::Deny);
+        assert_eq!(d.outcome, CallOutcome::Denied);
         assert!(d.reason.contains("mcp__fs__delete"), "{}", d.reason);
-        assert_eq!(g.pre(&call("read")), Outcome::Forward);
+        assert!(matches!(g.pre(&call("read")), Outcome::Forward));
         let Outcome::Refuse(d) = g.pre(&call("other")) else { panic!("no rule: ask, headless: refused") };
-        assert_eq!(d.effect, Effect::Ask);
+        assert_eq!(d.outcome, CallOutcome::AskRefused);
         assert!(d.reason.contains("headless"), "{}", d.reason);
     }
 

@@ -9,12 +9,14 @@ pub mod pre;
 pub use guard::Guard;
 
 /// What happens to a call before it runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum Outcome {
     /// Send it on unchanged.
     Forward,
     /// Refuse it; the upstream never sees it.
     Refuse(Denial),
+    /// Layer 1 allows it; Layer 2 must judge its arguments first ([`guard::PreCheck::run`]).
+    Check(guard::PreCheck),
 }
 
 /// Why a call was refused, in words the agent (and the model behind it) can act on.
@@ -23,15 +25,22 @@ pub struct Denial {
     pub reason: String,
     /// The rule that decided it.
     pub rule: String,
-    /// `Deny`, or `Ask` refused because no human could be asked (headless).
-    pub effect: crate::rules::Effect,
+    /// The metrics label: denied, ask_refused (headless), blocked (checker), checker_down.
+    pub outcome: CallOutcome,
 }
 
 /// What happened to a result on its way back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PostOutcome {
     Pass,
-    Rewritten { replacements: usize },
+    /// Redacted or sanitized in place.
+    Rewritten {
+        replacements: usize,
+    },
+    /// Replaced by an `isError` result (a checker block).
+    Blocked,
+    /// Replaced by an `isError` result: no verdict, and the rule fails closed.
+    Unavailable,
 }
 
 /// The label a finished call carries in metrics and logs.
@@ -47,17 +56,23 @@ pub enum CallOutcome {
     AskRefused,
     /// Refused as malformed or unsafe to parse (before the upstream).
     Invalid,
+    /// The checker judged it unsafe: refused before the upstream, or its result withheld.
+    Blocked,
+    /// No verdict could be had and the guardrail rule fails closed: refused (retryable).
+    CheckerDown,
     /// The upstream failed, timed out, or the stream ended without a result.
     Failed,
 }
 
 impl CallOutcome {
-    pub const ALL: [CallOutcome; 6] = [
+    pub const ALL: [CallOutcome; 8] = [
         CallOutcome::Forwarded,
         CallOutcome::Rewritten,
         CallOutcome::Denied,
         CallOutcome::AskRefused,
         CallOutcome::Invalid,
+        CallOutcome::Blocked,
+        CallOutcome::CheckerDown,
         CallOutcome::Failed,
     ];
 
@@ -68,6 +83,8 @@ impl CallOutcome {
             CallOutcome::Denied => "denied",
             CallOutcome::AskRefused => "ask_refused",
             CallOutcome::Invalid => "invalid",
+            CallOutcome::Blocked => "blocked",
+            CallOutcome::CheckerDown => "checker_down",
             CallOutcome::Failed => "failed",
         }
     }
@@ -78,6 +95,8 @@ impl From<PostOutcome> for CallOutcome {
         match p {
             PostOutcome::Pass => CallOutcome::Forwarded,
             PostOutcome::Rewritten { .. } => CallOutcome::Rewritten,
+            PostOutcome::Blocked => CallOutcome::Blocked,
+            PostOutcome::Unavailable => CallOutcome::CheckerDown,
         }
     }
 }

@@ -7,9 +7,10 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::{Guard, PostOutcome};
-use crate::call::ToolCall;
-use crate::mcp::era::Version;
+use crate::call::{ToolCall, Transport};
+use crate::mcp::era::{Era, Version};
 use crate::mcp::jsonrpc::{IdKey, Message};
+use crate::mcp::result;
 
 /// Why a response is watched.
 #[derive(Debug, Clone)]
@@ -41,6 +42,32 @@ impl Watched {
 
     pub fn insert(&mut self, id: IdKey, watch: Watch) {
         self.0.push((id, watch));
+    }
+
+    /// The watch for `id`, left in place.
+    pub fn peek(&self, id: &RawValue) -> Option<&Watch> {
+        if self.0.is_empty() {
+            return None;
+        }
+        let key = IdKey::new(id);
+        self.0.iter().find(|(k, _)| *k == key).map(|(_, w)| w)
+    }
+
+    /// Moves out the watches that responses in `text` answer (so they can be inspected without
+    /// holding a lock on the rest).
+    pub fn extract(&mut self, text: &str) -> Watched {
+        let mut out = Watched::default();
+        for id in response_ids(text) {
+            if let Some(w) = self.take(id) {
+                out.insert(IdKey::new(id), w);
+            }
+        }
+        out
+    }
+
+    /// Puts back what `other` still holds.
+    pub fn merge(&mut self, other: Watched) {
+        self.0.extend(other.0);
     }
 
     /// Removes and returns the watch for `id`.
@@ -116,8 +143,37 @@ enum One {
     Malformed,
 }
 
-/// Inspects `text`, which may be one JSON-RPC message or a batch array of them.
-pub fn inspect(text: &str, watched: &mut Watched, guard: &Guard) -> Inspection {
+/// The ids of the responses in `text` (one message or a batch), borrowed from it.
+fn response_ids(text: &str) -> Vec<&RawValue> {
+    fn id<'a>(m: Message<'a>) -> Option<&'a RawValue> {
+        if m.method.is_none() {
+            m.id
+        } else {
+            None
+        }
+    }
+    match text.trim_start().starts_with('[') {
+        true => serde_json::from_str::<Vec<Message<'_>>>(text)
+            .map(|v| v.into_iter().filter_map(id).collect())
+            .unwrap_or_default(),
+        false => serde_json::from_str::<Message<'_>>(text).ok().and_then(id).into_iter().collect(),
+    }
+}
+
+/// True when inspecting `text` will wait on a Layer 2 check: some response in it answers a
+/// watched call that a guardrail rule covers. Without guardrails on results, this is free.
+pub fn needs_check(text: &str, watched: &Watched, guard: &Guard) -> bool {
+    if watched.is_empty() || !guard.guardrails().is_some_and(|g| g.watches_results()) {
+        return false;
+    }
+    response_ids(text)
+        .into_iter()
+        .any(|id| matches!(watched.peek(id), Some(Watch::Call(c)) if guard.post_check(c).is_some()))
+}
+
+/// Inspects `text`, which may be one JSON-RPC message or a batch array of them. It waits only
+/// when [`needs_check`] says so; otherwise it completes on its first poll.
+pub async fn inspect(text: &str, watched: &mut Watched, guard: &Guard) -> Inspection {
     let mut out = Inspection::default();
     if watched.is_empty() || text.trim().is_empty() {
         return out;
@@ -130,7 +186,7 @@ pub fn inspect(text: &str, watched: &mut Watched, guard: &Guard) -> Inspection {
         let mut parts: Vec<String> = Vec::with_capacity(items.len());
         let mut changed = false;
         for item in items {
-            match inspect_one(item.get(), watched, guard, &mut out.seen) {
+            match inspect_one(item.get(), watched, guard, &mut out.seen).await {
                 One::Rewritten(new) => {
                     changed = true;
                     parts.push(new);
@@ -147,7 +203,7 @@ pub fn inspect(text: &str, watched: &mut Watched, guard: &Guard) -> Inspection {
         }
         return out;
     }
-    out.release = match inspect_one(text, watched, guard, &mut out.seen) {
+    out.release = match inspect_one(text, watched, guard, &mut out.seen).await {
         One::Unchanged => Release::Unchanged,
         One::Rewritten(new) => Release::Rewritten(new),
         One::Malformed => Release::Withheld,
@@ -155,7 +211,7 @@ pub fn inspect(text: &str, watched: &mut Watched, guard: &Guard) -> Inspection {
     out
 }
 
-fn inspect_one(text: &str, watched: &mut Watched, guard: &Guard, seen: &mut Vec<Seen>) -> One {
+async fn inspect_one(text: &str, watched: &mut Watched, guard: &Guard, seen: &mut Vec<Seen>) -> One {
     let Ok(msg) = serde_json::from_str::<Message<'_>>(text) else {
         return One::Malformed;
     };
@@ -184,22 +240,44 @@ fn inspect_one(text: &str, watched: &mut Watched, guard: &Guard, seen: &mut Vec<
                 (None, Some(e)) => ("error", e),
                 (None, None) => return One::Malformed,
             };
-            if !guard.inspects_results() {
+            let check = guard.post_check(&call);
+            if !guard.inspects_results() || (check.is_none() && !guard.redacts()) {
                 seen.push(Seen::Call { call, outcome: PostOutcome::Pass });
                 return One::Unchanged;
             }
             let Ok(mut value) = serde_json::from_str::<Value>(raw.get()) else {
                 return One::Malformed;
             };
-            let outcome = guard.post(&call, &mut value);
+            // Redaction first, so the checker never sees what the operator listed as secret.
+            let mut outcome = guard.post(&call, &mut value);
+            let mut field = field;
+            if let Some(check) = check {
+                let era = match call.transport {
+                    Transport::Mcp(era) => era,
+                    Transport::Http => Era::Legacy,
+                };
+                match check.run(&call, &mut value, |reason| result::refusal_value(reason, era)).await {
+                    PostOutcome::Pass => {}
+                    rewritten @ PostOutcome::Rewritten { .. } if outcome == PostOutcome::Pass => {
+                        outcome = rewritten
+                    }
+                    PostOutcome::Rewritten { .. } => {}
+                    // A blocked error answer becomes a result: the refusal is an `isError` result.
+                    refused => {
+                        outcome = refused;
+                        field = "result";
+                    }
+                }
+            }
             seen.push(Seen::Call { call, outcome });
             match outcome {
                 PostOutcome::Pass => One::Unchanged,
-                PostOutcome::Rewritten { .. } => {
+                _ => {
                     // Rebuild the whole message so fields beside `result` survive.
                     let Ok(mut whole) = serde_json::from_str::<serde_json::Map<String, Value>>(text) else {
                         return One::Malformed;
                     };
+                    whole.remove("error");
                     whole.insert(field.into(), value);
                     One::Rewritten(Value::Object(whole).to_string())
                 }
@@ -211,7 +289,10 @@ fn inspect_one(text: &str, watched: &mut Watched, guard: &Guard, seen: &mut Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mcp::era::Era;
+
+    fn inspect_now(text: &str, watched: &mut Watched, guard: &Guard) -> Inspection {
+        crate::gate::pre::block_on(inspect(text, watched, guard))
+    }
 
     fn setup() -> (Guard, Watched) {
         let guard = crate::gate::guard::tests::guard("redact: [S3CRET]\n");
@@ -225,9 +306,9 @@ mod tests {
     fn watched_results_are_rewritten_and_others_untouched() {
         let (guard, mut w) = setup();
         let other = r#"{"jsonrpc":"2.0","id":6,"result":{"content":[{"type":"text","text":"S3CRET"}]}}"#;
-        assert_eq!(inspect(other, &mut w, &guard).release, Release::Unchanged);
+        assert_eq!(inspect_now(other, &mut w, &guard).release, Release::Unchanged);
         let mine = r#"{"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"S3CRET"}],"structuredContent":{"k":"S3CRET"}},"extra":1}"#;
-        let out = inspect(mine, &mut w, &guard);
+        let out = inspect_now(mine, &mut w, &guard);
         let Release::Rewritten(new) = out.release else { panic!() };
         let new: Value = serde_json::from_str(&new).unwrap();
         assert!(!new.to_string().contains("S3CRET"));
@@ -239,7 +320,7 @@ mod tests {
     fn a_server_request_reusing_the_id_is_not_mistaken_for_the_result() {
         let (guard, mut w) = setup();
         let req = r#"{"jsonrpc":"2.0","id":5,"method":"sampling/createMessage","params":{"x":"S3CRET"}}"#;
-        assert_eq!(inspect(req, &mut w, &guard).release, Release::Unchanged);
+        assert_eq!(inspect_now(req, &mut w, &guard).release, Release::Unchanged);
         assert_eq!(w.len(), 1);
     }
 
@@ -247,7 +328,7 @@ mod tests {
     fn batch_responses_rewrite_only_their_watched_elements() {
         let (guard, mut w) = setup();
         let arr = r#"[{"jsonrpc":"2.0","id":4,"result":{"t":"S3CRET"}},{"jsonrpc":"2.0","id":5,"result":{"t":"S3CRET"}}]"#;
-        let out = inspect(arr, &mut w, &guard);
+        let out = inspect_now(arr, &mut w, &guard);
         let Release::Rewritten(new) = out.release else { panic!() };
         let new: Value = serde_json::from_str(&new).unwrap();
         assert_eq!(new[0]["result"]["t"], "S3CRET");
@@ -263,11 +344,11 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":5}"#,
         ] {
             let (guard, mut w) = setup();
-            assert_eq!(inspect(text, &mut w, &guard).release, Release::Withheld, "{text}");
+            assert_eq!(inspect_now(text, &mut w, &guard).release, Release::Withheld, "{text}");
         }
         let (guard, mut w) = setup();
         assert_eq!(
-            inspect("", &mut w, &guard).release,
+            inspect_now("", &mut w, &guard).release,
             Release::Unchanged,
             "priming events carry empty data"
         );
@@ -277,7 +358,7 @@ mod tests {
     fn errors_answering_a_watched_call_are_inspected_too() {
         let (guard, mut w) = setup();
         let text = r#"{"jsonrpc":"2.0","id":5,"error":{"code":1,"message":"failed near S3CRET"}}"#;
-        let Release::Rewritten(new) = inspect(text, &mut w, &guard).release else { panic!() };
+        let Release::Rewritten(new) = inspect_now(text, &mut w, &guard).release else { panic!() };
         assert!(!new.contains("S3CRET"));
     }
 
@@ -286,7 +367,7 @@ mod tests {
         let (guard, mut w) = setup();
         let text = r#"{"jsonrpc":"2.0","id":5.0,"result":{"t":"S3CRET"}}"#;
         assert!(
-            matches!(inspect(text, &mut w, &guard).release, Release::Rewritten(_)),
+            matches!(inspect_now(text, &mut w, &guard).release, Release::Rewritten(_)),
             "JS and Python clients read 5.0 as 5"
         );
     }
@@ -296,8 +377,11 @@ mod tests {
         let guard = Guard::default();
         let id = RawValue::from_string("0".into()).unwrap();
         let mut w: Watched = [(IdKey::new(&id), Watch::Initialize)].into_iter().collect();
-        let out =
-            inspect(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-03-26"}}"#, &mut w, &guard);
+        let out = inspect_now(
+            r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-03-26"}}"#,
+            &mut w,
+            &guard,
+        );
         assert!(matches!(out.seen[..], [Seen::Initialized(Version::V2025_03_26)]));
     }
 }

@@ -41,73 +41,93 @@ pub struct Refusal {
     pub calls: Vec<(String, CallOutcome)>,
 }
 
+/// One message's Layer 1 decision: final, or waiting on a Layer 2 check.
+enum Pre {
+    Done(One),
+    Check { id: Box<RawValue>, call: ToolCall, check: super::guard::PreCheck },
+}
+
+impl From<One> for Pre {
+    fn from(o: One) -> Pre {
+        Pre::Done(o)
+    }
+}
+
 enum One {
     Forward(Option<(IdKey, Watch)>),
     Deny { id: Box<RawValue>, qualified: String, reason: String, outcome: CallOutcome },
     Invalid { id: Option<Box<RawValue>>, message: String },
 }
 
-fn one(msg: &Message<'_>, cx: &Context<'_>, guard: &Guard) -> One {
-    match (msg.method(), msg.kind()) {
-        (Some("tools/call"), Kind::Request) => {
-            let id = msg.id.expect("requests have ids");
-            let params = msg.params.map(|p| serde_json::from_str::<CallParams<'_>>(p.get()));
-            let params = match params {
-                Some(Ok(p)) => p,
-                Some(Err(e)) => {
-                    return One::Invalid {
-                        id: Some(id.to_owned()),
-                        message: format!("tools/call params: {e}"),
-                    }
-                }
-                None => {
-                    return One::Invalid {
-                        id: Some(id.to_owned()),
-                        message: "tools/call needs params".into(),
-                    }
-                }
-            };
-            let call = ToolCall::mcp(cx.upstream.clone(), &params.name, params.arguments, cx.era)
-                .with_session(cx.session.map(str::to_owned));
-            match guard.pre(&call) {
-                Outcome::Forward => One::Forward(Some((IdKey::new(id), Watch::Call(call)))),
+fn one(msg: &Message<'_>, cx: &Context<'_>, guard: &Guard) -> Pre {
+    match (msg.method(), msg.kind(), msg.id) {
+        (Some("tools/call"), Kind::Request, Some(id)) => match call(msg, cx) {
+            Err(message) => One::Invalid { id: Some(id.to_owned()), message }.into(),
+            Ok(call) => match guard.pre(&call) {
+                Outcome::Forward => One::Forward(Some((IdKey::new(id), Watch::Call(call)))).into(),
+                Outcome::Check(check) => Pre::Check { id: id.to_owned(), call, check },
                 Outcome::Refuse(d) => One::Deny {
                     id: id.to_owned(),
                     qualified: call.qualified,
                     reason: d.reason,
-                    outcome: refusal_outcome(d.effect),
-                },
-            }
-        }
+                    outcome: d.outcome,
+                }
+                .into(),
+            },
+        },
         // A `tools/call` that is not a well-formed request (no id, or an id of null) is refused:
         // the proxy must not guess how the server treats it.
-        (Some("tools/call"), _) => One::Invalid {
+        (Some("tools/call"), _, _) => One::Invalid {
             id: None,
             message: "tools/call must be a request with a string or number id".into(),
-        },
-        (Some("initialize"), Kind::Request) => {
-            One::Forward(msg.id.map(|id| (IdKey::new(id), Watch::Initialize)))
         }
-        (_, Kind::Invalid) => One::Invalid {
+        .into(),
+        (Some("initialize"), Kind::Request, _) => {
+            One::Forward(msg.id.map(|id| (IdKey::new(id), Watch::Initialize))).into()
+        }
+        (_, Kind::Invalid, _) => One::Invalid {
             id: msg.id.map(|i| i.to_owned()),
             message: "not a JSON-RPC request, notification or response".into(),
+        }
+        .into(),
+        _ => One::Forward(None).into(),
+    }
+}
+
+/// The typed call of a `tools/call` request, or why its params are unusable.
+fn call(msg: &Message<'_>, cx: &Context<'_>) -> Result<ToolCall, String> {
+    let params = match msg.params.map(|p| serde_json::from_str::<CallParams<'_>>(p.get())) {
+        Some(Ok(p)) => p,
+        Some(Err(e)) => return Err(format!("tools/call params: {e}")),
+        None => return Err("tools/call needs params".into()),
+    };
+    Ok(ToolCall::mcp(cx.upstream.clone(), &params.name, params.arguments, cx.era)
+        .with_session(cx.session.map(str::to_owned)))
+}
+
+/// Runs a pending Layer 2 check, turning it into a forward or a refusal.
+async fn settle(p: Pre) -> One {
+    match p {
+        Pre::Done(one) => one,
+        Pre::Check { id, call, check } => match check.run().await {
+            Outcome::Forward => One::Forward(Some((IdKey::new(&id), Watch::Call(call)))),
+            Outcome::Refuse(d) => {
+                One::Deny { id, qualified: call.qualified, reason: d.reason, outcome: d.outcome }
+            }
+            // A check never asks for another; were it to, refusing is the safe reading.
+            Outcome::Check(_) => One::Invalid {
+                id: Some(id),
+                message: "portcullis could not finish checking this call; it was not sent".into(),
+            },
         },
-        _ => One::Forward(None),
     }
 }
 
-/// The metrics label of a refusal.
-pub fn refusal_outcome(effect: crate::rules::Effect) -> CallOutcome {
-    match effect {
-        crate::rules::Effect::Ask => CallOutcome::AskRefused,
-        _ => CallOutcome::Denied,
-    }
-}
-
-/// Decides a payload.
-pub fn decide(payload: &Payload<'_>, cx: &Context<'_>, guard: &Guard) -> Decision {
+/// Decides a payload: Layer 1 for every element, then the Layer 2 checks it asked for (all of a
+/// batch's at once). Without a pending check nothing is awaited.
+pub async fn decide(payload: &Payload<'_>, cx: &Context<'_>, guard: &Guard) -> Decision {
     match payload {
-        Payload::Single(msg) => match one(msg, cx, guard) {
+        Payload::Single(msg) => match settle(one(msg, cx, guard)).await {
             One::Forward(w) => Decision::Forward(Watched::from_iter(w)),
             One::Deny { id, qualified, reason, outcome } => Decision::Refuse(Refusal {
                 body: jsonrpc::result_response(&id, &result::refusal(&reason, cx.era)),
@@ -120,11 +140,11 @@ pub fn decide(payload: &Payload<'_>, cx: &Context<'_>, guard: &Guard) -> Decisio
                 calls: Vec::new(),
             }),
         },
-        Payload::Batch(msgs) => batch(msgs, cx, guard),
+        Payload::Batch(msgs) => batch(msgs, cx, guard).await,
     }
 }
 
-fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decision {
+async fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decision {
     if !cx.negotiated.is_some_and(Version::allows_batches) {
         let version = cx.negotiated.map(Version::as_str).unwrap_or("this session's protocol version");
         return Decision::Refuse(Refusal {
@@ -140,7 +160,8 @@ fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decision {
     // 2025-03-26: every element is decided. If any is refused, none is forwarded — a partial
     // batch would make the proxy splice its answers into the server's, and a caller that mixes a
     // refused call into a batch gets a clear per-element answer to resend the rest alone.
-    let decided: Vec<One> = msgs.iter().map(|m| one(m, cx, guard)).collect();
+    let decided: Vec<Pre> = msgs.iter().map(|m| one(m, cx, guard)).collect();
+    let decided: Vec<One> = futures_util::future::join_all(decided.into_iter().map(settle)).await;
     if decided.iter().all(|d| matches!(d, One::Forward(_))) {
         return Decision::Forward(
             decided.into_iter().filter_map(|d| if let One::Forward(w) = d { w } else { None }).collect(),
@@ -181,6 +202,12 @@ fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decision {
     Decision::Refuse(Refusal { body, invalid, calls })
 }
 
+/// Runs a future to completion on a throwaway runtime (tests of async decisions).
+#[cfg(test)]
+pub(crate) fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime").block_on(f)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,7 +221,7 @@ mod tests {
     fn decide_text(text: &str, negotiated: Option<Version>) -> Decision {
         let up: Arc<str> = "up".into();
         let cx = Context { upstream: &up, era: Era::Legacy, negotiated, session: None };
-        decide(&parse(text.as_bytes()).unwrap(), &cx, &guard())
+        block_on(decide(&parse(text.as_bytes()).unwrap(), &cx, &guard()))
     }
 
     fn refusal_json(d: Decision) -> (Value, bool) {
@@ -298,7 +325,7 @@ mod properties {
             for negotiated in [None, Some(Version::V2025_03_26)] {
                 let cx = Context { upstream: &up, era: Era::Legacy, negotiated, session: None };
                 if let Ok(payload) = parse(body.as_bytes()) {
-                    let _ = decide(&payload, &cx, &guard);
+                    let _ = block_on(decide(&payload, &cx, &guard));
                 }
             }
         }

@@ -9,6 +9,11 @@ use super::era::Era;
 /// A refusal is a *result*, not a JSON-RPC error: clients show it to the model, which can read
 /// the reason and adapt, and the session lives on.
 pub fn refusal(reason: &str, era: Era) -> String {
+    refusal_value(reason, era).to_string()
+}
+
+/// [`refusal`] as a value, to put in place of a result.
+pub fn refusal_value(reason: &str, era: Era) -> Value {
     let mut result = Map::new();
     result
         .insert("content".into(), Value::Array(vec![serde_json::json!({ "type": "text", "text": reason })]));
@@ -17,7 +22,7 @@ pub fn refusal(reason: &str, era: Era) -> String {
         // 2026-07-28 results carry their type; absent means "complete" but the schema requires it.
         result.insert("resultType".into(), Value::String("complete".into()));
     }
-    Value::Object(result).to_string()
+    Value::Object(result)
 }
 
 /// Replaces every occurrence of every needle in every string of `value` (object keys included),

@@ -181,7 +181,7 @@ async fn mcp(
         _ => {
             let (mut parts, bytes) = read_bounded(resp, shared.limits.max_response, upstream.clone()).await?;
             let text = String::from_utf8_lossy(&bytes);
-            let inspection = inspect(&text, &mut watched, &shared.guard);
+            let inspection = inspect(&text, &mut watched, &shared.guard).await;
             for seen in inspection.seen {
                 match seen {
                     Seen::Call { call, outcome } => {
@@ -241,18 +241,36 @@ async fn http_tool(resp: Resp, call: crate::call::ToolCall, shared: Arc<Shared>)
         return Err(uninspectable(&call.upstream, "the answer is compressed"));
     }
     let kind = body_kind(&resp);
-    let (parts, bytes) = read_bounded(resp, shared.limits.max_response, call.upstream.clone()).await?;
-    let rewritten = match kind {
-        BodyKind::Json => serde_json::from_slice::<serde_json::Value>(&bytes).ok().and_then(|mut v| {
-            match shared.guard.post(&call, &mut v) {
-                PostOutcome::Pass => None,
-                PostOutcome::Rewritten { .. } => Some(Bytes::from(v.to_string())),
-            }
-        }),
-        // Not JSON: the text itself is the result (a binary body has no text to redact).
-        _ => std::str::from_utf8(&bytes).ok().and_then(|t| shared.guard.post_text(t)).map(Bytes::from),
+    let (mut parts, bytes) = read_bounded(resp, shared.limits.max_response, call.upstream.clone()).await?;
+    // The result as a value: JSON as is; text as a string (a binary body has no text to judge).
+    let value = match kind {
+        BodyKind::Json => serde_json::from_slice::<serde_json::Value>(&bytes).ok(),
+        _ => std::str::from_utf8(&bytes).ok().map(|t| serde_json::Value::String(t.to_owned())),
     };
-    let outcome = if rewritten.is_some() { CallOutcome::Rewritten } else { CallOutcome::Forwarded };
-    shared.metrics.tool_call(&call.upstream, &call.qualified, outcome);
-    Ok(Resp::from_parts(parts, full(rewritten.unwrap_or(bytes))))
+    let Some(mut value) = value else {
+        shared.metrics.tool_call(&call.upstream, &call.qualified, CallOutcome::Forwarded);
+        return Ok(Resp::from_parts(parts, full(bytes)));
+    };
+    let mut outcome = shared.guard.post(&call, &mut value);
+    if let Some(check) = shared.guard.post_check(&call) {
+        let refusal = |reason: &str| serde_json::json!({ "error": { "kind": "blocked", "message": reason } });
+        match check.run(&call, &mut value, refusal).await {
+            PostOutcome::Pass => {}
+            o @ PostOutcome::Rewritten { .. } => outcome = o,
+            o @ (PostOutcome::Blocked | PostOutcome::Unavailable) => {
+                outcome = o;
+                parts.status = http::StatusCode::FORBIDDEN;
+                parts.headers.insert(CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+                let decision = if o == PostOutcome::Blocked { "block" } else { "unchecked" };
+                parts.headers.insert("x-portcullis-decision", http::HeaderValue::from_static(decision));
+            }
+        }
+    }
+    shared.metrics.tool_call(&call.upstream, &call.qualified, outcome.into());
+    let body = match (outcome, value) {
+        (PostOutcome::Pass, _) => bytes,
+        (_, serde_json::Value::String(t)) => Bytes::from(t),
+        (_, v) => Bytes::from(v.to_string()),
+    };
+    Ok(Resp::from_parts(parts, full(body)))
 }

@@ -62,13 +62,9 @@ pub struct PreGate<S> {
 
 type BoxFut = Pin<Box<dyn Future<Output = Result<Resp, BoxError>> + Send>>;
 
-fn answer(resp: Resp) -> BoxFut {
-    Box::pin(std::future::ready(Ok(resp)))
-}
-
 impl<S> Service<Req> for PreGate<S>
 where
-    S: Service<Req, Response = Resp, Error = BoxError> + Send,
+    S: Service<Req, Response = Resp, Error = BoxError> + Clone + Send + 'static,
     S::Future: Send + 'static,
 {
     type Response = Resp;
@@ -113,110 +109,152 @@ fn session_of(req: &Req) -> Option<String> {
 
 impl<S> PreGate<S>
 where
-    S: Service<Req, Response = Resp, Error = BoxError> + Send,
+    S: Service<Req, Response = Resp, Error = BoxError> + Clone + Send + 'static,
     S::Future: Send + 'static,
 {
-    fn mcp_post(&mut self, mut req: Req, upstream: Arc<str>) -> BoxFut {
-        let shared = &self.shared;
-        let body = req.body().clone();
-        let payload = match jsonrpc::parse(&body) {
-            Ok(p) => p,
-            Err(e) => {
-                let b = jsonrpc::error_response(None, e.code(), &e.to_string());
-                return answer(json_response(StatusCode::BAD_REQUEST, b));
-            }
-        };
-        let era = match &payload {
-            Payload::Single(msg) => match check_request(req.headers(), msg) {
-                Ok(e) => e.era,
-                Err(mismatch) => {
-                    let b = jsonrpc::error_response(msg.id, code::HEADER_MISMATCH, &mismatch.to_string());
-                    return answer(json_response(StatusCode::BAD_REQUEST, b));
-                }
-            },
-            Payload::Batch(_) => {
-                // Routing headers name one message; on a batch they cannot be true of all.
-                if req.headers().contains_key(era::HEADER_METHOD)
-                    || req.headers().contains_key(era::HEADER_NAME)
-                {
-                    let b = jsonrpc::error_response(
-                        None,
-                        code::HEADER_MISMATCH,
-                        "routing headers cannot describe a batch",
-                    );
-                    return answer(json_response(StatusCode::BAD_REQUEST, b));
-                }
-                Era::Legacy
-            }
-        };
-        let session = session_of(&req);
-        let negotiated = session.as_deref().and_then(|s| shared.sessions.version(s));
-        let cx = GateContext { upstream: &upstream, era, negotiated, session: session.as_deref() };
-        let watched = match decide(&payload, &cx, &shared.guard) {
-            Decision::Refuse(r) => {
-                for (tool, outcome) in &r.calls {
-                    shared.metrics.tool_call(&upstream, tool, *outcome);
-                }
-                let status = if r.invalid { StatusCode::BAD_REQUEST } else { StatusCode::OK };
-                return answer(json_response(status, r.body));
-            }
-            Decision::Forward(w) => w,
-        };
-        // Upstream failures answer the request's own id; remember it and the calls' names.
-        let (id, calls) = match &payload {
-            Payload::Single(m) => (m.id.map(RawValue::to_owned), watched.call_names()),
-            Payload::Batch(_) => (None, watched.call_names()),
-        };
-        if !watched.is_empty() {
-            req.extensions_mut().insert(PostWatch::Mcp { watched, upstream: upstream.clone(), era });
-        }
-        let metrics = shared.metrics.clone();
-        let fut = self.inner.call(req);
-        Box::pin(async move {
-            fut.await.map_err(|e| {
-                for tool in &calls {
-                    metrics.tool_call(&upstream, tool, CallOutcome::Failed);
-                }
-                match e.downcast::<ProxyError>() {
-                    Ok(pe) => Box::new(pe.with_id(id)) as BoxError,
-                    Err(other) => other,
-                }
-            })
-        })
+    fn mcp_post(&mut self, req: Req, upstream: Arc<str>) -> BoxFut {
+        let shared = self.shared.clone();
+        // The inner service is cloned into the future, which decides before calling it (a
+        // Layer 2 check may take a model round trip); `poll_ready` was called on `self.inner`,
+        // so that one is the one used, and the clone is left behind for the next request.
+        let inner = self.inner.clone();
+        let inner = std::mem::replace(&mut self.inner, inner);
+        Box::pin(mcp_post(inner, shared, req, upstream))
     }
 
-    fn http_tool(&mut self, mut req: Req, upstream: Arc<str>, path: &str) -> BoxFut {
-        let body = req.body();
-        let args = if body.is_empty() {
-            None
-        } else {
-            // The body is the call's arguments: JSON as is, anything else as a JSON string.
-            serde_json::from_slice::<Box<RawValue>>(body)
-                .ok()
-                .or_else(|| serde_json::value::to_raw_value(&String::from_utf8_lossy(body)).ok())
-        };
-        let call = ToolCall::http(upstream.clone(), path, args);
-        match self.shared.guard.pre(&call) {
-            Outcome::Refuse(d) => {
-                self.shared.metrics.tool_call(
-                    &upstream,
-                    &call.qualified,
-                    crate::gate::pre::refusal_outcome(d.effect),
+    fn http_tool(&mut self, req: Req, upstream: Arc<str>, path: &str) -> BoxFut {
+        let shared = self.shared.clone();
+        let inner = self.inner.clone();
+        let inner = std::mem::replace(&mut self.inner, inner);
+        Box::pin(http_tool(inner, shared, req, upstream, path.to_owned()))
+    }
+}
+
+/// The pre gate for one MCP POST: parse, check the routing headers, decide (awaiting any Layer 2
+/// check), then answer or forward.
+async fn mcp_post<S>(
+    mut inner: S,
+    shared: Arc<Shared>,
+    mut req: Req,
+    upstream: Arc<str>,
+) -> Result<Resp, BoxError>
+where
+    S: Service<Req, Response = Resp, Error = BoxError>,
+{
+    let body = req.body().clone();
+    let payload = match jsonrpc::parse(&body) {
+        Ok(p) => p,
+        Err(e) => {
+            let b = jsonrpc::error_response(None, e.code(), &e.to_string());
+            return Ok(json_response(StatusCode::BAD_REQUEST, b));
+        }
+    };
+    let era = match &payload {
+        Payload::Single(msg) => match check_request(req.headers(), msg) {
+            Ok(e) => e.era,
+            Err(mismatch) => {
+                let b = jsonrpc::error_response(msg.id, code::HEADER_MISMATCH, &mismatch.to_string());
+                return Ok(json_response(StatusCode::BAD_REQUEST, b));
+            }
+        },
+        Payload::Batch(_) => {
+            // Routing headers name one message; on a batch they cannot be true of all.
+            if req.headers().contains_key(era::HEADER_METHOD) || req.headers().contains_key(era::HEADER_NAME)
+            {
+                let b = jsonrpc::error_response(
+                    None,
+                    code::HEADER_MISMATCH,
+                    "routing headers cannot describe a batch",
                 );
-                let body = serde_json::json!({ "error": { "kind": "denied", "message": d.reason } });
-                let mut resp = json_response(StatusCode::FORBIDDEN, body.to_string());
-                resp.headers_mut().insert("x-portcullis-decision", http::HeaderValue::from_static("deny"));
-                answer(resp)
+                return Ok(json_response(StatusCode::BAD_REQUEST, b));
             }
-            Outcome::Forward => {
-                let tool = call.qualified.clone();
-                req.extensions_mut().insert(PostWatch::Http { call });
-                let metrics = self.shared.metrics.clone();
-                let fut = self.inner.call(req);
-                Box::pin(async move {
-                    fut.await.inspect_err(|_| metrics.tool_call(&upstream, &tool, CallOutcome::Failed))
-                })
+            Era::Legacy
+        }
+    };
+    let session = session_of(&req);
+    let negotiated = session.as_deref().and_then(|s| shared.sessions.version(s));
+    let cx = GateContext { upstream: &upstream, era, negotiated, session: session.as_deref() };
+    let watched = match decide(&payload, &cx, &shared.guard).await {
+        Decision::Refuse(r) => {
+            for (tool, outcome) in &r.calls {
+                shared.metrics.tool_call(&upstream, tool, *outcome);
             }
+            let status = if r.invalid { StatusCode::BAD_REQUEST } else { StatusCode::OK };
+            return Ok(json_response(status, r.body));
+        }
+        Decision::Forward(w) => w,
+    };
+    // Upstream failures answer the request's own id; remember it and the calls' names.
+    let (id, calls) = match &payload {
+        Payload::Single(m) => (m.id.map(RawValue::to_owned), watched.call_names()),
+        Payload::Batch(_) => (None, watched.call_names()),
+    };
+    drop(payload);
+    if !watched.is_empty() {
+        req.extensions_mut().insert(PostWatch::Mcp { watched, upstream: upstream.clone(), era });
+    }
+    inner.call(req).await.map_err(|e| {
+        for tool in &calls {
+            shared.metrics.tool_call(&upstream, tool, CallOutcome::Failed);
+        }
+        match e.downcast::<ProxyError>() {
+            Ok(pe) => Box::new(pe.with_id(id)) as BoxError,
+            Err(other) => other,
+        }
+    })
+}
+
+/// The pre gate for a plain HTTP tool call: the body is the call's arguments.
+async fn http_tool<S>(
+    mut inner: S,
+    shared: Arc<Shared>,
+    mut req: Req,
+    upstream: Arc<str>,
+    path: String,
+) -> Result<Resp, BoxError>
+where
+    S: Service<Req, Response = Resp, Error = BoxError>,
+{
+    let body = req.body();
+    let args = if body.is_empty() {
+        None
+    } else {
+        // JSON as is, anything else as a JSON string.
+        serde_json::from_slice::<Box<RawValue>>(body)
+            .ok()
+            .or_else(|| serde_json::value::to_raw_value(&String::from_utf8_lossy(body)).ok())
+    };
+    let call = ToolCall::http(upstream.clone(), &path, args);
+    let denial = match shared.guard.pre_checked(&call).await {
+        Outcome::Refuse(d) => Some(d),
+        Outcome::Forward => None,
+        // `pre_checked` settles every check; an unsettled one is refused, never forwarded.
+        Outcome::Check(_) => Some(crate::gate::Denial {
+            reason: "portcullis could not finish checking this call; it was not sent".into(),
+            rule: "guardrail".into(),
+            outcome: CallOutcome::CheckerDown,
+        }),
+    };
+    match denial {
+        Some(d) => {
+            shared.metrics.tool_call(&upstream, &call.qualified, d.outcome);
+            let (kind, decision) = match d.outcome {
+                CallOutcome::Blocked => ("blocked", "block"),
+                CallOutcome::CheckerDown => ("unchecked", "unchecked"),
+                _ => ("denied", "deny"),
+            };
+            let body = serde_json::json!({ "error": { "kind": kind, "message": d.reason } });
+            let mut resp = json_response(StatusCode::FORBIDDEN, body.to_string());
+            resp.headers_mut().insert("x-portcullis-decision", http::HeaderValue::from_static(decision));
+            Ok(resp)
+        }
+        None => {
+            let tool = call.qualified.clone();
+            req.extensions_mut().insert(PostWatch::Http { call });
+            inner
+                .call(req)
+                .await
+                .inspect_err(|_| shared.metrics.tool_call(&upstream, &tool, CallOutcome::Failed))
         }
     }
 }

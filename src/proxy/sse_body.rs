@@ -5,11 +5,15 @@
 //!
 //! ```text
 //!  Relaying ──(watched response event)──▶ inspect ──▶ release raw │ release rewritten
+//!     │  │                                     └─(a guardrail rule covers it)──▶ Checking
+//!     │  │        Checking: the upstream is not read (back-pressure), events stay in order;
+//!     │  │        the verdict releases, rewrites or replaces the event, then Relaying resumes
 //!     │  └─(all watched answered, framer empty)──▶ Passthrough (chunks untouched)
 //!     └─(upstream error │ event too large)──▶ error event per unanswered call ──▶ Done
 //! ```
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
@@ -20,11 +24,12 @@ use serde_json::value::RawValue;
 
 use super::{Body, BoxError, Shared};
 use crate::call::ToolCall;
-use crate::gate::post::{inspect, Release, Seen, Watch, Watched};
+use crate::gate::post::{inspect, needs_check, Inspection, Release, Seen, Watch, Watched};
 use crate::gate::CallOutcome;
 use crate::mcp::era::Era;
 use crate::mcp::jsonrpc::{self, code, IdKey, Message};
 use crate::mcp::sse::{self, Framer};
+use futures_util::FutureExt;
 
 /// Which responses the gate inspects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,8 +47,15 @@ enum State {
     Done,
 }
 
+/// A Layer 2 check of one event, owning what it needs; it hands the watch table back.
+type Checking = Pin<Box<dyn Future<Output = (Watched, Bytes, Inspection)> + Send>>;
+
 pub struct SseGate {
     inner: Body,
+    /// The event being checked; while set, nothing else is read or released.
+    checking: Option<Checking>,
+    /// The upstream's body has ended (the rest of the buffer is being finished).
+    ended: bool,
     framer: Framer,
     watched: Watched,
     scope: Scope,
@@ -66,6 +78,8 @@ impl SseGate {
         let max = shared.limits.max_response;
         SseGate {
             inner,
+            checking: None,
+            ended: false,
             framer: Framer::new(max),
             watched,
             scope,
@@ -85,7 +99,23 @@ impl SseGate {
         if self.scope == Scope::AllResponses {
             self.watch_any_response(&data);
         }
-        let inspection = inspect(&data, &mut self.watched, &self.shared.guard);
+        if needs_check(&data, &self.watched, &self.shared.guard) {
+            let mut watched = std::mem::take(&mut self.watched);
+            let shared = self.shared.clone();
+            self.checking = Some(Box::pin(async move {
+                let inspection = inspect(&data, &mut watched, &shared.guard).await;
+                (watched, raw, inspection)
+            }));
+            return;
+        }
+        // Nothing in it waits: it completes on this poll.
+        match inspect(&data, &mut self.watched, &self.shared.guard).now_or_never() {
+            Some(inspection) => self.release(raw, inspection),
+            None => self.release(raw, Inspection { release: Release::Withheld, seen: Vec::new() }),
+        }
+    }
+
+    fn release(&mut self, raw: Bytes, inspection: Inspection) {
         for seen in inspection.seen {
             match seen {
                 Seen::Call { call, outcome } => {
@@ -146,7 +176,7 @@ impl SseGate {
     }
 
     fn drain_framer(&mut self) {
-        loop {
+        while self.checking.is_none() {
             match self.framer.next_event() {
                 Ok(Some(ev)) => self.on_event(ev.raw, ev.data),
                 Ok(None) => break,
@@ -158,15 +188,25 @@ impl SseGate {
                 }
             }
         }
-        if self.watched.is_empty() && self.scope == Scope::Watched && self.framer.is_empty() {
+        if self.checking.is_none()
+            && self.watched.is_empty()
+            && self.scope == Scope::Watched
+            && self.framer.is_empty()
+            && self.state == State::Relaying
+        {
             self.state = State::Passthrough;
         }
     }
 
+    /// The upstream's body ended. Resumable: a check started here is awaited and `finish` is
+    /// called again.
     fn finish(&mut self) {
-        self.framer.end();
+        if !self.ended {
+            self.ended = true;
+            self.framer.end();
+        }
         self.drain_framer();
-        if self.state == State::Done {
+        if self.state == State::Done || self.checking.is_some() {
             return;
         }
         if let Some(rest) = self.framer.finish() {
@@ -185,6 +225,9 @@ impl SseGate {
                     }
                 }
                 None => self.out.push_back(rest),
+            }
+            if self.checking.is_some() {
+                return;
             }
         }
         for (_, watch) in self.watched.drain() {
@@ -212,6 +255,17 @@ impl HttpBody for SseGate {
             }
             if this.state == State::Done {
                 return Poll::Ready(None);
+            }
+            if let Some(check) = this.checking.as_mut() {
+                let (watched, raw, inspection) = ready!(check.as_mut().poll(cx));
+                this.checking = None;
+                this.watched = watched;
+                this.release(raw, inspection);
+                match this.ended {
+                    true => this.finish(),
+                    false => this.drain_framer(),
+                }
+                continue;
             }
             let frame = ready!(Pin::new(&mut this.inner).poll_frame(cx));
             match (frame, this.state) {

@@ -14,12 +14,13 @@ use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
 use crate::config::Config;
-use crate::gate::post::{inspect, Release, Seen, Watched};
+use crate::gate::post::{inspect, needs_check, Release, Seen, Watched};
 use crate::gate::pre::{decide, Context, Decision};
 use crate::gate::Guard;
 use crate::mcp::era::{self, Version};
 use crate::mcp::jsonrpc::{self, Payload};
 use crate::telemetry::Metrics;
+use futures_util::FutureExt;
 use lines::{LineReader, ReadLine};
 
 /// Why the relay stopped abnormally.
@@ -31,6 +32,8 @@ pub enum WrapError {
         #[source]
         source: std::io::Error,
     },
+    #[error("the guardrails cannot start: {0}")]
+    Guard(String),
     #[error("i/o with the server process failed")]
     Io(#[from] std::io::Error),
 }
@@ -59,6 +62,8 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    let metrics = Arc::new(Metrics::new());
+    let guard = Guard::new(&config.policy, metrics.clone()).map_err(WrapError::Guard)?;
     let (program, args) = cmd.split_first().ok_or_else(|| WrapError::Spawn {
         cmd: String::new(),
         source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "no command given"),
@@ -74,9 +79,8 @@ where
     let child_in = child.stdin.take().expect("piped");
     let child_out = child.stdout.take().expect("piped");
 
-    let metrics = Arc::new(Metrics::new());
     let relay = Arc::new(Relay {
-        guard: Guard::new(&config.policy, metrics.clone()),
+        guard,
         metrics,
         upstream: upstream.into(),
         pending: Mutex::new(Watched::default()),
@@ -160,7 +164,7 @@ where
         };
         let negotiated = *relay.negotiated.lock().unwrap_or_else(|p| p.into_inner());
         let cx = Context { upstream: &relay.upstream, era, negotiated, session: None };
-        match decide(&payload, &cx, &relay.guard) {
+        match decide(&payload, &cx, &relay.guard).await {
             Decision::Refuse(r) => {
                 for (tool, outcome) in &r.calls {
                     relay.metrics.tool_call(&relay.upstream, tool, *outcome);
@@ -209,7 +213,23 @@ where
         let text = String::from_utf8_lossy(&line);
         let inspection = {
             let mut pending = relay.pending.lock().unwrap_or_else(|p| p.into_inner());
-            inspect(&text, &mut pending, &relay.guard)
+            match needs_check(&text, &pending, &relay.guard) {
+                // Completes on its first poll: nothing in it waits.
+                false => inspect(&text, &mut pending, &relay.guard).now_or_never(),
+                true => None,
+            }
+        };
+        let inspection = match inspection {
+            Some(i) => i,
+            None => {
+                // A Layer 2 check: take this message's watches out of the shared table so the
+                // other direction is not locked out while the checker thinks, then put back
+                // whatever the message did not answer.
+                let mut mine = relay.pending.lock().unwrap_or_else(|p| p.into_inner()).extract(&text);
+                let i = inspect(&text, &mut mine, &relay.guard).await;
+                relay.pending.lock().unwrap_or_else(|p| p.into_inner()).merge(mine);
+                i
+            }
         };
         for seen in inspection.seen {
             match seen {

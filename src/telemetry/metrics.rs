@@ -25,6 +25,8 @@ pub struct Metrics {
     upstream_latency: HistogramVec,
     overhead: Histogram,
     tools: RwLock<HashSet<String>>,
+    /// Layer 2's metrics, in the same registry.
+    pub checker: super::checker_metrics::CheckerMetrics,
 }
 
 impl Default for Metrics {
@@ -83,7 +85,16 @@ impl Metrics {
             .flat_map(|e| Scope::ALL.iter().map(move |s| (e, s)))
             .map(|(e, s)| rule_decisions_vec.with_label_values(&[e.as_str(), s.as_str()]))
             .collect();
-        Metrics { registry, tool_calls, rule_decisions, upstream_latency, overhead, tools: RwLock::default() }
+        let checker = super::checker_metrics::CheckerMetrics::register(&registry);
+        Metrics {
+            registry,
+            tool_calls,
+            rule_decisions,
+            upstream_latency,
+            overhead,
+            tools: RwLock::default(),
+            checker,
+        }
     }
 
     /// Counts one finished (or refused) tool call.

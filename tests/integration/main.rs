@@ -1,7 +1,9 @@
 //! The one integration-test binary: portcullis against real MCP servers and clients.
 //! Peers come from the registries (see tests/peers/README.md); every socket is 127.0.0.1:0.
 
+mod checker_openai;
 mod cli;
+mod guardrails;
 mod hostile;
 mod http_tools;
 mod lifecycle;

@@ -10,6 +10,8 @@ use portcullis::app::Running;
 use portcullis::config::Config;
 use serde_json::Value;
 
+pub mod fake_checker;
+
 pub fn peers_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers")
 }

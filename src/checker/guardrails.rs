@@ -1,0 +1,438 @@
+//! The Layer 2 pipeline: for a call (pre) or its result (post), pick the guardrail rule, bound
+//! the content, run the local detectors, ask the model through cache → breaker → concurrency
+//! limit → timeout, and turn the verdict and the rule's mode into a typed judgement.
+//!
+//! The pieces are composed here as plain async code rather than as a tower stack: each stage
+//! needs the check's own data (the cache key, the phase for `unguarded_total`, the rule's failure
+//! mode), and a tower `Service` per stage would carry all of it through every request type for
+//! no gain in reuse.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use serde_json::Value;
+use tokio::sync::Semaphore;
+
+use super::breaker::Breaker;
+use super::cache::{self, Lookup, VerdictCache};
+use super::content::{self, Content};
+use super::detect::Direction;
+use super::openai::OpenAi;
+use super::rubric::{Rubric, Rubrics};
+use super::rules::{GuardRule, GuardRules};
+use super::verdict::{self, Verdict};
+use super::{local, prompt, Failure, FailureMode, Mode, Phase};
+use crate::config::{Backend, GuardrailsConfig};
+use crate::rules::kinds::KindSpec;
+use crate::rules::Prefilter;
+use crate::telemetry::checker_metrics::CheckLabel;
+use crate::telemetry::Metrics;
+
+/// The model side: only when a model is configured.
+#[derive(Debug)]
+struct Model {
+    client: Arc<OpenAi>,
+    cache: VerdictCache,
+    breaker: Arc<Breaker>,
+    limit: Arc<Semaphore>,
+    timeout: Duration,
+}
+
+#[derive(Debug)]
+pub struct Guardrails {
+    rules: GuardRules,
+    rubrics: Rubrics,
+    model: Option<Model>,
+    min_content_bytes: usize,
+    max_content_bytes: usize,
+    on_checker_down: FailureMode,
+    metrics: Arc<Metrics>,
+}
+
+/// A pre-call check to run: everything it needs, owned, so it can be awaited anywhere.
+#[derive(Debug, Clone)]
+pub struct PreJob {
+    rule: GuardRule,
+    tool: String,
+    content: Content,
+    rubric: Arc<Rubric>,
+}
+
+/// What Layer 2 decided about a call's arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PreJudgement {
+    Pass,
+    /// Unsafe under a blocking rule: the call is vetoed.
+    Block {
+        reason: String,
+    },
+    /// No verdict and the rule fails closed: refused, retryable.
+    Unavailable {
+        reason: String,
+    },
+}
+
+/// What Layer 2 decided about a result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PostJudgement {
+    /// Release the bytes as received.
+    Pass,
+    /// The result value was rewritten in place (sanitize).
+    Sanitized,
+    /// Replace the result with an `isError` result carrying `reason`.
+    Block { reason: String },
+    /// No verdict and the rule fails closed.
+    Unavailable { reason: String },
+}
+
+/// A judgement with what led to it, for `portcullis check` and the audit trail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report<J> {
+    pub judgement: J,
+    pub verdict: CheckLabel,
+    pub mode: Mode,
+    /// The guardrail rule's `match`.
+    pub rule: String,
+    /// The rubric as `name@version`.
+    pub rubric: String,
+}
+
+/// Where an unsafe verdict came from (decides how sanitize rewrites).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Local,
+    Model,
+}
+
+/// A checker's reason, as shown to the agent: it comes from a model that read hostile content,
+/// so it is cut short and stripped of control characters.
+fn tame(reason: &str) -> String {
+    let mut out: String = reason.chars().filter(|c| !c.is_control()).take(240).collect();
+    if out.len() < reason.len() && reason.chars().count() > 240 {
+        out.push('…');
+    }
+    out
+}
+
+fn direction(phase: Phase) -> Direction {
+    match phase {
+        Phase::Pre => Direction::Outbound,
+        Phase::Post => Direction::Inbound,
+    }
+}
+
+impl Guardrails {
+    pub fn new(cfg: &GuardrailsConfig, metrics: Arc<Metrics>) -> Result<Guardrails, String> {
+        let model = match &cfg.backend {
+            Backend::Local => None,
+            Backend::OpenAi(settings) => Some(Model {
+                client: Arc::new(OpenAi::new(settings)?),
+                cache: VerdictCache::new(cfg.cache_capacity, cfg.cache_ttl),
+                breaker: Arc::new(Breaker::new(
+                    "openai",
+                    cfg.breaker_failures,
+                    cfg.breaker_cooldown,
+                    metrics.clone(),
+                )),
+                limit: Arc::new(Semaphore::new(cfg.max_concurrency)),
+                timeout: settings.timeout,
+            }),
+        };
+        Ok(Guardrails {
+            rules: cfg.rules.clone(),
+            rubrics: cfg.rubrics.clone(),
+            model,
+            min_content_bytes: cfg.min_content_bytes,
+            max_content_bytes: cfg.max_content_bytes,
+            on_checker_down: cfg.on_checker_down,
+            metrics,
+        })
+    }
+
+    /// True when results must be held for a check at all.
+    pub fn watches_results(&self) -> bool {
+        self.rules.any(Phase::Post)
+    }
+
+    /// False while a fail-closed rule depends on a checker whose breaker is open: `/readyz`.
+    pub fn ready(&self) -> bool {
+        let Some(m) = &self.model else { return true };
+        let closed =
+            self.rules.0.iter().any(|r| {
+                r.mode != Mode::Advisory && r.failure_mode(self.on_checker_down) == FailureMode::Closed
+            });
+        !(closed && m.breaker.is_down())
+    }
+
+    /// The model's name, or `local`.
+    pub fn checker_name(&self) -> &str {
+        self.model.as_ref().map(|m| m.client.model()).unwrap_or("local")
+    }
+
+    fn rubric(&self, rule: &GuardRule, phase: Phase, kind: &KindSpec) -> Arc<Rubric> {
+        let name = rule.rubric_for(phase, kind);
+        match self.rubrics.get(name) {
+            Some(r) => r.clone(),
+            // Validated at load; a missing name can only be a built-in default, which exists.
+            None => Arc::new(Rubric::new(name, "")),
+        }
+    }
+
+    /// The pre-call check for `call`, if a rule asks for one; a proven read-only shell command
+    /// skips it (and is counted).
+    pub fn pre_job(
+        &self,
+        qualified: &str,
+        kind: &KindSpec,
+        args: &Value,
+        prefilter: Option<Prefilter>,
+    ) -> Option<PreJob> {
+        let rule = self.rules.select(qualified, kind, Phase::Pre)?;
+        if matches!(kind, KindSpec::Shell { .. }) && prefilter == Some(Prefilter::Skip) {
+            self.metrics.checker.prefilter_skips.inc();
+            return None;
+        }
+        Some(PreJob {
+            rubric: self.rubric(rule, Phase::Pre, kind),
+            rule: rule.clone(),
+            tool: qualified.to_owned(),
+            content: content::of_args(kind, args),
+        })
+    }
+
+    /// Runs a pre-call check.
+    pub async fn pre(&self, job: PreJob) -> Report<PreJudgement> {
+        let PreJob { rule, tool, content, rubric } = job;
+        let result = self.verdict(Phase::Pre, &tool, &content, &rubric).await;
+        let mode = rule.mode;
+        let (settled, verdict) = self.settle(Phase::Pre, &rule, &tool, &rubric, result);
+        let judgement = match settled {
+            Settled::Pass => PreJudgement::Pass,
+            Settled::Unavailable(reason) => PreJudgement::Unavailable { reason },
+            // A rewritten call is a call the agent did not make: sanitize blocks before the call.
+            Settled::Unsafe { reason, .. } => {
+                let mode_note = match mode {
+                    Mode::Sanitize => " (sanitize applies to results; a call is blocked)",
+                    _ => "",
+                };
+                PreJudgement::Block {
+                    reason: format!(
+                        "portcullis blocked {tool}: the checker judged its arguments unsafe: {reason} (guardrail rule {}, rubric {}@{}){mode_note}. The call was not sent.",
+                        rule.label, rubric.name, rubric.version
+                    ),
+                }
+            }
+        };
+        Report {
+            judgement,
+            verdict,
+            mode,
+            rule: rule.label.clone(),
+            rubric: format!("{}@{}", rubric.name, rubric.version),
+        }
+    }
+
+    /// The rule judging `qualified`'s results, if any.
+    pub fn post_rule(&self, qualified: &str, kind: &KindSpec) -> Option<&GuardRule> {
+        self.rules.select(qualified, kind, Phase::Post)
+    }
+
+    /// Checks a result (or error object) and, for sanitize, rewrites it in place.
+    pub async fn post(
+        &self,
+        rule: &GuardRule,
+        tool: &str,
+        kind: &KindSpec,
+        result: &mut Value,
+    ) -> Report<PostJudgement> {
+        let rubric = self.rubric(rule, Phase::Post, kind);
+        let report = |judgement, verdict| Report {
+            judgement,
+            verdict,
+            mode: rule.mode,
+            rule: rule.label.clone(),
+            rubric: format!("{}@{}", rubric.name, rubric.version),
+        };
+        let content = content::of_result(result);
+        if content.model.len() < self.min_content_bytes {
+            self.metrics.checker.check(Phase::Post, &rule.label, rule.mode, CheckLabel::Skipped);
+            return report(PostJudgement::Pass, CheckLabel::Skipped);
+        }
+        let result_v = self.verdict(Phase::Post, tool, &content, &rubric).await;
+        let (settled, verdict) = self.settle(Phase::Post, rule, tool, &rubric, result_v);
+        let judgement = self.apply_post(settled, rule, tool, &rubric, &content, result);
+        report(judgement, verdict)
+    }
+
+    fn apply_post(
+        &self,
+        settled: Settled,
+        rule: &GuardRule,
+        tool: &str,
+        rubric: &Rubric,
+        content: &Content,
+        result: &mut Value,
+    ) -> PostJudgement {
+        match settled {
+            Settled::Pass => PostJudgement::Pass,
+            Settled::Unavailable(reason) => PostJudgement::Unavailable { reason },
+            Settled::Unsafe { reason, sanitized, source } => {
+                let block = |why: &str| {
+                    PostJudgement::Block {
+                    reason: format!(
+                        "portcullis withheld the result of {tool}: the checker judged it unsafe: {reason} (guardrail rule {}, rubric {}@{}){why}. The tool ran; its output was not shown.",
+                        rule.label, rubric.name, rubric.version
+                    ),
+                }
+                };
+                if rule.mode != Mode::Sanitize {
+                    return block("");
+                }
+                match source {
+                    Source::Local => {
+                        let mut copy = result.clone();
+                        match local::sanitize(&mut copy, Direction::Inbound) {
+                            true => {
+                                *result = copy;
+                                PostJudgement::Sanitized
+                            }
+                            false => block("; it could not be sanitized"),
+                        }
+                    }
+                    Source::Model => match sanitized.filter(|s| self.usable_rewrite(s, content)) {
+                        Some(s) => {
+                            content::apply_rewrite(result, &s);
+                            PostJudgement::Sanitized
+                        }
+                        None => block("; the checker's rewrite was empty, oversized or still unsafe"),
+                    },
+                }
+            }
+        }
+    }
+
+    /// A rewrite is used only when it is non-empty, not much longer than what it replaces, and
+    /// clean to the local detectors — a checker talked into "sanitizing" by echoing the payload
+    /// does not get it through.
+    fn usable_rewrite(&self, rewrite: &str, original: &Content) -> bool {
+        !rewrite.trim().is_empty()
+            && rewrite.len() <= original.model.len() + 1024
+            && local::judge(rewrite, Direction::Inbound).is_none()
+    }
+
+    /// The verdict for `content`: the local detectors, then (when configured) the model.
+    async fn verdict(
+        &self,
+        phase: Phase,
+        tool: &str,
+        content: &Content,
+        rubric: &Arc<Rubric>,
+    ) -> Result<(Verdict, Source), Failure> {
+        if content.len() > self.max_content_bytes {
+            return Err(Failure::TooLarge(content.len()));
+        }
+        if let Some(reason) = local::judge(&content.scan, direction(phase)) {
+            return Ok((Verdict::Unsafe { reason, sanitized: None }, Source::Local));
+        }
+        let Some(m) = &self.model else {
+            return Ok((Verdict::Safe, Source::Local));
+        };
+        let key = cache::key(phase, &rubric.version, m.client.model(), tool, &content.model);
+        let prompt = prompt::build(&rubric.text, phase, tool, &content.model);
+        let (client, breaker, limit, timeout) =
+            (m.client.clone(), m.breaker.clone(), m.limit.clone(), m.timeout);
+        let metrics = self.metrics.clone();
+        let (result, lookup) = m
+            .cache
+            .get_or_check(key, move || ask_model(client, breaker, limit, timeout, prompt, metrics).boxed())
+            .await;
+        self.metrics.checker.cache(lookup == Lookup::Hit);
+        result.map(|v| (v, Source::Model))
+    }
+
+    /// Turns a verdict (or its absence) into what the rule says, counting and logging it.
+    fn settle(
+        &self,
+        phase: Phase,
+        rule: &GuardRule,
+        tool: &str,
+        rubric: &Rubric,
+        result: Result<(Verdict, Source), Failure>,
+    ) -> (Settled, CheckLabel) {
+        let m = &self.metrics.checker;
+        match result {
+            Ok((Verdict::Safe, _)) => {
+                m.check(phase, &rule.label, rule.mode, CheckLabel::Safe);
+                (Settled::Pass, CheckLabel::Safe)
+            }
+            Ok((Verdict::Unsafe { reason, sanitized }, source)) => {
+                m.check(phase, &rule.label, rule.mode, CheckLabel::Unsafe);
+                let reason = tame(&reason);
+                tracing::warn!(
+                    phase = phase.as_str(), tool, rule = %rule.label, mode = rule.mode.as_str(),
+                    rubric = %rubric.name, rubric_version = %rubric.version, %reason,
+                    "guardrail finding"
+                );
+                let settled = match rule.mode {
+                    Mode::Advisory => Settled::Pass,
+                    _ => Settled::Unsafe { reason, sanitized, source },
+                };
+                (settled, CheckLabel::Unsafe)
+            }
+            Err(failure) => {
+                m.check(phase, &rule.label, rule.mode, CheckLabel::Failed);
+                // An advisory rule never refuses, so it never fails closed either.
+                let closed = rule.mode != Mode::Advisory
+                    && rule.failure_mode(self.on_checker_down) == FailureMode::Closed;
+                let settled = if closed {
+                    Settled::Unavailable(format!(
+                        "portcullis could not check {tool} ({failure}), and guardrail rule {} fails closed, so it was refused. \
+                         This is not evidence that the call is unsafe: retry later.",
+                        rule.label
+                    ))
+                } else {
+                    m.unguarded(phase, &failure);
+                    tracing::debug!(phase = phase.as_str(), tool, %failure, "passed unguarded (fail-open)");
+                    Settled::Pass
+                };
+                (settled, CheckLabel::Failed)
+            }
+        }
+    }
+}
+
+enum Settled {
+    Pass,
+    Unsafe { reason: String, sanitized: Option<String>, source: Source },
+    Unavailable(String),
+}
+
+/// One model call behind the breaker, the concurrency limit and the timeout. Runs in its own task
+/// (see [`VerdictCache`]), so it owns everything.
+async fn ask_model(
+    client: Arc<OpenAi>,
+    breaker: Arc<Breaker>,
+    limit: Arc<Semaphore>,
+    timeout: Duration,
+    prompt: prompt::Prompt,
+    metrics: Arc<Metrics>,
+) -> Result<Verdict, Failure> {
+    let Some(admit) = breaker.admit() else {
+        return Err(Failure::BreakerOpen);
+    };
+    let started = tokio::time::Instant::now();
+    let reply = tokio::time::timeout(timeout, async {
+        let _permit =
+            limit.acquire_owned().await.map_err(|_| Failure::Error("checker limit closed".into()))?;
+        client.complete(&prompt).await
+    })
+    .await
+    .unwrap_or(Err(Failure::Timeout(timeout)));
+    metrics.checker.latency.observe(started.elapsed().as_secs_f64());
+    let answered = !matches!(reply, Err(Failure::Timeout(_) | Failure::Error(_)));
+    breaker.record(admit, answered);
+    let verdict = reply.and_then(|text| verdict::parse(&text).map_err(|e| Failure::Malformed(e.to_string())));
+    metrics.checker.request(verdict.as_ref().map(|_| ()));
+    verdict
+}

@@ -1,0 +1,288 @@
+//! The `guardrails:` section: the Layer 2 checker, its rules, bounds, cache and breaker.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::raw::Scalar;
+use super::{units, Problems};
+use crate::checker::openai;
+use crate::checker::rubric::Rubrics;
+use crate::checker::rules::{GuardRule, GuardRules, Target};
+use crate::checker::{FailureMode, Mode};
+
+/// Which checker judges.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Backend {
+    /// The built-in detectors only: no model, no network.
+    Local,
+    /// The detectors first, then an OpenAI-compatible model.
+    OpenAi(openai::Settings),
+}
+
+/// The validated section.
+#[derive(Debug, Clone)]
+pub struct GuardrailsConfig {
+    pub backend: Backend,
+    pub rules: GuardRules,
+    /// Inbound results shorter than this skip the checker (arguments are always inspected).
+    pub min_content_bytes: usize,
+    /// Content over this goes through the failure policy, never silently unchecked.
+    pub max_content_bytes: usize,
+    pub on_checker_down: FailureMode,
+    pub rubrics: Rubrics,
+    /// Where `rubrics` came from, for reloading; `None` is the built-in set.
+    pub rubrics_dir: Option<PathBuf>,
+    pub cache_ttl: Duration,
+    pub cache_capacity: u64,
+    /// Consecutive failures that open the breaker.
+    pub breaker_failures: u32,
+    /// How long the breaker stays open before a probe.
+    pub breaker_cooldown: Duration,
+    /// Model calls in flight at once.
+    pub max_concurrency: usize,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Raw {
+    checker: Option<Value>,
+    default_mode: Option<String>,
+    min_content_bytes: Option<Scalar>,
+    max_content_bytes: Option<Scalar>,
+    on_checker_down: Option<String>,
+    rubrics: Option<String>,
+    cache: Option<RawCache>,
+    breaker: Option<RawBreaker>,
+    max_concurrency: Option<u64>,
+    rules: Option<Vec<Value>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCache {
+    ttl: Option<Scalar>,
+    capacity: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBreaker {
+    failures: Option<u32>,
+    cooldown: Option<Scalar>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOpenAi {
+    base_url: String,
+    model: String,
+    api_key_env: Option<String>,
+    timeout: Option<Scalar>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    #[serde(rename = "match")]
+    pattern: String,
+    phases: Option<Vec<String>>,
+    mode: Option<String>,
+    rubric: Option<String>,
+    fail_closed: Option<bool>,
+}
+
+fn size(p: &mut Problems, path: &str, v: Option<Scalar>, default: usize) -> usize {
+    match v {
+        None => default,
+        Some(Scalar::Int(n)) => n as usize,
+        Some(Scalar::Text(s)) => units::size(&s).map(|n| n as usize).unwrap_or_else(|e| {
+            p.add(path, e);
+            default
+        }),
+    }
+}
+
+fn duration(p: &mut Problems, path: &str, v: Option<Scalar>, default: Duration) -> Duration {
+    match v {
+        None => default,
+        Some(Scalar::Int(n)) => {
+            p.add(path, format!("duration {n} needs a unit (ms, s, m or h)"));
+            default
+        }
+        Some(Scalar::Text(s)) => units::duration(&s).unwrap_or_else(|e| {
+            p.add(path, e);
+            default
+        }),
+    }
+}
+
+fn env_name_ok(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Compiles the section; `yolo` demotes every rule to advisory.
+pub(crate) fn compile(raw: Raw, yolo: bool, p: &mut Problems) -> Option<GuardrailsConfig> {
+    let backend = match raw.checker {
+        None | Some(Value::Null) => {
+            p.add(
+                "guardrails.checker",
+                "missing: `checker: local` (built-in detectors) or `checker: { base_url, model }`",
+            );
+            None
+        }
+        Some(Value::String(s)) if s == "local" => Some(Backend::Local),
+        Some(Value::String(s)) => {
+            p.add("guardrails.checker", format!("{s:?}: the named checker is `local`; a model is an object {{ base_url, model, api_key_env, timeout }}"));
+            None
+        }
+        Some(v) => match serde_json::from_value::<RawOpenAi>(v) {
+            Err(e) => {
+                p.add("guardrails.checker", e.to_string());
+                None
+            }
+            Ok(o) => {
+                let timeout = duration(p, "guardrails.checker.timeout", o.timeout, Duration::from_secs(10));
+                match o.base_url.parse::<http::Uri>() {
+                    Ok(u) if matches!(u.scheme_str(), Some("http" | "https")) && u.authority().is_some() => {}
+                    _ => p.add(
+                        "guardrails.checker.base_url",
+                        format!("{:?} must be an absolute http:// or https:// URL", o.base_url),
+                    ),
+                }
+                if o.model.trim().is_empty() {
+                    p.add("guardrails.checker.model", "empty model name");
+                }
+                if let Some(env) = &o.api_key_env {
+                    if !env_name_ok(env) {
+                        p.add("guardrails.checker.api_key_env", format!("{env:?} is not an environment variable name (the key itself never goes in the file)"));
+                    }
+                }
+                Some(Backend::OpenAi(openai::Settings {
+                    base_url: o.base_url.trim_end_matches('/').to_owned(),
+                    model: o.model,
+                    api_key_env: o.api_key_env,
+                    timeout,
+                }))
+            }
+        },
+    };
+    let default_mode = match raw.default_mode.as_deref().map(|m| (m, Mode::parse(m))) {
+        None => Mode::Block,
+        Some((_, Some(m))) => m,
+        Some((m, None)) => {
+            p.add("guardrails.default_mode", format!("{m:?}: one of block, sanitize, advisory"));
+            Mode::Block
+        }
+    };
+    let on_checker_down = match raw.on_checker_down.as_deref() {
+        None | Some("open") => FailureMode::Open,
+        Some("closed") => FailureMode::Closed,
+        Some(o) => {
+            p.add("guardrails.on_checker_down", format!("{o:?}: open or closed"));
+            FailureMode::Open
+        }
+    };
+    let (rubrics, rubrics_dir) = match &raw.rubrics {
+        None => (Rubrics::embedded(), None),
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            match Rubrics::load_dir(&dir) {
+                Ok(r) => (r, Some(dir)),
+                Err(errs) => {
+                    for e in errs {
+                        p.add("guardrails.rubrics", e);
+                    }
+                    (Rubrics::embedded(), Some(dir))
+                }
+            }
+        }
+    };
+    let mut rules = match raw.rules {
+        None => GuardRules::defaults(default_mode),
+        Some(list) => GuardRules(
+            list.into_iter().enumerate().filter_map(|(i, v)| rule(i, v, default_mode, &rubrics, p)).collect(),
+        ),
+    };
+    if yolo {
+        rules.demote_to_advisory();
+    }
+    let cache = raw.cache.unwrap_or_default();
+    let breaker = raw.breaker.unwrap_or_default();
+    let out = GuardrailsConfig {
+        backend: backend?,
+        rules,
+        min_content_bytes: size(p, "guardrails.min_content_bytes", raw.min_content_bytes, 16),
+        max_content_bytes: size(p, "guardrails.max_content_bytes", raw.max_content_bytes, 256 << 10),
+        on_checker_down,
+        rubrics,
+        rubrics_dir,
+        cache_ttl: duration(p, "guardrails.cache.ttl", cache.ttl, Duration::from_secs(600)),
+        cache_capacity: cache.capacity.unwrap_or(10_000),
+        breaker_failures: breaker.failures.unwrap_or(5),
+        breaker_cooldown: duration(
+            p,
+            "guardrails.breaker.cooldown",
+            breaker.cooldown,
+            Duration::from_secs(30),
+        ),
+        max_concurrency: raw.max_concurrency.map(|n| n as usize).unwrap_or(16),
+    };
+    if out.breaker_failures == 0 {
+        p.add("guardrails.breaker.failures", "must be at least 1");
+    }
+    if out.max_concurrency == 0 {
+        p.add("guardrails.max_concurrency", "must be at least 1");
+    }
+    if out.max_content_bytes == 0 {
+        p.add("guardrails.max_content_bytes", "must be at least 1 byte");
+    }
+    Some(out)
+}
+
+fn rule(i: usize, v: Value, default_mode: Mode, rubrics: &Rubrics, p: &mut Problems) -> Option<GuardRule> {
+    let path = format!("guardrails.rules[{i}]");
+    let r: RawRule = match serde_json::from_value(v) {
+        Ok(r) => r,
+        Err(e) => {
+            p.add(&path, e.to_string());
+            return None;
+        }
+    };
+    let target = Target::parse(&r.pattern).map_err(|e| p.add(format!("{path}.match"), e)).ok();
+    let (mut pre, mut post) = (false, false);
+    for ph in r.phases.as_deref().unwrap_or(&["pre".to_owned(), "post".to_owned()]) {
+        match ph.as_str() {
+            "pre" => pre = true,
+            "post" => post = true,
+            other => p.add(format!("{path}.phases"), format!("{other:?}: pre or post")),
+        }
+    }
+    if !pre && !post {
+        p.add(format!("{path}.phases"), "names no phase (pre, post)");
+    }
+    let mode = match r.mode.as_deref() {
+        None => default_mode,
+        Some(m) => Mode::parse(m).unwrap_or_else(|| {
+            p.add(format!("{path}.mode"), format!("{m:?}: one of block, sanitize, advisory"));
+            default_mode
+        }),
+    };
+    if let Some(name) = &r.rubric {
+        if rubrics.get(name).is_none() {
+            let known: Vec<&str> = rubrics.names().collect();
+            p.add(format!("{path}.rubric"), format!("no rubric {name:?} (known: {})", known.join(", ")));
+        }
+    }
+    Some(GuardRule {
+        target: target?,
+        label: r.pattern,
+        pre,
+        post,
+        mode,
+        rubric: r.rubric,
+        fail_closed: r.fail_closed,
+    })
+}

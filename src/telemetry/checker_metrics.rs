@@ -1,0 +1,133 @@
+//! Layer 2's metrics: what was checked and decided, how the checker itself is doing, and how
+//! many calls passed without a completed verdict. Names follow ARCHITECTURE §5.
+
+use prometheus::{
+    Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
+};
+
+use crate::checker::{Failure, Mode, Phase};
+
+/// A checked call's verdict label: `safe`, `unsafe`, `failed` (no verdict), `skipped`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckLabel {
+    Safe,
+    Unsafe,
+    Failed,
+    /// Under `min_content_bytes`.
+    Skipped,
+}
+
+impl CheckLabel {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CheckLabel::Safe => "safe",
+            CheckLabel::Unsafe => "unsafe",
+            CheckLabel::Failed => "failed",
+            CheckLabel::Skipped => "skipped",
+        }
+    }
+}
+
+/// Breaker states as `breaker_state` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BreakerLabel {
+    Closed = 0,
+    Open = 1,
+    HalfOpen = 2,
+}
+
+#[derive(Debug)]
+pub struct CheckerMetrics {
+    checks: IntCounterVec,
+    requests: IntCounterVec,
+    pub latency: Histogram,
+    pub up: IntGauge,
+    breaker: IntGaugeVec,
+    unguarded: IntCounterVec,
+    pub prefilter_skips: IntCounter,
+    cache: IntCounterVec,
+}
+
+const REQUEST_RESULTS: [&str; 4] = ["ok", "timeout", "error", "malformed"];
+const UNGUARDED_REASONS: [&str; 5] = ["timeout", "error", "malformed", "breaker_open", "too_large"];
+
+impl CheckerMetrics {
+    pub fn register(registry: &Registry) -> CheckerMetrics {
+        let counter = |name: &str, help: &str, labels: &[&str]| {
+            let c = IntCounterVec::new(Opts::new(name, help), labels).expect("static metric");
+            registry.register(Box::new(c.clone())).expect("registered once");
+            c
+        };
+        let checks = counter(
+            "checks_total",
+            "Layer 2 checks by phase, guardrail rule, mode and verdict",
+            &["phase", "rule", "mode", "verdict"],
+        );
+        let requests = counter("checker_requests_total", "Model checker requests by result", &["result"]);
+        let unguarded = counter(
+            "unguarded_total",
+            "Calls that passed without a completed verdict (fail-open), by phase and why",
+            &["phase", "reason"],
+        );
+        let cache = counter("cache_requests_total", "Verdict cache lookups by result", &["result"]);
+        let latency = Histogram::with_opts(
+            HistogramOpts::new("checker_latency_seconds", "Model checker request latency")
+                .buckets(vec![0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0]),
+        )
+        .expect("static metric");
+        let up = IntGauge::new("checker_up", "1 while the checker answers, 0 while its breaker is open")
+            .expect("static metric");
+        let breaker = IntGaugeVec::new(
+            Opts::new("breaker_state", "Checker breaker: 0 closed, 1 open, 2 half-open"),
+            &["checker"],
+        )
+        .expect("static metric");
+        let prefilter_skips =
+            IntCounter::new("prefilter_skips_total", "Shell calls proven read-only that skipped the checker")
+                .expect("static metric");
+        registry.register(Box::new(latency.clone())).expect("registered once");
+        registry.register(Box::new(up.clone())).expect("registered once");
+        registry.register(Box::new(breaker.clone())).expect("registered once");
+        registry.register(Box::new(prefilter_skips.clone())).expect("registered once");
+        // Zeros from the start, so alerts and dashboards see every series.
+        for r in REQUEST_RESULTS {
+            requests.with_label_values(&[r]);
+        }
+        for phase in [Phase::Pre, Phase::Post] {
+            for r in UNGUARDED_REASONS {
+                unguarded.with_label_values(&[phase.as_str(), r]);
+            }
+        }
+        for r in ["hit", "miss"] {
+            cache.with_label_values(&[r]);
+        }
+        up.set(1);
+        CheckerMetrics { checks, requests, latency, up, breaker, unguarded, prefilter_skips, cache }
+    }
+
+    pub fn check(&self, phase: Phase, rule: &str, mode: Mode, verdict: CheckLabel) {
+        self.checks.with_label_values(&[phase.as_str(), rule, mode.as_str(), verdict.as_str()]).inc();
+    }
+
+    /// One model request's result: `Ok` or the failure.
+    pub fn request(&self, result: Result<(), &Failure>) {
+        let label = match result {
+            Ok(()) => "ok",
+            Err(f) => f.as_str(),
+        };
+        self.requests.with_label_values(&[label]).inc();
+    }
+
+    pub fn unguarded(&self, phase: Phase, failure: &Failure) {
+        self.unguarded.with_label_values(&[phase.as_str(), failure.as_str()]).inc();
+    }
+
+    pub fn cache(&self, hit: bool) {
+        self.cache.with_label_values(&[if hit { "hit" } else { "miss" }]).inc();
+    }
+
+    pub fn breaker(&self, checker: &str, state: BreakerLabel) {
+        self.breaker.with_label_values(&[checker]).set(state as i64);
+        self.up.set(i64::from(state != BreakerLabel::Open));
+    }
+}
