@@ -10,21 +10,21 @@ use http::{Method, Request, StatusCode};
 use hyper::body::Incoming;
 use tower::Service;
 
-use crate::checker::guardrails::Guardrails;
+use crate::proxy::Shared;
 use crate::proxy::{full, Resp};
 use crate::telemetry::Metrics;
 
-/// The admin service. `guardrails` decides `/readyz`.
+/// The admin service. The current policy's guardrails decide `/readyz`.
 pub fn service(
     metrics: Arc<Metrics>,
-    guardrails: Option<Arc<Guardrails>>,
+    shared: Arc<Shared>,
 ) -> impl Service<Request<Incoming>, Response = Resp, Error = Infallible, Future: Future + Send + 'static>
        + Clone
        + Send
        + 'static {
     tower::service_fn(move |req: Request<Incoming>| {
         let metrics = metrics.clone();
-        let ready = guardrails.as_ref().is_none_or(|g| g.ready());
+        let ready = shared.guard.load().guardrails().is_none_or(|g| g.ready());
         async move { Ok::<_, Infallible>(route(&req, &metrics, ready)) }
     })
 }

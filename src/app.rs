@@ -56,7 +56,7 @@ impl Parts {
     /// Fails only when the guardrails cannot be built (a checker API key variable is unset).
     pub fn new(config: &Config, metrics: Arc<Metrics>) -> Result<Parts, String> {
         let shared = Arc::new(Shared {
-            guard: Guard::new(&config.policy, metrics.clone())?,
+            guard: arc_swap::ArcSwap::from_pointee(Guard::new(&config.policy, metrics.clone())?),
             metrics: metrics.clone(),
             sessions: Sessions::default(),
             limits: config.limits.clone(),
@@ -98,12 +98,20 @@ pub struct Running {
     /// The admin listener (`/metrics`, `/healthz`, `/readyz`).
     pub admin_addr: SocketAddr,
     pub metrics: Arc<Metrics>,
+    /// The policy and what the workers share; a reload swaps `shared.guard`.
+    pub shared: Arc<Shared>,
     stop: watch::Sender<bool>,
     admin: JoinHandle<()>,
     workers: Vec<oneshot::Receiver<()>>,
 }
 
 impl Running {
+    /// Reloads the policy when its files change, until shutdown (see [`crate::reload`]).
+    pub fn reload_on_change(&self, reload: crate::reload::Reload) {
+        let stopped = self.stop.subscribe();
+        tokio::spawn(crate::reload::run(self.shared.clone(), reload, stop_signal(stopped)));
+    }
+
     /// Stops accepting, drains in-flight calls (up to the configured grace) and returns.
     pub async fn shutdown(self) {
         let _ = self.stop.send(true);
@@ -177,10 +185,10 @@ pub async fn start(config: &Config) -> std::io::Result<Running> {
         })?;
         workers.push(finished);
     }
-    let admin_svc = admin::service(metrics.clone(), parts.shared.guard.guardrails().cloned());
+    let admin_svc = admin::service(metrics.clone(), parts.shared.clone());
     let admin =
         tokio::spawn(server::serve(admin_listener, admin_svc, config.limits.clone(), stop_signal(stopped)));
-    Ok(Running { addr, admin_addr, metrics, stop, admin, workers })
+    Ok(Running { addr, admin_addr, metrics, shared: parts.shared.clone(), stop, admin, workers })
 }
 
 async fn stop_signal(mut rx: watch::Receiver<bool>) {

@@ -34,6 +34,7 @@ pub mod demo;
 pub mod gate;
 pub mod mcp;
 pub mod proxy;
+pub mod reload;
 pub mod rules;
 pub mod server;
 pub mod shell;

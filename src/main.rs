@@ -32,6 +32,18 @@ impl ConfigArgs {
     fn load(&self) -> anyhow::Result<Config> {
         load_layered(self.config.as_ref(), &self.permission_config)
     }
+
+    /// Reload the policy when any of its files changes (the embedded default never does).
+    fn reload(&self) -> portcullis::reload::Reload {
+        let mut files: Vec<PathBuf> = self.config.iter().chain(&self.permission_config).cloned().collect();
+        files.extend(std::env::var_os("PORTCULLIS_MANAGED_CONFIG").map(PathBuf::from));
+        let (config, extra) = (self.config.clone(), self.permission_config.clone());
+        portcullis::reload::Reload {
+            files,
+            load: Box::new(move || load_layered(config.as_ref(), &extra).map_err(|e| format!("{e:#}"))),
+            interval: std::time::Duration::from_secs(1),
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -193,6 +205,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Serve { config } => {
             let c = config.load()?;
             let running = portcullis::app::start(&c).await.context("binding listeners")?;
+            running.reload_on_change(config.reload());
             eprintln!(
                 "portcullis listening on http://{} (admin http://{})",
                 running.addr, running.admin_addr

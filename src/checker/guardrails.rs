@@ -18,7 +18,7 @@ use super::breaker::Breaker;
 use super::cache::{self, Lookup, VerdictCache};
 use super::content::{self, Content};
 use super::detect::Direction;
-use super::openai::OpenAi;
+use super::openai::{self, OpenAi};
 use super::rubric::{Rubric, Rubrics};
 use super::rules::{GuardRule, GuardRules};
 use super::verdict::{self, Verdict};
@@ -29,9 +29,12 @@ use crate::rules::Prefilter;
 use crate::telemetry::checker_metrics::CheckLabel;
 use crate::telemetry::Metrics;
 
-/// The model side: only when a model is configured.
+/// The model side: only when a model is configured. Kept across policy reloads that leave the
+/// checker's settings alone, so the cache and the breaker's state survive an edited rule.
 #[derive(Debug)]
 struct Model {
+    /// What it was built from: (settings, cache, breaker, concurrency).
+    built_from: (openai::Settings, (u64, Duration), (u32, Duration), usize),
     client: Arc<OpenAi>,
     cache: VerdictCache,
     breaker: Arc<Breaker>,
@@ -43,7 +46,8 @@ struct Model {
 pub struct Guardrails {
     rules: GuardRules,
     rubrics: Rubrics,
-    model: Option<Model>,
+    rubrics_dir: Option<std::path::PathBuf>,
+    model: Option<Arc<Model>>,
     min_content_bytes: usize,
     max_content_bytes: usize,
     on_checker_down: FailureMode,
@@ -124,30 +128,57 @@ fn direction(phase: Phase) -> Direction {
 
 impl Guardrails {
     pub fn new(cfg: &GuardrailsConfig, metrics: Arc<Metrics>) -> Result<Guardrails, String> {
+        Guardrails::reusing(cfg, metrics, None)
+    }
+
+    /// As [`Guardrails::new`], keeping `previous`'s model client, cache and breaker when the
+    /// checker's settings did not change.
+    pub fn reusing(
+        cfg: &GuardrailsConfig,
+        metrics: Arc<Metrics>,
+        previous: Option<&Guardrails>,
+    ) -> Result<Guardrails, String> {
         let model = match &cfg.backend {
             Backend::Local => None,
-            Backend::OpenAi(settings) => Some(Model {
-                client: Arc::new(OpenAi::new(settings)?),
-                cache: VerdictCache::new(cfg.cache_capacity, cfg.cache_ttl),
-                breaker: Arc::new(Breaker::new(
-                    "openai",
-                    cfg.breaker_failures,
-                    cfg.breaker_cooldown,
-                    metrics.clone(),
-                )),
-                limit: Arc::new(Semaphore::new(cfg.max_concurrency)),
-                timeout: settings.timeout,
-            }),
+            Backend::OpenAi(settings) => {
+                let built_from = (
+                    settings.clone(),
+                    (cfg.cache_capacity, cfg.cache_ttl),
+                    (cfg.breaker_failures, cfg.breaker_cooldown),
+                    cfg.max_concurrency,
+                );
+                match previous.and_then(|p| p.model.as_ref()).filter(|m| m.built_from == built_from) {
+                    Some(m) => Some(m.clone()),
+                    None => Some(Arc::new(Model {
+                        built_from,
+                        client: Arc::new(OpenAi::new(settings)?),
+                        cache: VerdictCache::new(cfg.cache_capacity, cfg.cache_ttl),
+                        breaker: Arc::new(Breaker::new(
+                            "openai",
+                            cfg.breaker_failures,
+                            cfg.breaker_cooldown,
+                            metrics.clone(),
+                        )),
+                        limit: Arc::new(Semaphore::new(cfg.max_concurrency)),
+                        timeout: settings.timeout,
+                    })),
+                }
+            }
         };
         Ok(Guardrails {
             rules: cfg.rules.clone(),
             rubrics: cfg.rubrics.clone(),
+            rubrics_dir: cfg.rubrics_dir.clone(),
             model,
             min_content_bytes: cfg.min_content_bytes,
             max_content_bytes: cfg.max_content_bytes,
             on_checker_down: cfg.on_checker_down,
             metrics,
         })
+    }
+
+    pub fn rubrics_dir(&self) -> Option<&std::path::Path> {
+        self.rubrics_dir.as_deref()
     }
 
     /// True when results must be held for a check at all.

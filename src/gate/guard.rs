@@ -110,6 +110,28 @@ impl Guard {
         Ok(Guard { engine: policy.engine.clone(), redact: policy.redact.clone(), metrics, guardrails })
     }
 
+    /// A guard for a reloaded `policy`, keeping this one's checker client, cache and breaker
+    /// when the checker's settings are unchanged.
+    pub fn reload(&self, policy: &Policy) -> Result<Guard, String> {
+        let guardrails = match &policy.guardrails {
+            Some(g) => {
+                Some(Arc::new(Guardrails::reusing(g, self.metrics.clone(), self.guardrails.as_deref())?))
+            }
+            None => None,
+        };
+        Ok(Guard {
+            engine: policy.engine.clone(),
+            redact: policy.redact.clone(),
+            metrics: self.metrics.clone(),
+            guardrails,
+        })
+    }
+
+    /// The rubrics directory the policy was loaded with, if any.
+    pub fn rubrics_dir(&self) -> Option<&std::path::Path> {
+        self.guardrails.as_ref().and_then(|g| g.rubrics_dir())
+    }
+
     pub fn guardrails(&self) -> Option<&Arc<Guardrails>> {
         self.guardrails.as_ref()
     }

@@ -46,10 +46,11 @@ pub fn json_response(status: http::StatusCode, body: impl Into<Bytes>) -> Resp {
     resp
 }
 
-/// What every layer of one proxy shares. Built once; read-only but for the session table.
+/// What every layer of one proxy shares. Built once; read-only but for the session table and the
+/// policy, which a reload swaps whole (readers take a snapshot without locking).
 #[derive(Debug)]
 pub struct Shared {
-    pub guard: Guard,
+    pub guard: arc_swap::ArcSwap<Guard>,
     pub metrics: Arc<Metrics>,
     pub sessions: sessions::Sessions,
     pub limits: Limits,

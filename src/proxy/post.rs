@@ -157,7 +157,8 @@ async fn mcp(
     };
     // Fast path: nothing to inspect in results and no version to learn — relay the answer as it
     // streams, without holding or parsing it.
-    if !shared.guard.inspects_results() && !watched.has_initialize() {
+    let guard = shared.guard.load_full();
+    if !guard.inspects_results() && !watched.has_initialize() {
         let outcome = if resp.status().is_success() { CallOutcome::Forwarded } else { CallOutcome::Failed };
         for tool in watched.call_names() {
             shared.metrics.tool_call(&upstream, &tool, outcome);
@@ -181,7 +182,7 @@ async fn mcp(
         _ => {
             let (mut parts, bytes) = read_bounded(resp, shared.limits.max_response, upstream.clone()).await?;
             let text = String::from_utf8_lossy(&bytes);
-            let inspection = inspect(&text, &mut watched, &shared.guard).await;
+            let inspection = inspect(&text, &mut watched, &guard).await;
             for seen in inspection.seen {
                 match seen {
                     Seen::Call { call, outcome } => {
@@ -232,7 +233,8 @@ fn withheld_answer(watched: &mut Watched, upstream: &str) -> Vec<u8> {
 }
 
 async fn http_tool(resp: Resp, call: crate::call::ToolCall, shared: Arc<Shared>) -> Result<Resp, BoxError> {
-    if !shared.guard.inspects_results() {
+    let guard = shared.guard.load_full();
+    if !guard.inspects_results() {
         shared.metrics.tool_call(&call.upstream, &call.qualified, CallOutcome::Forwarded);
         return Ok(resp);
     }
@@ -251,8 +253,8 @@ async fn http_tool(resp: Resp, call: crate::call::ToolCall, shared: Arc<Shared>)
         shared.metrics.tool_call(&call.upstream, &call.qualified, CallOutcome::Forwarded);
         return Ok(Resp::from_parts(parts, full(bytes)));
     };
-    let mut outcome = shared.guard.post(&call, &mut value);
-    if let Some(check) = shared.guard.post_check(&call) {
+    let mut outcome = guard.post(&call, &mut value);
+    if let Some(check) = guard.post_check(&call) {
         let refusal = |reason: &str| serde_json::json!({ "error": { "kind": "blocked", "message": reason } });
         match check.run(&call, &mut value, refusal).await {
             PostOutcome::Pass => {}

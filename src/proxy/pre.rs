@@ -174,7 +174,8 @@ where
     let session = session_of(&req);
     let negotiated = session.as_deref().and_then(|s| shared.sessions.version(s));
     let cx = GateContext { upstream: &upstream, era, negotiated, session: session.as_deref() };
-    let watched = match decide(&payload, &cx, &shared.guard).await {
+    let guard = shared.guard.load_full();
+    let watched = match decide(&payload, &cx, &guard).await {
         Decision::Refuse(r) => {
             for (tool, outcome) in &r.calls {
                 shared.metrics.tool_call(&upstream, tool, *outcome);
@@ -225,7 +226,8 @@ where
             .or_else(|| serde_json::value::to_raw_value(&String::from_utf8_lossy(body)).ok())
     };
     let call = ToolCall::http(upstream.clone(), &path, args);
-    let denial = match shared.guard.pre_checked(&call).await {
+    let guard = shared.guard.load_full();
+    let denial = match guard.pre_checked(&call).await {
         Outcome::Refuse(d) => Some(d),
         Outcome::Forward => None,
         // `pre_checked` settles every check; an unsettled one is refused, never forwarded.

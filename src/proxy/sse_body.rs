@@ -99,17 +99,17 @@ impl SseGate {
         if self.scope == Scope::AllResponses {
             self.watch_any_response(&data);
         }
-        if needs_check(&data, &self.watched, &self.shared.guard) {
+        let guard = self.shared.guard.load_full();
+        if needs_check(&data, &self.watched, &guard) {
             let mut watched = std::mem::take(&mut self.watched);
-            let shared = self.shared.clone();
             self.checking = Some(Box::pin(async move {
-                let inspection = inspect(&data, &mut watched, &shared.guard).await;
+                let inspection = inspect(&data, &mut watched, &guard).await;
                 (watched, raw, inspection)
             }));
             return;
         }
         // Nothing in it waits: it completes on this poll.
-        match inspect(&data, &mut self.watched, &self.shared.guard).now_or_never() {
+        match inspect(&data, &mut self.watched, &guard).now_or_never() {
             Some(inspection) => self.release(raw, inspection),
             None => self.release(raw, Inspection { release: Release::Withheld, seen: Vec::new() }),
         }

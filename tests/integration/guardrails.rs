@@ -317,3 +317,74 @@ async fn get(url: &str) -> (u16, String) {
     let body = resp.into_body().collect().await.unwrap().to_bytes();
     (status, String::from_utf8_lossy(&body).into_owned())
 }
+
+#[tokio::test]
+async fn rules_and_rubrics_reload_on_change_and_a_bad_edit_keeps_the_last_good_set() {
+    let peer = Peer::python("legacy");
+    let checker = FakeChecker::replying(Reply::Safe).await;
+    let dir = tempfile::tempdir().unwrap();
+    let rubrics = dir.path().join("rubrics");
+    std::fs::create_dir(&rubrics).unwrap();
+    std::fs::write(rubrics.join("exfiltration.md"), "RUBRIC ONE: judge the arguments.").unwrap();
+    let file = dir.path().join("portcullis.yaml");
+    let write = |deny: &str| {
+        let yaml = format!(
+            "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0 }}\nupstreams:\n  py: {{ url: \"{}\" }}\n\
+             permissions: {{ allow: [\"mcp__*\"], deny: [{deny}] }}\n\
+             guardrails:\n  checker: {{ base_url: \"{}\", model: fake-judge, timeout: 2s }}\n  rubrics: {:?}\n  min_content_bytes: 0\n  rules: [{{ match: mcp__py__echo, phases: [pre] }}]\n",
+            peer.url(),
+            checker.url,
+            rubrics.display().to_string()
+        );
+        std::fs::write(&file, yaml).unwrap();
+    };
+    write("mcp__py__add");
+    let config = portcullis::config::Config::load(&file).unwrap();
+    let p = proxy(&config).await;
+    let loader_file = file.clone();
+    p.reload_on_change(portcullis::reload::Reload {
+        files: vec![file.clone()],
+        load: Box::new(move || portcullis::config::Config::load(&loader_file).map_err(|e| e.to_string())),
+        interval: Duration::from_millis(50),
+    });
+    let mut s = Session::open(&proxy_url(&p, "py")).await;
+    let (_, _, msg) = s.call("echo", json!({"message":"one"}), &[]).await;
+    assert_eq!(msg["result"]["content"][0]["text"], "one");
+    assert!(checker.requests()[0].system().starts_with("RUBRIC ONE"));
+
+    // A rule change applies without a restart: echo becomes denied.
+    write("mcp__py__echo");
+    let mut denied = false;
+    for _ in 0..100 {
+        let (_, _, msg) = s.call("echo", json!({"message":"two"}), &[]).await;
+        if msg["result"]["isError"] == true {
+            assert!(text_of(&msg).contains("portcullis denied mcp__py__echo"), "{msg}");
+            denied = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(denied, "the new deny rule was applied");
+
+    // A broken edit is not applied: the last good policy (echo denied) stays.
+    std::fs::write(&file, "permissions: { allow: [\"mcp__*\"] }\nbogus_key: 1\n").unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let (_, _, msg) = s.call("echo", json!({"message":"three"}), &[]).await;
+    assert_eq!(msg["result"]["isError"], true, "still the last good policy: {msg}");
+
+    // A rubric edit is a new version: the next check is judged (and cached) under the new text.
+    write("mcp__py__add");
+    std::fs::write(rubrics.join("exfiltration.md"), "RUBRIC TWO: judge the arguments.").unwrap();
+    let mut reached = false;
+    for _ in 0..100 {
+        let (_, _, msg) = s.call("echo", json!({"message":"one"}), &[]).await;
+        if msg["result"]["isError"] == false
+            && checker.requests().last().is_some_and(|r| r.system().starts_with("RUBRIC TWO"))
+        {
+            reached = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(reached, "the same call was judged again under the new rubric (no stale cache hit)");
+}
