@@ -475,6 +475,41 @@ redact: [""]
     }
 
     #[test]
+    fn guardrail_problems_are_all_reported() {
+        let text = r#"
+guardrails:
+  checker: { base_url: "ftp://x", model: "", api_key_env: "not a var", timeout: 10 }
+  default_mode: loud
+  on_checker_down: sometimes
+  rules:
+    - { match: "mcp__*__x", phases: [during] }
+    - { match: mcp__a__b, mode: shout, rubric: nonexistent }
+    - { match: mcp__a__c, colour: red }
+"#;
+        let err = Config::parse(text, "t").unwrap_err();
+        let paths: Vec<&str> = err.problems.iter().map(|p| p.path.as_str()).collect();
+        for want in [
+            "guardrails.checker.base_url",
+            "guardrails.checker.model",
+            "guardrails.checker.api_key_env",
+            "guardrails.checker.timeout",
+            "guardrails.default_mode",
+            "guardrails.on_checker_down",
+            "guardrails.rules[0].match",
+            "guardrails.rules[0].phases",
+            "guardrails.rules[1].mode",
+            "guardrails.rules[1].rubric",
+            "guardrails.rules[2]",
+        ] {
+            assert!(paths.contains(&want), "missing {want} in {err}");
+        }
+        let err = Config::parse("guardrails: { rules: [] }\n", "t").unwrap_err();
+        assert_eq!(err.problems[0].path, "guardrails.checker", "a checker must be named");
+        let c = Config::parse("guardrails: { checker: local }\n", "t").unwrap();
+        assert_eq!(c.policy.guardrails.unwrap().rules.0.len(), 3, "the default rule set");
+    }
+
+    #[test]
     fn an_empty_file_is_the_defaults() {
         let c = Config::parse("", "t").unwrap();
         assert_eq!(c.listen, "127.0.0.1:8686".parse().unwrap());

@@ -164,6 +164,17 @@ mod tests {
         assert!(text.contains("portcullis_proxy_overhead_seconds_count 1"));
         assert!(text.contains(r#"portcullis_rule_decisions_total{effect="deny",scope="cli"} 1"#), "{text}");
         assert!(text.contains(r#"portcullis_rule_decisions_total{effect="allow",scope="managed"} 0"#));
+        // Layer 2's series exist from the start, so alerts see zeros rather than nothing.
+        for series in [
+            r#"portcullis_checker_requests_total{result="timeout"} 0"#,
+            r#"portcullis_unguarded_total{phase="post",reason="breaker_open"} 0"#,
+            r#"portcullis_cache_requests_total{result="hit"} 0"#,
+            "portcullis_prefilter_skips_total 0",
+            "portcullis_checker_up 1",
+            "portcullis_checker_latency_seconds_count 0",
+        ] {
+            assert!(text.contains(series), "missing {series}");
+        }
     }
 
     #[test]
