@@ -322,7 +322,7 @@ async fn wrap_runs_the_checker_both_ways_over_stdio() {
     // are correlated by id.
     w.call(2, "read_text_file", json!({"path": format!("{root_s}/page.html")})).await;
     w.call(3, "read_text_file", json!({"path": format!("{root_s}/plain.txt")})).await;
-    let mut answers = vec![w.response().await, w.response().await];
+    let mut answers = [w.response().await, w.response().await];
     answers.sort_by_key(|a| a["id"].as_u64());
     assert_eq!(answers[0]["id"], 2);
     assert_eq!(answers[0]["result"]["isError"], true, "{}", answers[0]);
