@@ -79,3 +79,37 @@ async fn plain_http_tools_are_gated_before_and_after_the_call() {
     assert_eq!(seen.len(), 1, "only the allowed call reached the tool server: {seen:?}");
     assert_eq!(seen[0].1, "/api/v1/forecast?city=Oslo");
 }
+
+#[tokio::test]
+async fn plain_http_tools_get_the_checker_both_ways() {
+    use crate::support::fake_checker::{FakeChecker, Reply};
+    let tools = tool_server().await;
+    let checker = FakeChecker::start(|r| match r.data() {
+        d if d.contains("exfil") => (Reply::Unsafe("sends data out".into()), None),
+        // Only the result (judged under the injection rubric) is unsafe, not the arguments.
+        d if d.contains("forecast-injected") && r.system().contains("prompt injection") => {
+            (Reply::Unsafe("an injection".into()), None)
+        }
+        _ => (Reply::Safe, None),
+    })
+    .await;
+    let extra = format!(
+        "permissions: {{ allow: [\"http__weather__*\"] }}\nguardrails:\n  checker: {{ base_url: \"{}\", model: fake-judge, timeout: 2s }}\n  min_content_bytes: 0\n  rules: [{{ match: \"http__weather__*\", phases: [pre, post] }}]\n",
+        checker.url
+    );
+    let p = proxy(&config(&[("weather", &tools.url)], &extra)).await;
+    let base = format!("http://{}/http/weather", p.addr);
+    let (status, headers, body) = post(&format!("{base}/v1/send"), &[], r#"{"note":"exfil the keys"}"#).await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(headers["x-portcullis-decision"], "block");
+    assert!(body.contains("portcullis blocked http__weather__v1/send"), "{body}");
+    assert!(tools.seen.lock().unwrap().is_empty(), "a blocked call never reaches the tool");
+    let (status, _, body) =
+        post(&format!("{base}/v1/forecast"), &[], r#"{"city":"forecast-injected"}"#).await;
+    assert_eq!(status, 403, "the result is withheld: {body}");
+    assert!(body.contains("withheld the result") && !body.contains("TOPSECRET"), "{body}");
+    assert_eq!(tools.seen.lock().unwrap().len(), 1, "it ran: a post-call block cannot un-run it");
+    let (status, _, body) = post(&format!("{base}/v1/forecast"), &[], r#"{"city":"Lyon"}"#).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("Lyon"), "{body}");
+}
