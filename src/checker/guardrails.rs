@@ -181,6 +181,11 @@ impl Guardrails {
         self.rubrics_dir.as_deref()
     }
 
+    /// True when a rule judges `phase` of `qualified` (cheap: no content is read).
+    pub fn covers(&self, qualified: &str, kind: &KindSpec, phase: Phase) -> bool {
+        self.rules.select(qualified, kind, phase).is_some()
+    }
+
     /// True when results must be held for a check at all.
     pub fn watches_results(&self) -> bool {
         self.rules.any(Phase::Post)

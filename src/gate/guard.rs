@@ -9,6 +9,7 @@ use super::{CallOutcome, Denial, Outcome, PostOutcome};
 use crate::call::ToolCall;
 use crate::checker::guardrails::{Guardrails, PostJudgement, PreJob, PreJudgement, Report};
 use crate::checker::rules::GuardRule;
+use crate::checker::Phase;
 use crate::config::Policy;
 use crate::mcp::result::replace_everywhere;
 use crate::rules::kinds::KindSpec;
@@ -163,6 +164,9 @@ impl Guard {
                 None => Outcome::Forward,
                 Some(g) => {
                     let kind = self.engine.kinds().kind_of(&call.qualified);
+                    if !g.covers(&call.qualified, kind, Phase::Pre) {
+                        return Outcome::Forward;
+                    }
                     let args = self.args(call, true);
                     match g.pre_job(&call.qualified, kind, &args, d.prefilter) {
                         None => Outcome::Forward,
