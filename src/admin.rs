@@ -10,22 +10,39 @@ use http::{Method, Request, StatusCode};
 use hyper::body::Incoming;
 use tower::Service;
 
+use http_body_util::BodyExt;
+
+use crate::approval::pending::DecideError;
+use crate::approval::Decision;
 use crate::proxy::Shared;
 use crate::proxy::{full, Resp};
 use crate::telemetry::Metrics;
 
-/// The admin service. The current policy's guardrails decide `/readyz`.
+/// The admin service. The current policy's guardrails decide `/readyz`; `token` (from
+/// `admin.token_env`) guards the approvals API, which is disabled without one.
 pub fn service(
     metrics: Arc<Metrics>,
     shared: Arc<Shared>,
+    token: Option<String>,
 ) -> impl Service<Request<Incoming>, Response = Resp, Error = Infallible, Future: Future + Send + 'static>
        + Clone
        + Send
        + 'static {
+    let token: Arc<Option<String>> = Arc::new(token);
     tower::service_fn(move |req: Request<Incoming>| {
-        let metrics = metrics.clone();
-        let ready = shared.guard.load().guardrails().is_none_or(|g| g.ready());
-        async move { Ok::<_, Infallible>(route(&req, &metrics, ready)) }
+        let (metrics, shared, token) = (metrics.clone(), shared.clone(), token.clone());
+        async move {
+            let resp = match req.uri().path() {
+                p if p == "/approvals" || p.starts_with("/approvals/") => {
+                    approvals(req, &shared, &token).await
+                }
+                _ => {
+                    let ready = shared.guard.load().guardrails().is_none_or(|g| g.ready());
+                    route(&req, &metrics, ready)
+                }
+            };
+            Ok::<_, Infallible>(resp)
+        }
     })
 }
 
@@ -34,6 +51,82 @@ fn text(status: StatusCode, content_type: &'static str, body: impl Into<bytes::B
     *resp.status_mut() = status;
     resp.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static(content_type));
     resp
+}
+
+fn json(status: StatusCode, v: serde_json::Value) -> Resp {
+    text(status, "application/json", v.to_string())
+}
+
+/// Compares in time independent of where the strings differ.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// `GET /approvals` lists parked calls; `POST /approvals/{id}` with
+/// `{"decision": "allow_once" | "allow_session" | "deny"}` decides one. Bearer token required.
+async fn approvals(req: Request<Incoming>, shared: &Shared, token: &Option<String>) -> Resp {
+    let Some(token) = token else {
+        return json(
+            StatusCode::NOT_FOUND,
+            serde_json::json!({"error": "the approvals API is disabled: set admin.token_env and that variable"}),
+        );
+    };
+    let presented = req
+        .headers()
+        .get(http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    if !same(presented.as_bytes(), token.as_bytes()) {
+        let mut resp = json(StatusCode::UNAUTHORIZED, serde_json::json!({"error": "bearer token required"}));
+        resp.headers_mut().insert(http::header::WWW_AUTHENTICATE, http::HeaderValue::from_static("Bearer"));
+        return resp;
+    }
+    let path = req.uri().path().to_owned();
+    match (req.method().clone(), path.strip_prefix("/approvals/")) {
+        (Method::GET, None) => {
+            json(StatusCode::OK, serde_json::json!({"pending": shared.approvals.pending.list()}))
+        }
+        (Method::POST, Some(id)) => {
+            let Ok(id) = id.parse::<u64>() else {
+                return json(
+                    StatusCode::NOT_FOUND,
+                    serde_json::json!({"error": format!("no approval {id:?}")}),
+                );
+            };
+            let body = match http_body_util::Limited::new(req.into_body(), 4096).collect().await {
+                Ok(b) => b.to_bytes(),
+                Err(_) => {
+                    return json(
+                        StatusCode::BAD_REQUEST,
+                        serde_json::json!({"error": "body over 4 KiB or unreadable"}),
+                    )
+                }
+            };
+            let decision = serde_json::from_slice::<serde_json::Value>(&body)
+                .ok()
+                .and_then(|v| v.get("decision").and_then(|d| d.as_str()).and_then(Decision::parse));
+            let Some(decision) = decision else {
+                return json(
+                    StatusCode::BAD_REQUEST,
+                    serde_json::json!({"error": "body must be {\"decision\": \"allow_once\" | \"allow_session\" | \"deny\"}"}),
+                );
+            };
+            match shared.approvals.pending.decide(id, decision) {
+                Ok(()) => json(StatusCode::OK, serde_json::json!({"id": id, "decision": decision.as_str()})),
+                Err(e @ DecideError::NotFound(_)) => {
+                    json(StatusCode::NOT_FOUND, serde_json::json!({"error": e.to_string()}))
+                }
+                Err(e @ DecideError::NotWaivable(_)) => {
+                    json(StatusCode::CONFLICT, serde_json::json!({"error": e.to_string()}))
+                }
+            }
+        }
+        _ => json(
+            StatusCode::METHOD_NOT_ALLOWED,
+            serde_json::json!({"error": "GET /approvals, POST /approvals/{id}"}),
+        ),
+    }
 }
 
 fn route<B>(req: &Request<B>, metrics: &Metrics, ready: bool) -> Resp {

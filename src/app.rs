@@ -58,6 +58,11 @@ impl Parts {
         let shared = Arc::new(Shared {
             guard: arc_swap::ArcSwap::from_pointee(Guard::new(&config.policy, metrics.clone())?),
             metrics: metrics.clone(),
+            approvals: crate::approval::Approvals::new(
+                &config.approvals,
+                admin_token(config).is_some(),
+                metrics.clone(),
+            ),
             sessions: Sessions::default(),
             limits: config.limits.clone(),
         });
@@ -68,6 +73,13 @@ impl Parts {
             metrics,
         })
     }
+}
+
+/// The admin bearer token, from the variable `admin.token_env` names (never from the file).
+/// Unset or empty: the token-protected endpoints are disabled.
+pub fn admin_token(config: &Config) -> Option<String> {
+    let var = config.admin.token_env.as_deref()?;
+    std::env::var(var).ok().filter(|t| !t.trim().is_empty())
 }
 
 /// Builds one proxy stack over `parts`. Each worker builds its own, so its upstream connection
@@ -185,7 +197,7 @@ pub async fn start(config: &Config) -> std::io::Result<Running> {
         })?;
         workers.push(finished);
     }
-    let admin_svc = admin::service(metrics.clone(), parts.shared.clone());
+    let admin_svc = admin::service(metrics.clone(), parts.shared.clone(), admin_token(config));
     let admin =
         tokio::spawn(server::serve(admin_listener, admin_svc, config.limits.clone(), stop_signal(stopped)));
     Ok(Running { addr, admin_addr, metrics, shared: parts.shared.clone(), stop, admin, workers })

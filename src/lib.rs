@@ -24,6 +24,7 @@
 
 pub mod admin;
 pub mod app;
+pub mod approval;
 pub mod call;
 pub mod check;
 pub mod checker;

@@ -84,6 +84,17 @@ enum Command {
         #[arg(long, default_value = "pre", value_parser = ["pre", "post"])]
         phase: String,
     },
+    /// Decide calls parked for approval at a running proxy's admin API.
+    Approvals {
+        /// The proxy's admin listener.
+        #[arg(long, default_value = "http://127.0.0.1:8687")]
+        admin: String,
+        /// The environment variable holding the admin token.
+        #[arg(long, default_value = "PORTCULLIS_ADMIN_TOKEN")]
+        token_env: String,
+        #[command(subcommand)]
+        action: ApprovalAction,
+    },
     /// Parse and validate a config, print every problem, exit non-zero if there is one.
     Validate {
         #[command(flatten)]
@@ -160,8 +171,39 @@ async fn main() -> ExitCode {
     }
 }
 
+#[derive(Subcommand)]
+enum ApprovalAction {
+    /// The calls waiting for a decision.
+    List,
+    /// Allow a parked call: once, or with --always for the rest of its session.
+    Allow {
+        id: u64,
+        #[arg(long)]
+        always: bool,
+    },
+    /// Deny a parked call.
+    Deny { id: u64 },
+}
+
 async fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
+        Command::Approvals { admin, token_env, action } => {
+            use portcullis::approval::{cli, Decision};
+            let token = std::env::var(&token_env)
+                .with_context(|| format!("the admin token: set {token_env} (or pass --token-env)"))?;
+            let action = match action {
+                ApprovalAction::List => cli::Action::List,
+                ApprovalAction::Allow { id, always: false } => {
+                    cli::Action::Decide { id, decision: Decision::AllowOnce }
+                }
+                ApprovalAction::Allow { id, always: true } => {
+                    cli::Action::Decide { id, decision: Decision::AllowSession }
+                }
+                ApprovalAction::Deny { id } => cli::Action::Decide { id, decision: Decision::Deny },
+            };
+            println!("{}", cli::run(&admin, &token, action).await?);
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Validate { config } => {
             let c = config.load()?;
             println!(

@@ -4,6 +4,7 @@
 //! [`compile`] turns it into typed values — socket addresses, URIs, durations — collecting every
 //! problem it finds instead of stopping at the first.
 
+mod approvals;
 mod guardrails;
 mod permissions;
 mod raw;
@@ -31,6 +32,8 @@ pub struct Config {
     pub upstreams: BTreeMap<String, Upstream>,
     pub policy: Policy,
     pub limits: Limits,
+    /// How asks reach a human.
+    pub approvals: crate::approval::Settings,
     /// Things that are legal but probably not meant (a rule that can never match).
     pub warnings: Vec<Problem>,
 }
@@ -131,6 +134,7 @@ const TOP_KEYS: &[&str] = &[
     "jail",
     "redact",
     "guardrails",
+    "approvals",
     "limits",
 ];
 
@@ -276,6 +280,7 @@ impl Compiler {
         let redact: Vec<String> = self.section(&mut doc, "redact");
         let limits: raw::Limits = self.section(&mut doc, "limits");
         let guardrails: Option<guardrails::Raw> = self.section(&mut doc, "guardrails");
+        let approvals: approvals::Raw = self.section(&mut doc, "approvals");
         let yolo = posture.as_deref() == Some("yolo");
 
         let listen = self.addr("listen", listen.as_deref().unwrap_or("127.0.0.1:8686"));
@@ -297,12 +302,14 @@ impl Compiler {
         }
         let limits = self.limits(limits);
         let guardrails = guardrails.and_then(|g| guardrails::compile(g, yolo, &mut self.p));
+        let approvals = approvals::compile(approvals, &mut self.p);
         Some(Config {
             listen: listen?,
             admin: Admin { listen: admin_listen?, token_env: admin.token_env },
             upstreams,
             policy: Policy { engine, redact, guardrails },
             limits,
+            approvals,
             warnings: std::mem::take(&mut self.p.warnings),
         })
     }

@@ -6,14 +6,16 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::{CallOutcome, Denial, Outcome, PostOutcome};
+use crate::approval::{Ask, Source};
 use crate::call::ToolCall;
 use crate::checker::guardrails::{Guardrails, PostJudgement, PreJob, PreJudgement, Report};
 use crate::checker::rules::GuardRule;
 use crate::checker::Phase;
 use crate::config::Policy;
 use crate::mcp::result::replace_everywhere;
+use crate::rules::kinds::canonical_json;
 use crate::rules::kinds::KindSpec;
-use crate::rules::{Decision, Effect, Engine};
+use crate::rules::{Decision, Effect, Engine, Scope};
 use crate::telemetry::Metrics;
 
 /// What replaces a redacted string.
@@ -39,9 +41,23 @@ impl Default for Guard {
 pub struct PreCheck {
     guardrails: Arc<Guardrails>,
     job: PreJob,
+    tool: String,
+    /// Canonical JSON, for an ask.
+    args: String,
+    session: Option<String>,
 }
 
 impl PreCheck {
+    fn ask(&self, reason: &str) -> Box<Ask> {
+        Box::new(Ask {
+            tool: self.tool.clone(),
+            args: self.args.clone(),
+            reason: reason.to_owned(),
+            source: Source::Checker,
+            session: self.session.clone(),
+        })
+    }
+
     /// The judgement with its verdict, mode and rule (for `portcullis check`).
     pub async fn report(self) -> Report<PreJudgement> {
         self.guardrails.pre(self.job).await
@@ -49,15 +65,20 @@ impl PreCheck {
 
     /// Judges the arguments: forward, or refuse (blocked, or fail-closed with no verdict).
     pub async fn run(self) -> Outcome {
-        match self.guardrails.pre(self.job).await.judgement {
+        match self.guardrails.pre(self.job.clone()).await.judgement {
             PreJudgement::Pass => Outcome::Forward,
-            PreJudgement::Block { reason } => {
-                Outcome::Refuse(Denial { reason, rule: "guardrail".into(), outcome: CallOutcome::Blocked })
-            }
+            // A human may overrule the checker, once or for the session.
+            PreJudgement::Block { reason } => Outcome::Refuse(Denial {
+                ask: Some(self.ask(&reason)),
+                reason,
+                rule: "guardrail".into(),
+                outcome: CallOutcome::Blocked,
+            }),
             PreJudgement::Unavailable { reason } => Outcome::Refuse(Denial {
                 reason,
                 rule: "guardrail".into(),
                 outcome: CallOutcome::CheckerDown,
+                ask: None,
             }),
         }
     }
@@ -170,7 +191,13 @@ impl Guard {
                     let args = self.args(call, true);
                     match g.pre_job(&call.qualified, kind, &args, d.prefilter) {
                         None => Outcome::Forward,
-                        Some(job) => Outcome::Check(PreCheck { guardrails: g.clone(), job }),
+                        Some(job) => Outcome::Check(PreCheck {
+                            guardrails: g.clone(),
+                            job,
+                            tool: call.qualified.clone(),
+                            args: canonical_json(&args),
+                            session: call.session.clone(),
+                        }),
                     }
                 }
             },
@@ -181,8 +208,16 @@ impl Guard {
                 ),
                 rule: d.rule,
                 outcome: CallOutcome::Denied,
+                ask: None,
             }),
             Effect::Ask => Outcome::Refuse(Denial {
+                ask: Some(Box::new(Ask {
+                    tool: call.qualified.clone(),
+                    args: canonical_json(&self.args(call, true)),
+                    reason: d.reason.clone(),
+                    source: if d.scope == Scope::Builtin { Source::Floor } else { Source::Configured },
+                    session: call.session.clone(),
+                })),
                 reason: format!(
                     "portcullis needs a human to approve {}: {} (rule {}, scope {scope}). No approval channel \
                      is configured (headless), so the call was refused and not sent; a permissions rule can allow it.",

@@ -27,6 +27,9 @@ pub struct Denial {
     pub rule: String,
     /// The metrics label: denied, ask_refused (headless), blocked (checker), checker_down.
     pub outcome: CallOutcome,
+    /// Set when a human may overrule the refusal (a Layer 1 ask, a checker block before the
+    /// call); transports that cannot ask simply refuse.
+    pub ask: Option<Box<crate::approval::Ask>>,
 }
 
 /// What happened to a result on its way back.

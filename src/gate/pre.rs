@@ -7,6 +7,7 @@ use serde_json::value::RawValue;
 
 use super::post::{Watch, Watched};
 use super::{CallOutcome, Guard, Outcome};
+use crate::approval::{Approvals, Ask};
 use crate::call::ToolCall;
 use crate::mcp::era::{Era, Version};
 use crate::mcp::jsonrpc::{self, code, CallParams, IdKey, Kind, Message, Payload};
@@ -20,6 +21,8 @@ pub struct Context<'a> {
     /// The version the session negotiated in `initialize`, if the proxy saw it.
     pub negotiated: Option<Version>,
     pub session: Option<&'a str>,
+    /// Waivers, and whether a human can be asked.
+    pub approvals: &'a Approvals,
 }
 
 /// The pre-call decision for a payload.
@@ -29,6 +32,45 @@ pub enum Decision {
     Forward(Watched),
     /// Answer with `body` (a JSON-RPC response or array of them) and forward nothing.
     Refuse(Refusal),
+    /// One call that a human must decide: forward it (watching its result) only if allowed.
+    Ask(Box<Pending>),
+}
+
+/// A single call waiting for a human.
+#[derive(Debug)]
+pub struct Pending {
+    pub ask: Ask,
+    id: Box<RawValue>,
+    call: ToolCall,
+    /// The refusal to give if the answer is no (or never comes).
+    reason: String,
+    outcome: CallOutcome,
+    era: Era,
+}
+
+impl Pending {
+    /// What to watch when the call is allowed.
+    pub fn allowed(self) -> Watched {
+        [(IdKey::new(&self.id), Watch::Call(self.call))].into_iter().collect()
+    }
+
+    /// The answer when it is not: the refusal, with what the human did, and the metrics label.
+    pub fn refused(&self, why: &str) -> (Vec<u8>, &str, CallOutcome) {
+        let reason = format!("{} {why}", self.reason);
+        (
+            jsonrpc::result_response(&self.id, &result::refusal(&reason, self.era)),
+            &self.call.qualified,
+            self.outcome,
+        )
+    }
+
+    pub fn id(&self) -> &RawValue {
+        &self.id
+    }
+
+    pub fn call_upstream(&self) -> Arc<str> {
+        self.call.upstream.clone()
+    }
 }
 
 #[derive(Debug)]
@@ -44,7 +86,7 @@ pub struct Refusal {
 /// One message's Layer 1 decision: final, or waiting on a Layer 2 check.
 enum Pre {
     Done(One),
-    Check { id: Box<RawValue>, call: ToolCall, check: super::guard::PreCheck },
+    Check { id: Box<RawValue>, call: ToolCall, check: Box<super::guard::PreCheck> },
 }
 
 impl From<One> for Pre {
@@ -55,6 +97,7 @@ impl From<One> for Pre {
 
 enum One {
     Forward(Option<(IdKey, Watch)>),
+    Ask(Box<Pending>),
     Deny { id: Box<RawValue>, qualified: String, reason: String, outcome: CallOutcome },
     Invalid { id: Option<Box<RawValue>>, message: String },
 }
@@ -65,14 +108,8 @@ fn one(msg: &Message<'_>, cx: &Context<'_>, guard: &Guard) -> Pre {
             Err(message) => One::Invalid { id: Some(id.to_owned()), message }.into(),
             Ok(call) => match guard.pre(&call) {
                 Outcome::Forward => One::Forward(Some((IdKey::new(id), Watch::Call(call)))).into(),
-                Outcome::Check(check) => Pre::Check { id: id.to_owned(), call, check },
-                Outcome::Refuse(d) => One::Deny {
-                    id: id.to_owned(),
-                    qualified: call.qualified,
-                    reason: d.reason,
-                    outcome: d.outcome,
-                }
-                .into(),
+                Outcome::Check(check) => Pre::Check { id: id.to_owned(), call, check: Box::new(check) },
+                Outcome::Refuse(d) => refused(id.to_owned(), call, d, cx).into(),
             },
         },
         // A `tools/call` that is not a well-formed request (no id, or an id of null) is refused:
@@ -105,15 +142,33 @@ fn call(msg: &Message<'_>, cx: &Context<'_>) -> Result<ToolCall, String> {
         .with_session(cx.session.map(str::to_owned)))
 }
 
-/// Runs a pending Layer 2 check, turning it into a forward or a refusal.
-async fn settle(p: Pre) -> One {
+/// A refusal, unless a human may overrule it: a session waiver for the exact call forwards it,
+/// a reachable human turns it into an ask, and otherwise it stands (headless).
+fn refused(id: Box<RawValue>, call: ToolCall, d: super::Denial, cx: &Context<'_>) -> One {
+    match d.ask {
+        Some(ask) if cx.approvals.waived(&ask) => {
+            tracing::info!(tool = %call.qualified, "session waiver: forwarded without asking");
+            One::Forward(Some((IdKey::new(&id), Watch::Call(call))))
+        }
+        Some(ask) if cx.approvals.can_ask() => One::Ask(Box::new(Pending {
+            ask: *ask,
+            id,
+            call,
+            reason: d.reason,
+            outcome: d.outcome,
+            era: cx.era,
+        })),
+        _ => One::Deny { id, qualified: call.qualified, reason: d.reason, outcome: d.outcome },
+    }
+}
+
+/// Runs a pending Layer 2 check, turning it into a forward, an ask or a refusal.
+async fn settle(p: Pre, cx: &Context<'_>) -> One {
     match p {
         Pre::Done(one) => one,
         Pre::Check { id, call, check } => match check.run().await {
             Outcome::Forward => One::Forward(Some((IdKey::new(&id), Watch::Call(call)))),
-            Outcome::Refuse(d) => {
-                One::Deny { id, qualified: call.qualified, reason: d.reason, outcome: d.outcome }
-            }
+            Outcome::Refuse(d) => refused(id, call, d, cx),
             // A check never asks for another; were it to, refusing is the safe reading.
             Outcome::Check(_) => One::Invalid {
                 id: Some(id),
@@ -127,8 +182,9 @@ async fn settle(p: Pre) -> One {
 /// batch's at once). Without a pending check nothing is awaited.
 pub async fn decide(payload: &Payload<'_>, cx: &Context<'_>, guard: &Guard) -> Decision {
     match payload {
-        Payload::Single(msg) => match settle(one(msg, cx, guard)).await {
+        Payload::Single(msg) => match settle(one(msg, cx, guard), cx).await {
             One::Forward(w) => Decision::Forward(Watched::from_iter(w)),
+            One::Ask(p) => Decision::Ask(p),
             One::Deny { id, qualified, reason, outcome } => Decision::Refuse(Refusal {
                 body: jsonrpc::result_response(&id, &result::refusal(&reason, cx.era)),
                 invalid: false,
@@ -161,7 +217,7 @@ async fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decisio
     // batch would make the proxy splice its answers into the server's, and a caller that mixes a
     // refused call into a batch gets a clear per-element answer to resend the rest alone.
     let decided: Vec<Pre> = msgs.iter().map(|m| one(m, cx, guard)).collect();
-    let decided: Vec<One> = futures_util::future::join_all(decided.into_iter().map(settle)).await;
+    let decided: Vec<One> = futures_util::future::join_all(decided.into_iter().map(|p| settle(p, cx))).await;
     if decided.iter().all(|d| matches!(d, One::Forward(_))) {
         return Decision::Forward(
             decided.into_iter().filter_map(|d| if let One::Forward(w) = d { w } else { None }).collect(),
@@ -175,6 +231,13 @@ async fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decisio
             One::Deny { id, qualified, reason, outcome } => {
                 bodies.push(jsonrpc::result_response(&id, &result::refusal(&reason, cx.era)));
                 calls.push((qualified, outcome));
+            }
+            // A human is asked about one call at a time: inside a batch an ask stands refused.
+            One::Ask(p) => {
+                let (body, tool, outcome) =
+                    p.refused("A call in a batch cannot be approved: send it on its own.");
+                calls.push((tool.to_owned(), outcome));
+                bodies.push(body);
             }
             One::Invalid { id, message } => {
                 invalid = true;
@@ -220,14 +283,16 @@ mod tests {
 
     fn decide_text(text: &str, negotiated: Option<Version>) -> Decision {
         let up: Arc<str> = "up".into();
-        let cx = Context { upstream: &up, era: Era::Legacy, negotiated, session: None };
+        let approvals = Approvals::headless();
+        let cx =
+            Context { upstream: &up, era: Era::Legacy, negotiated, session: None, approvals: &approvals };
         block_on(decide(&parse(text.as_bytes()).unwrap(), &cx, &guard()))
     }
 
     fn refusal_json(d: Decision) -> (Value, bool) {
         match d {
             Decision::Refuse(r) => (serde_json::from_slice(&r.body).unwrap(), r.invalid),
-            Decision::Forward(_) => panic!("forwarded"),
+            Decision::Forward(_) | Decision::Ask(_) => panic!("not refused"),
         }
     }
 
@@ -323,7 +388,8 @@ mod properties {
             let guard = crate::gate::guard::tests::guard("permissions: { deny: [mcp__up__rm] }\n");
             let up: Arc<str> = "up".into();
             for negotiated in [None, Some(Version::V2025_03_26)] {
-                let cx = Context { upstream: &up, era: Era::Legacy, negotiated, session: None };
+                let approvals = Approvals::headless();
+        let cx = Context { upstream: &up, era: Era::Legacy, negotiated, session: None, approvals: &approvals };
                 if let Ok(payload) = parse(body.as_bytes()) {
                     let _ = block_on(decide(&payload, &cx, &guard));
                 }

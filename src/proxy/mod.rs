@@ -3,6 +3,7 @@
 
 pub mod error;
 pub mod limit;
+pub mod parked;
 pub mod post;
 pub mod pre;
 pub mod route;
@@ -52,6 +53,8 @@ pub fn json_response(status: http::StatusCode, body: impl Into<Bytes>) -> Resp {
 pub struct Shared {
     pub guard: arc_swap::ArcSwap<Guard>,
     pub metrics: Arc<Metrics>,
+    /// Parked asks and session waivers; kept across policy reloads.
+    pub approvals: crate::approval::Approvals,
     pub sessions: sessions::Sessions,
     pub limits: Limits,
 }

@@ -139,7 +139,8 @@ async fn mcp_post<S>(
     upstream: Arc<str>,
 ) -> Result<Resp, BoxError>
 where
-    S: Service<Req, Response = Resp, Error = BoxError>,
+    S: Service<Req, Response = Resp, Error = BoxError> + Send + 'static,
+    S::Future: Send + 'static,
 {
     let body = req.body().clone();
     let payload = match jsonrpc::parse(&body) {
@@ -173,7 +174,13 @@ where
     };
     let session = session_of(&req);
     let negotiated = session.as_deref().and_then(|s| shared.sessions.version(s));
-    let cx = GateContext { upstream: &upstream, era, negotiated, session: session.as_deref() };
+    let cx = GateContext {
+        upstream: &upstream,
+        era,
+        negotiated,
+        session: session.as_deref(),
+        approvals: &shared.approvals,
+    };
     let guard = shared.guard.load_full();
     let watched = match decide(&payload, &cx, &guard).await {
         Decision::Refuse(r) => {
@@ -184,6 +191,10 @@ where
             return Ok(json_response(status, r.body));
         }
         Decision::Forward(w) => w,
+        Decision::Ask(pending) => {
+            drop(payload);
+            return Ok(super::parked::respond(inner, shared, req, pending, upstream, era));
+        }
     };
     // Upstream failures answer the request's own id; remember it and the calls' names.
     let (id, calls) = match &payload {
@@ -235,6 +246,7 @@ where
             reason: "portcullis could not finish checking this call; it was not sent".into(),
             rule: "guardrail".into(),
             outcome: CallOutcome::CheckerDown,
+            ask: None,
         }),
     };
     match denial {

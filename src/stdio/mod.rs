@@ -45,6 +45,7 @@ struct Relay {
     upstream: Arc<str>,
     /// Client requests awaiting their responses. Locked only around pure, synchronous work.
     pending: Mutex<Watched>,
+    approvals: crate::approval::Approvals,
     negotiated: Mutex<Option<Version>>,
     max_line: usize,
 }
@@ -79,11 +80,15 @@ where
     let child_in = child.stdin.take().expect("piped");
     let child_out = child.stdout.take().expect("piped");
 
+    // `wrap` serves no admin API, so nobody could answer a parked ask: asks stay refusals here
+    // until elicitation (the client asking its user) reaches stdio.
+    let approvals = crate::approval::Approvals::new(&config.approvals, false, metrics.clone());
     let relay = Arc::new(Relay {
         guard,
         metrics,
         upstream: upstream.into(),
         pending: Mutex::new(Watched::default()),
+        approvals,
         negotiated: Mutex::new(None),
         max_line: config.limits.max_body.max(config.limits.max_response),
     });
@@ -163,7 +168,13 @@ where
             Payload::Batch(_) => era::Era::Legacy,
         };
         let negotiated = *relay.negotiated.lock().unwrap_or_else(|p| p.into_inner());
-        let cx = Context { upstream: &relay.upstream, era, negotiated, session: None };
+        let cx = Context {
+            upstream: &relay.upstream,
+            era,
+            negotiated,
+            session: Some("stdio"),
+            approvals: &relay.approvals,
+        };
         match decide(&payload, &cx, &relay.guard).await {
             Decision::Refuse(r) => {
                 for (tool, outcome) in &r.calls {
@@ -171,6 +182,15 @@ where
                     tracing::info!(tool, outcome = outcome.as_str(), "refused before the server");
                 }
                 if to_agent.send(with_newline(r.body)).await.is_err() {
+                    return;
+                }
+            }
+            // `wrap` cannot ask anyone yet (see `Relay::approvals`), so this does not happen;
+            // were it to, the answer is the refusal.
+            Decision::Ask(pending) => {
+                let (body, tool, outcome) = pending.refused("Nobody could be asked (headless).");
+                relay.metrics.tool_call(&relay.upstream, tool, outcome);
+                if to_agent.send(with_newline(body)).await.is_err() {
                     return;
                 }
             }

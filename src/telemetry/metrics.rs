@@ -27,6 +27,9 @@ pub struct Metrics {
     tools: RwLock<HashSet<String>>,
     /// Layer 2's metrics, in the same registry.
     pub checker: super::checker_metrics::CheckerMetrics,
+    approvals: IntCounterVec,
+    approvals_pending: prometheus::IntGauge,
+    waivers_active: prometheus::IntGauge,
 }
 
 impl Default for Metrics {
@@ -86,6 +89,26 @@ impl Metrics {
             .map(|(e, s)| rule_decisions_vec.with_label_values(&[e.as_str(), s.as_str()]))
             .collect();
         let checker = super::checker_metrics::CheckerMetrics::register(&registry);
+        let approvals = IntCounterVec::new(
+            Opts::new(
+                "approvals_total",
+                "Asks resolved, by decision (allow_once, allow_session, deny, timeout)",
+            ),
+            &["decision"],
+        )
+        .expect("static metric");
+        let approvals_pending =
+            prometheus::IntGauge::new("approvals_pending", "Calls parked for an operator's decision")
+                .expect("static metric");
+        let waivers_active =
+            prometheus::IntGauge::new("waivers_active", "Session waivers armed (allow for the session)")
+                .expect("static metric");
+        registry.register(Box::new(approvals.clone())).expect("registered once");
+        registry.register(Box::new(approvals_pending.clone())).expect("registered once");
+        registry.register(Box::new(waivers_active.clone())).expect("registered once");
+        for d in ["allow_once", "allow_session", "deny", "timeout"] {
+            approvals.with_label_values(&[d]);
+        }
         Metrics {
             registry,
             tool_calls,
@@ -94,6 +117,9 @@ impl Metrics {
             overhead,
             tools: RwLock::default(),
             checker,
+            approvals,
+            approvals_pending,
+            waivers_active,
         }
     }
 
@@ -106,6 +132,21 @@ impl Metrics {
     /// Counts one Layer 1 decision.
     pub fn rule_decision(&self, effect: Effect, scope: Scope) {
         self.rule_decisions[effect as usize * Scope::ALL.len() + scope as usize].inc();
+    }
+
+    /// Counts one resolved ask (`headless` ones are counted as `ask_refused` tool calls instead).
+    pub fn approvals(&self, decision: &str) {
+        if decision != "headless" {
+            self.approvals.with_label_values(&[decision]).inc();
+        }
+    }
+
+    pub fn approvals_pending(&self, n: usize) {
+        self.approvals_pending.set(n as i64);
+    }
+
+    pub fn waivers_active(&self, n: u64) {
+        self.waivers_active.set(n as i64);
     }
 
     pub fn upstream_latency(&self, upstream: &str, secs: f64) {

@@ -1,6 +1,7 @@
 //! The one integration-test binary: portcullis against real MCP servers and clients.
 //! Peers come from the registries (see tests/peers/README.md); every socket is 127.0.0.1:0.
 
+mod approvals;
 mod checker_openai;
 mod cli;
 mod guardrails;

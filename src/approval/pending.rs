@@ -1,0 +1,125 @@
+//! Parked asks: calls waiting for an operator's decision at the admin API. A parked ask is
+//! withdrawn when its [`Parked`] handle drops — the decision came, it timed out, or the agent
+//! went away — so the list never shows a call nobody waits for.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use serde::Serialize;
+use tokio::sync::oneshot;
+
+use super::{Ask, Decision};
+use crate::telemetry::Metrics;
+
+struct Entry {
+    ask: Ask,
+    since: SystemTime,
+    decide: oneshot::Sender<Decision>,
+}
+
+/// What the API shows of a parked ask.
+#[derive(Debug, Clone, Serialize)]
+pub struct View {
+    pub id: u64,
+    pub tool: String,
+    pub args: String,
+    pub reason: String,
+    pub session: Option<String>,
+    /// Seconds since the Unix epoch.
+    pub since: u64,
+    /// `floor`, `configured` or `checker`: a configured ask cannot be allowed for the session.
+    pub source: &'static str,
+}
+
+type Table = Arc<Mutex<BTreeMap<u64, Entry>>>;
+
+pub struct Pending {
+    table: Table,
+    next: AtomicU64,
+    metrics: Arc<Metrics>,
+}
+
+impl std::fmt::Debug for Pending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pending").field("parked", &self.table.lock().map(|t| t.len()).unwrap_or(0)).finish()
+    }
+}
+
+/// Withdraws its ask on drop.
+pub struct Parked {
+    id: u64,
+    table: Table,
+    metrics: Arc<Metrics>,
+}
+
+impl Parked {
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+impl Drop for Parked {
+    fn drop(&mut self) {
+        let mut t = self.table.lock().unwrap_or_else(|p| p.into_inner());
+        t.remove(&self.id);
+        self.metrics.approvals_pending(t.len());
+    }
+}
+
+/// Why a decision could not be delivered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecideError {
+    #[error("no parked call with id {0} (decided, timed out or withdrawn)")]
+    NotFound(u64),
+    #[error("call {0} was asked by a configured rule: it can be allowed once, not for the session")]
+    NotWaivable(u64),
+}
+
+impl Pending {
+    pub fn new(metrics: Arc<Metrics>) -> Pending {
+        Pending { table: Arc::default(), next: AtomicU64::new(1), metrics }
+    }
+
+    /// Parks `ask`; the receiver gets the operator's decision.
+    pub fn park(&self, ask: Ask) -> (Parked, oneshot::Receiver<Decision>) {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        let mut t = self.table.lock().unwrap_or_else(|p| p.into_inner());
+        t.insert(id, Entry { ask, since: SystemTime::now(), decide: tx });
+        self.metrics.approvals_pending(t.len());
+        (Parked { id, table: self.table.clone(), metrics: self.metrics.clone() }, rx)
+    }
+
+    pub fn list(&self) -> Vec<View> {
+        let t = self.table.lock().unwrap_or_else(|p| p.into_inner());
+        t.iter()
+            .map(|(id, e)| View {
+                id: *id,
+                tool: e.ask.tool.clone(),
+                args: e.ask.args.clone(),
+                reason: e.ask.reason.clone(),
+                session: e.ask.session.clone(),
+                since: e.since.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
+                source: match e.ask.source {
+                    super::Source::Floor => "floor",
+                    super::Source::Configured => "configured",
+                    super::Source::Checker => "checker",
+                },
+            })
+            .collect()
+    }
+
+    /// Delivers a decision to the parked call `id`.
+    pub fn decide(&self, id: u64, decision: Decision) -> Result<(), DecideError> {
+        let mut t = self.table.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(e) = t.get(&id) else { return Err(DecideError::NotFound(id)) };
+        if decision == Decision::AllowSession && e.ask.source == super::Source::Configured {
+            return Err(DecideError::NotWaivable(id));
+        }
+        let e = t.remove(&id).ok_or(DecideError::NotFound(id))?;
+        self.metrics.approvals_pending(t.len());
+        e.decide.send(decision).map_err(|_| DecideError::NotFound(id))
+    }
+}

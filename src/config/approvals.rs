@@ -1,0 +1,61 @@
+//! The `approvals:` section: how asks reach a human, and how long waivers live.
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::raw::Scalar;
+use super::{units, Problems};
+use crate::approval::{Channel, Settings};
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Raw {
+    channel: Option<String>,
+    timeout: Option<Scalar>,
+    waivers: Option<RawWaivers>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWaivers {
+    capacity: Option<u64>,
+    idle: Option<Scalar>,
+}
+
+fn duration(p: &mut Problems, path: &str, v: Option<Scalar>, default: Duration) -> Duration {
+    match v {
+        None => default,
+        Some(Scalar::Int(n)) => {
+            p.add(path, format!("duration {n} needs a unit (ms, s, m or h)"));
+            default
+        }
+        Some(Scalar::Text(s)) => units::duration(&s).unwrap_or_else(|e| {
+            p.add(path, e);
+            default
+        }),
+    }
+}
+
+pub(crate) fn compile(raw: Raw, p: &mut Problems) -> Settings {
+    let d = Settings::default();
+    let channel = match raw.channel.as_deref() {
+        None => d.channel,
+        Some(c) => Channel::parse(c).unwrap_or_else(|| {
+            let hint = if c == "elicitation" { " (MCP elicitation is not built yet)" } else { "" };
+            p.add("approvals.channel", format!("{c:?}: one of auto, api, none{hint}"));
+            d.channel
+        }),
+    };
+    let waivers = raw.waivers.unwrap_or_default();
+    let s = Settings {
+        channel,
+        timeout: duration(p, "approvals.timeout", raw.timeout, d.timeout),
+        waiver_capacity: waivers.capacity.unwrap_or(d.waiver_capacity),
+        waiver_idle: duration(p, "approvals.waivers.idle", waivers.idle, d.waiver_idle),
+    };
+    if s.timeout.is_zero() {
+        p.add("approvals.timeout", "must be more than 0");
+    }
+    s
+}

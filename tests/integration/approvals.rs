@@ -1,0 +1,162 @@
+//! Approvals through the operator API, against the real Python SDK server: a call Layer 1 asks
+//! about is parked (the agent's stream stays open), appears at `GET /approvals`, and is decided
+//! with `portcullis approvals`; "allow for the session" arms a waiver for exactly that call.
+
+use std::time::Duration;
+use tokio::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::support::{post, proxy, proxy_url, rpc_body, text_of, Peer};
+
+const LEGACY: &str = "2025-06-18";
+
+async fn open(url: &str) -> String {
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    let (_, headers, _) = post(url, &[], init.to_string()).await;
+    let id = headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+    post(url, &[("mcp-session-id", &id), ("mcp-protocol-version", LEGACY)], note.to_string()).await;
+    id
+}
+
+/// Starts a call in the background; its answer arrives when someone decides.
+fn call(
+    url: &str,
+    session: &str,
+    id: u64,
+    tool: &str,
+    args: Value,
+) -> tokio::task::JoinHandle<(String, Value)> {
+    let (url, session, tool) = (url.to_owned(), session.to_owned(), tool.to_owned());
+    tokio::spawn(async move {
+        let body =
+            json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":tool,"arguments":args}});
+        let h = [("mcp-session-id", session.as_str()), ("mcp-protocol-version", LEGACY)];
+        let (_, headers, text) = post(&url, &h, body.to_string()).await;
+        let ct = headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+        (ct, rpc_body(&text))
+    })
+}
+
+/// Runs `portcullis approvals …` (async: the admin listener lives on this test's runtime).
+async fn approvals_cli(admin: &str, token_env: &str, args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_portcullis"))
+        .args(["approvals", "--admin", admin, "--token-env", token_env])
+        .args(args)
+        .output()
+        .await
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), text)
+}
+
+/// Waits until exactly `n` calls are parked; returns their ids.
+async fn parked(admin: &str, token_env: &str, n: usize) -> Vec<u64> {
+    for _ in 0..200 {
+        let (ok, text) = approvals_cli(admin, token_env, &["list"]).await;
+        assert!(ok, "{text}");
+        let ids: Vec<u64> = text.lines().filter_map(|l| l.split_whitespace().next()?.parse().ok()).collect();
+        if ids.len() == n {
+            return ids;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("never saw {n} parked call(s)");
+}
+
+#[tokio::test]
+async fn an_operator_decides_parked_calls_and_allow_for_the_session_waives_exactly_that_call() {
+    let token_env = "PORTCULLIS_TEST_ADMIN_TOKEN_A";
+    // A variable only this test reads (the proxy takes its admin token from the environment).
+    std::env::set_var(token_env, "s3cret-operator-token");
+    let peer = Peer::python("legacy");
+    let yaml = format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\nupstreams:\n  py: {{ url: \"{}\" }}\n\
+         permissions: {{ allow: [mcp__py__echo], ask: [mcp__py__add] }}\napprovals: {{ channel: api, timeout: 30s }}\n",
+        peer.url()
+    );
+    let c = portcullis::config::Config::parse(&yaml, "test").unwrap();
+    let p = proxy(&c).await;
+    let (url, admin) = (proxy_url(&p, "py"), format!("http://{}", p.admin_addr));
+    let session = open(&url).await;
+
+    // Without the token the API refuses.
+    let (status, _, _) = post(&format!("{admin}/approvals/1"), &[], r#"{"decision":"allow_once"}"#).await;
+    assert_eq!(status, 401);
+
+    // write_note has no rule: the built-in floor asks. The call is parked, its stream open.
+    let first = call(&url, &session, 1, "write_note", json!({"path":"a","text":"hello"}));
+    let ids = parked(&admin, token_env, 1).await;
+    assert!(peer.tools_run().is_empty(), "nothing runs while it waits");
+    let (ok, text) = approvals_cli(&admin, token_env, &["allow", &ids[0].to_string(), "--always"]).await;
+    assert!(ok, "{text}");
+    let (ct, msg) = first.await.unwrap();
+    assert_eq!(ct, "text/event-stream");
+    assert_eq!(text_of(&msg), "wrote 5 bytes to a", "{msg}");
+    assert_eq!(peer.tools_run(), ["write_note"]);
+
+    // The same call again: the waiver answers, nobody is asked.
+    let (_, again) = call(&url, &session, 2, "write_note", json!({"path":"a","text":"hello"})).await.unwrap();
+    assert_eq!(text_of(&again), "wrote 5 bytes to a", "{again}");
+    assert_eq!(peer.tools_run(), ["write_note", "write_note"]);
+
+    // Changed arguments miss the waiver; an operator denies, and the server never sees it.
+    let changed = call(&url, &session, 3, "write_note", json!({"path":"a","text":"hello!"}));
+    let ids = parked(&admin, token_env, 1).await;
+    let (ok, text) = approvals_cli(&admin, token_env, &["deny", &ids[0].to_string()]).await;
+    assert!(ok, "{text}");
+    let (_, denied) = changed.await.unwrap();
+    assert_eq!(denied["result"]["isError"], true, "{denied}");
+    assert!(text_of(&denied).contains("An operator denied it"), "{denied}");
+    assert_eq!(peer.tools_run().len(), 2, "the denied call never ran");
+
+    // A configured ask can be allowed once, never for the session.
+    let add = call(&url, &session, 4, "add", json!({"a": 2, "b": 3}));
+    let ids = parked(&admin, token_env, 1).await;
+    let (ok, text) = approvals_cli(&admin, token_env, &["allow", &ids[0].to_string(), "--always"]).await;
+    assert!(!ok && text.contains("allowed once"), "{text}");
+    let (ok, text) = approvals_cli(&admin, token_env, &["allow", &ids[0].to_string()]).await;
+    assert!(ok, "{text}");
+    let (_, added) = add.await.unwrap();
+    assert_eq!(added["result"]["structuredContent"]["result"], 5, "{added}");
+
+    // Another session has no waiver.
+    let other = open(&url).await;
+    let elsewhere = call(&url, &other, 5, "write_note", json!({"path":"a","text":"hello"}));
+    let ids = parked(&admin, token_env, 1).await;
+    approvals_cli(&admin, token_env, &["deny", &ids[0].to_string()]).await;
+    assert_eq!(elsewhere.await.unwrap().1["result"]["isError"], true);
+    let metrics = String::from_utf8(p.metrics.render()).unwrap();
+    for line in [
+        r#"portcullis_approvals_total{decision="allow_session"} 1"#,
+        r#"portcullis_approvals_total{decision="allow_once"} 1"#,
+        r#"portcullis_approvals_total{decision="deny"} 2"#,
+        "portcullis_approvals_pending 0",
+        "portcullis_waivers_active 1",
+    ] {
+        assert!(metrics.contains(line), "missing {line}");
+    }
+}
+
+#[tokio::test]
+async fn an_undecided_ask_times_out_and_never_reaches_the_upstream() {
+    let token_env = "PORTCULLIS_TEST_ADMIN_TOKEN_B";
+    std::env::set_var(token_env, "another-token");
+    let peer = Peer::python("legacy");
+    let yaml = format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\nupstreams:\n  py: {{ url: \"{}\" }}\napprovals: {{ channel: api, timeout: 300ms }}\n",
+        peer.url()
+    );
+    let c = portcullis::config::Config::parse(&yaml, "test").unwrap();
+    let p = proxy(&c).await;
+    let url = proxy_url(&p, "py");
+    let session = open(&url).await;
+    let (_, msg) = call(&url, &session, 1, "write_note", json!({"path":"x","text":"y"})).await.unwrap();
+    assert_eq!(msg["result"]["isError"], true, "{msg}");
+    assert!(text_of(&msg).contains("No operator decided in time"), "{msg}");
+    assert!(peer.tools_run().is_empty());
+    let metrics = String::from_utf8(p.metrics.render()).unwrap();
+    assert!(metrics.contains(r#"portcullis_approvals_total{decision="timeout"} 1"#), "{metrics}");
+}
