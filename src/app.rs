@@ -54,15 +54,12 @@ pub struct Parts {
 
 impl Parts {
     /// Fails only when the guardrails cannot be built (a checker API key variable is unset).
-    pub fn new(config: &Config, metrics: Arc<Metrics>) -> Result<Parts, String> {
+    /// `operator`: an admin token is configured, so parked asks can be answered.
+    pub fn new(config: &Config, metrics: Arc<Metrics>, operator: bool) -> Result<Parts, String> {
         let shared = Arc::new(Shared {
             guard: arc_swap::ArcSwap::from_pointee(Guard::new(&config.policy, metrics.clone())?),
             metrics: metrics.clone(),
-            approvals: crate::approval::Approvals::new(
-                &config.approvals,
-                admin_token(config).is_some(),
-                metrics.clone(),
-            ),
+            approvals: crate::approval::Approvals::new(&config.approvals, operator, metrics.clone()),
             sessions: Sessions::default(),
             limits: config.limits.clone(),
         });
@@ -162,6 +159,12 @@ fn shared_listener(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
 /// the hot path (the benchmark showed them as the largest cost of a work-stealing runtime).
 /// The policy, metrics, session table and concurrency budget are shared.
 pub async fn start(config: &Config) -> std::io::Result<Running> {
+    start_with_token(config, admin_token(config)).await
+}
+
+/// As [`start`], with the admin token given rather than read from `admin.token_env` (the demo
+/// generates one).
+pub async fn start_with_token(config: &Config, token: Option<String>) -> std::io::Result<Running> {
     let metrics = Arc::new(Metrics::new());
     let first = shared_listener(config.listen)?;
     let addr = first.local_addr()?;
@@ -177,7 +180,7 @@ pub async fn start(config: &Config) -> std::io::Result<Running> {
         }
     }
     let (stop, stopped) = watch::channel(false);
-    let parts = Parts::new(config, metrics.clone()).map_err(std::io::Error::other)?;
+    let parts = Parts::new(config, metrics.clone(), token.is_some()).map_err(std::io::Error::other)?;
     let mut workers = Vec::new();
     for (i, std_listener) in listeners.into_iter().enumerate() {
         let (done, finished) = oneshot::channel();
@@ -197,7 +200,7 @@ pub async fn start(config: &Config) -> std::io::Result<Running> {
         })?;
         workers.push(finished);
     }
-    let admin_svc = admin::service(metrics.clone(), parts.shared.clone(), admin_token(config));
+    let admin_svc = admin::service(metrics.clone(), parts.shared.clone(), token);
     let admin =
         tokio::spawn(server::serve(admin_listener, admin_svc, config.limits.clone(), stop_signal(stopped)));
     Ok(Running { addr, admin_addr, metrics, shared: parts.shared.clone(), stop, admin, workers })

@@ -33,17 +33,24 @@ pub struct Prompt {
     pub boundary: String,
 }
 
-/// 128 unpredictable bits as hex: each `RandomState` is keyed from the OS's randomness, and a
-/// counter makes every draw distinct.
-fn random_boundary() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let mut out = String::with_capacity(32);
-    for _ in 0..2 {
-        let mut h = RandomState::new().build_hasher();
-        h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-        out.push_str(&format!("{:016x}", h.finish()));
+/// 128 bits from the operating system's CSPRNG, as hex (a fence boundary, the demo's admin
+/// token). Should the OS refuse, `RandomState` keys (also OS-seeded) and a counter stand in, so
+/// a boundary is never a constant.
+pub fn random_token() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        for half in bytes.chunks_mut(8) {
+            let mut h = RandomState::new().build_hasher();
+            h.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+            half.copy_from_slice(&h.finish().to_le_bytes());
+        }
     }
-    out
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn random_boundary() -> String {
+    random_token()
 }
 
 /// Builds the prompt for `content` (arguments or a result of `tool`) under `rubric`.

@@ -49,7 +49,10 @@ pub async fn run(
     let upstream = config.upstreams.get_mut("sample").expect("embedded config has the sample upstream");
     upstream.url = sample.url.parse()?;
 
-    let running = crate::app::start(&config)
+    // The operator's side of approvals: a token made for this run, printed below.
+    config.approvals.channel = crate::approval::Channel::Api;
+    let token = crate::checker::prompt::random_token();
+    let running = crate::app::start_with_token(&config, Some(token.clone()))
         .await
         .with_context(|| format!("binding {} and {}", config.listen, config.admin.listen))?;
     let proxy_url = format!("http://{}/mcp/sample", running.addr);
@@ -57,9 +60,15 @@ pub async fn run(
     println!("  sample tool server  {}  (scratch dir {})", sample.url, sample.scratch.display());
     println!("  proxy               {proxy_url}");
     println!("  metrics             http://{}/metrics", running.admin_addr);
+    println!("  approvals (operator) http://{}/approvals  token {token}", running.admin_addr);
+    println!(
+        "                      PORTCULLIS_ADMIN_TOKEN={token} portcullis approvals --admin http://{} list",
+        running.admin_addr
+    );
     println!();
     println!("scripted agent session through the proxy:");
-    let surprises = script::replay(&proxy_url, &sample, &running.metrics).await?;
+    let operator = script::Operator::new(format!("http://{}", running.admin_addr), token);
+    let surprises = script::replay(&proxy_url, &sample, &running.metrics, &operator).await?;
     println!();
     let result = if surprises == 0 {
         println!("every call behaved as the policy says.");

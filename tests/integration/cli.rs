@@ -20,7 +20,8 @@ fn demo_runs_the_scripted_session_on_the_embedded_default() {
     for layer2 in [
         "checker SKIPPED (proven read-only)",
         "result WITHHELD",
-        "BLOCKED by the checker before the server",
+        "the operator DENIED it, not sent: portcullis blocked mcp__sample__fetch_page",
+        "FORWARDED by the session waiver",
         "result SANITIZED",
         "FORWARDED unchanged (advisory)",
     ] {
