@@ -165,6 +165,12 @@ impl Guardrails {
                 }
             }
         };
+        metrics.checker.rubrics(
+            cfg.rubrics
+                .names()
+                .filter_map(|n| cfg.rubrics.get(n))
+                .map(|r| (r.name.as_str(), r.version.as_str())),
+        );
         Ok(Guardrails {
             rules: cfg.rules.clone(),
             rubrics: cfg.rubrics.clone(),
@@ -514,6 +520,9 @@ mod tests {
         let (open, m) = guardrails("guardrails: { checker: local, max_content_bytes: 32 }\n");
         assert_eq!(pre(&open, big.clone()).judgement, PreJudgement::Pass);
         let text = String::from_utf8(m.render()).unwrap();
+        let injection = crate::checker::rubric::Rubrics::embedded().get("injection").unwrap().version.clone();
+        let info = format!(r#"portcullis_rubric_info{{rubric="injection",version="{injection}"}} 1"#);
+        assert!(text.contains(&info), "the rubric versions in force are exported: {text}");
         assert!(text.contains(r#"portcullis_unguarded_total{phase="pre",reason="too_large"} 1"#), "{text}");
         let (closed, _) =
             guardrails("guardrails: { checker: local, max_content_bytes: 32, on_checker_down: closed }\n");

@@ -46,6 +46,7 @@ pub struct CheckerMetrics {
     unguarded: IntCounterVec,
     pub prefilter_skips: IntCounter,
     cache: IntCounterVec,
+    rubrics: IntGaugeVec,
 }
 
 const REQUEST_RESULTS: [&str; 4] = ["ok", "timeout", "error", "malformed"];
@@ -89,6 +90,15 @@ impl CheckerMetrics {
         registry.register(Box::new(up.clone())).expect("registered once");
         registry.register(Box::new(breaker.clone())).expect("registered once");
         registry.register(Box::new(prefilter_skips.clone())).expect("registered once");
+        let rubrics = IntGaugeVec::new(
+            Opts::new(
+                "rubric_info",
+                "The rubrics in force: 1 per (rubric, version); the version is a content hash",
+            ),
+            &["rubric", "version"],
+        )
+        .expect("static metric");
+        registry.register(Box::new(rubrics.clone())).expect("registered once");
         // Zeros from the start, so alerts and dashboards see every series.
         for r in REQUEST_RESULTS {
             requests.with_label_values(&[r]);
@@ -102,7 +112,7 @@ impl CheckerMetrics {
             cache.with_label_values(&[r]);
         }
         up.set(1);
-        CheckerMetrics { checks, requests, latency, up, breaker, unguarded, prefilter_skips, cache }
+        CheckerMetrics { checks, requests, latency, up, breaker, unguarded, prefilter_skips, cache, rubrics }
     }
 
     pub fn check(&self, phase: Phase, rule: &str, mode: Mode, verdict: CheckLabel) {
@@ -120,6 +130,14 @@ impl CheckerMetrics {
 
     pub fn unguarded(&self, phase: Phase, failure: &Failure) {
         self.unguarded.with_label_values(&[phase.as_str(), failure.as_str()]).inc();
+    }
+
+    /// Publishes the rubrics in force (after a load or a reload), dropping the ones replaced.
+    pub fn rubrics<'a>(&self, set: impl Iterator<Item = (&'a str, &'a str)>) {
+        self.rubrics.reset();
+        for (name, version) in set {
+            self.rubrics.with_label_values(&[name, version]).set(1);
+        }
     }
 
     pub fn cache(&self, hit: bool) {
