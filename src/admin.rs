@@ -33,7 +33,11 @@ pub fn service(
         let (metrics, shared, token) = (metrics.clone(), shared.clone(), token.clone());
         async move {
             let resp = match req.uri().path() {
-                p if p == "/approvals" || p.starts_with("/approvals/") => {
+                p if p == "/approvals"
+                    || p.starts_with("/approvals/")
+                    || p == "/status"
+                    || p.starts_with("/sessions/") =>
+                {
                     approvals(req, &shared, &token).await
                 }
                 _ => {
@@ -63,7 +67,8 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// `GET /approvals` lists parked calls; `POST /approvals/{id}` with
-/// `{"decision": "allow_once" | "allow_session" | "deny"}` decides one. Bearer token required.
+/// `{"decision": "allow_once" | "allow_session" | "deny"}` decides one; `GET /status` shows the
+/// flagged sessions, `POST /sessions/{id}/clear` clears one. Bearer token required.
 async fn approvals(req: Request<Incoming>, shared: &Shared, token: &Option<String>) -> Resp {
     let Some(token) = token else {
         return json(
@@ -83,6 +88,34 @@ async fn approvals(req: Request<Incoming>, shared: &Shared, token: &Option<Strin
         return resp;
     }
     let path = req.uri().path().to_owned();
+    if path == "/status" && req.method() == Method::GET {
+        let a = &shared.approvals;
+        let flagged: Vec<serde_json::Value> = a
+            .flags
+            .list()
+            .into_iter()
+            .map(|(session, refusals)| serde_json::json!({"session": session, "refusals": refusals}))
+            .collect();
+        return json(
+            StatusCode::OK,
+            serde_json::json!({"pending": a.pending.list().len(), "flagged_sessions": flagged}),
+        );
+    }
+    if let Some(session) = path.strip_prefix("/sessions/").and_then(|p| p.strip_suffix("/clear")) {
+        if req.method() != Method::POST {
+            return json(
+                StatusCode::METHOD_NOT_ALLOWED,
+                serde_json::json!({"error": "POST /sessions/{id}/clear"}),
+            );
+        }
+        return match shared.approvals.flags.clear(session) {
+            true => json(StatusCode::OK, serde_json::json!({"session": session, "cleared": true})),
+            false => json(
+                StatusCode::NOT_FOUND,
+                serde_json::json!({"error": format!("session {session:?} is not flagged")}),
+            ),
+        };
+    }
     match (req.method().clone(), path.strip_prefix("/approvals/")) {
         (Method::GET, None) => {
             json(StatusCode::OK, serde_json::json!({"pending": shared.approvals.pending.list()}))

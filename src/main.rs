@@ -183,6 +183,10 @@ enum ApprovalAction {
     },
     /// Deny a parked call.
     Deny { id: u64 },
+    /// Pending calls and sessions flagged by the repeated-denial breaker.
+    Status,
+    /// Clear a flagged session.
+    Clear { session: String },
 }
 
 async fn run(command: Command) -> anyhow::Result<ExitCode> {
@@ -200,6 +204,8 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                     cli::Action::Decide { id, decision: Decision::AllowSession }
                 }
                 ApprovalAction::Deny { id } => cli::Action::Decide { id, decision: Decision::Deny },
+                ApprovalAction::Status => cli::Action::Status,
+                ApprovalAction::Clear { session } => cli::Action::Clear { session },
             };
             println!("{}", cli::run(&admin, &token, action).await?);
             Ok(ExitCode::SUCCESS)

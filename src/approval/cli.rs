@@ -11,7 +11,16 @@ use serde_json::Value;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     List,
-    Decide { id: u64, decision: super::Decision },
+    /// Pending count and flagged sessions.
+    Status,
+    /// Clears a session the repeated-denial breaker flagged.
+    Clear {
+        session: String,
+    },
+    Decide {
+        id: u64,
+        decision: super::Decision,
+    },
 }
 
 /// Runs `action` against `admin` (e.g. `http://127.0.0.1:8687`) with `token`; returns what to print.
@@ -20,6 +29,10 @@ pub async fn run(admin: &str, token: &str, action: Action) -> anyhow::Result<Str
     let base = admin.trim_end_matches('/');
     let req = match &action {
         Action::List => http::Request::get(format!("{base}/approvals")).body(Full::default())?,
+        Action::Status => http::Request::get(format!("{base}/status")).body(Full::default())?,
+        Action::Clear { session } => {
+            http::Request::post(format!("{base}/sessions/{session}/clear")).body(Full::default())?
+        }
         Action::Decide { id, decision } => http::Request::post(format!("{base}/approvals/{id}"))
             .header("content-type", "application/json")
             .body(Full::new(Bytes::from(serde_json::json!({"decision": decision.as_str()}).to_string())))?,
@@ -59,5 +72,7 @@ pub async fn run(admin: &str, token: &str, action: Action) -> anyhow::Result<Str
             }
         }
         Action::Decide { id, decision } => format!("call {id}: {}", decision.as_str()),
+        Action::Status => serde_json::to_string_pretty(&v)?,
+        Action::Clear { session } => format!("session {session}: cleared"),
     })
 }

@@ -12,6 +12,7 @@
 //! Waivers and parked asks live here, not in the policy, so a policy reload keeps both.
 
 pub mod cli;
+pub mod flags;
 pub mod pending;
 pub mod waivers;
 
@@ -85,6 +86,8 @@ pub enum Source {
     Configured,
     /// A checker block before the call: waivable.
     Checker,
+    /// The session was flagged by the repeated-denial breaker: every call asks, no waiver answers.
+    Flagged,
 }
 
 /// One call waiting for a human.
@@ -118,6 +121,10 @@ pub struct Settings {
     pub timeout: Duration,
     pub waiver_capacity: u64,
     pub waiver_idle: Duration,
+    /// Refusals in a row that flag a session.
+    pub flag_consecutive: u32,
+    /// Refusals in all that flag a session.
+    pub flag_total: u32,
 }
 
 impl Default for Settings {
@@ -127,6 +134,8 @@ impl Default for Settings {
             timeout: Duration::from_secs(120),
             waiver_capacity: 10_000,
             waiver_idle: Duration::from_secs(3600),
+            flag_consecutive: 3,
+            flag_total: 20,
         }
     }
 }
@@ -138,6 +147,7 @@ pub struct Approvals {
     timeout: Duration,
     pub waivers: Waivers,
     pub pending: Pending,
+    pub flags: flags::Flags,
     metrics: Arc<Metrics>,
 }
 
@@ -159,6 +169,7 @@ impl Approvals {
             timeout: settings.timeout,
             waivers: Waivers::new(settings.waiver_capacity, settings.waiver_idle, metrics.clone()),
             pending: Pending::new(metrics.clone()),
+            flags: flags::Flags::new(settings.flag_consecutive, settings.flag_total, metrics.clone()),
             metrics,
         }
     }
@@ -179,7 +190,7 @@ impl Approvals {
 
     /// True when a waiver answers `ask` (never for a configured ask).
     pub fn waived(&self, ask: &Ask) -> bool {
-        ask.source != Source::Configured && self.waivers.covers(ask)
+        matches!(ask.source, Source::Floor | Source::Checker) && self.waivers.covers(ask)
     }
 
     /// Asks a human and waits, at most `approvals.timeout`. Dropping the future (the agent went
@@ -207,7 +218,10 @@ impl Approvals {
         };
         self.metrics.approvals(label);
         tracing::info!(tool = %ask.tool, decision = label, waited_ms = started.elapsed().as_millis() as u64, "approval resolved");
-        if resolution == Resolution::Allowed(Decision::AllowSession) && ask.source != Source::Configured {
+        self.flags.record(ask.session.as_deref(), !matches!(resolution, Resolution::Allowed(_)));
+        if resolution == Resolution::Allowed(Decision::AllowSession)
+            && matches!(ask.source, Source::Floor | Source::Checker)
+        {
             self.waivers.arm(&ask);
         }
         resolution

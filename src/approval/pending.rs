@@ -73,7 +73,7 @@ impl Drop for Parked {
 pub enum DecideError {
     #[error("no parked call with id {0} (decided, timed out or withdrawn)")]
     NotFound(u64),
-    #[error("call {0} was asked by a configured rule: it can be allowed once, not for the session")]
+    #[error("call {0} was asked by a configured rule or in a flagged session: it can be allowed once, not for the session")]
     NotWaivable(u64),
 }
 
@@ -106,6 +106,7 @@ impl Pending {
                     super::Source::Floor => "floor",
                     super::Source::Configured => "configured",
                     super::Source::Checker => "checker",
+                    super::Source::Flagged => "flagged",
                 },
             })
             .collect()
@@ -115,7 +116,9 @@ impl Pending {
     pub fn decide(&self, id: u64, decision: Decision) -> Result<(), DecideError> {
         let mut t = self.table.lock().unwrap_or_else(|p| p.into_inner());
         let Some(e) = t.get(&id) else { return Err(DecideError::NotFound(id)) };
-        if decision == Decision::AllowSession && e.ask.source == super::Source::Configured {
+        if decision == Decision::AllowSession
+            && matches!(e.ask.source, super::Source::Configured | super::Source::Flagged)
+        {
             return Err(DecideError::NotWaivable(id));
         }
         let e = t.remove(&id).ok_or(DecideError::NotFound(id))?;

@@ -14,6 +14,14 @@ pub struct Raw {
     channel: Option<String>,
     timeout: Option<Scalar>,
     waivers: Option<RawWaivers>,
+    flag: Option<RawFlag>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFlag {
+    consecutive: Option<u32>,
+    total: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -48,12 +56,18 @@ pub(crate) fn compile(raw: Raw, p: &mut Problems) -> Settings {
         }),
     };
     let waivers = raw.waivers.unwrap_or_default();
+    let flag = raw.flag.unwrap_or_default();
     let s = Settings {
         channel,
         timeout: duration(p, "approvals.timeout", raw.timeout, d.timeout),
         waiver_capacity: waivers.capacity.unwrap_or(d.waiver_capacity),
         waiver_idle: duration(p, "approvals.waivers.idle", waivers.idle, d.waiver_idle),
+        flag_consecutive: flag.consecutive.unwrap_or(d.flag_consecutive),
+        flag_total: flag.total.unwrap_or(d.flag_total),
     };
+    if s.flag_consecutive == 0 || s.flag_total == 0 {
+        p.add("approvals.flag", "consecutive and total must be at least 1");
+    }
     if s.timeout.is_zero() {
         p.add("approvals.timeout", "must be more than 0");
     }

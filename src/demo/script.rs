@@ -102,6 +102,19 @@ impl Operator {
         Ok(serde_json::from_slice(&bytes)?)
     }
 
+    /// Clears every session the repeated-denial breaker flagged; returns them.
+    async fn clear_flagged(&self) -> anyhow::Result<Vec<String>> {
+        let status = self.request(http::Request::get(format!("{}/status", self.admin)), "").await?;
+        let mut cleared = Vec::new();
+        for f in status["flagged_sessions"].as_array().cloned().unwrap_or_default() {
+            let session = f["session"].as_str().unwrap_or("").to_owned();
+            let url = format!("{}/sessions/{session}/clear", self.admin);
+            self.request(http::Request::post(url), "").await?;
+            cleared.push(format!("{session} ({} refusals)", f["refusals"]));
+        }
+        Ok(cleared)
+    }
+
     /// Waits for a parked call, then decides it; returns what the operator saw.
     async fn decide(&self, decision: Decision) -> anyhow::Result<Value> {
         for _ in 0..100 {
@@ -341,6 +354,9 @@ pub async fn replay(
             ),
         };
         println!("    {verdict}{}", check(ok));
+        for s in operator.clear_flagged().await? {
+            println!("    the session was FLAGGED after repeated refusals (every call would need a human): operator cleared {s}");
+        }
         if step.tool == "delete_file" {
             let still = sample.scratch.join("notes.txt").exists();
             println!(

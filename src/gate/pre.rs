@@ -7,11 +7,12 @@ use serde_json::value::RawValue;
 
 use super::post::{Watch, Watched};
 use super::{CallOutcome, Guard, Outcome};
-use crate::approval::{Approvals, Ask};
+use crate::approval::{Approvals, Ask, Source};
 use crate::call::ToolCall;
 use crate::mcp::era::{Era, Version};
 use crate::mcp::jsonrpc::{self, code, CallParams, IdKey, Kind, Message, Payload};
 use crate::mcp::result;
+use crate::rules::kinds::canonical_json;
 
 /// What the transport knows about the exchange a payload belongs to.
 #[derive(Debug, Clone)]
@@ -106,10 +107,22 @@ fn one(msg: &Message<'_>, cx: &Context<'_>, guard: &Guard) -> Pre {
     match (msg.method(), msg.kind(), msg.id) {
         (Some("tools/call"), Kind::Request, Some(id)) => match call(msg, cx) {
             Err(message) => One::Invalid { id: Some(id.to_owned()), message }.into(),
-            Ok(call) => match guard.pre(&call) {
-                Outcome::Forward => One::Forward(Some((IdKey::new(id), Watch::Call(call)))).into(),
-                Outcome::Check(check) => Pre::Check { id: id.to_owned(), call, check: Box::new(check) },
-                Outcome::Refuse(d) => refused(id.to_owned(), call, d, cx).into(),
+            Ok(call) => match (guard.pre(&call), cx.approvals.flags.flagged(cx.session)) {
+                // A flagged session: nothing passes without a human, whatever the rules allow.
+                (Outcome::Forward | Outcome::Check(_), true) => {
+                    refused(id.to_owned(), call.clone(), flagged(&call), cx).into()
+                }
+                (Outcome::Refuse(mut d), true) => {
+                    if let Some(ask) = d.ask.as_mut() {
+                        ask.source = Source::Flagged;
+                    }
+                    refused(id.to_owned(), call, d, cx).into()
+                }
+                (Outcome::Forward, false) => One::Forward(Some((IdKey::new(id), Watch::Call(call)))).into(),
+                (Outcome::Check(check), false) => {
+                    Pre::Check { id: id.to_owned(), call, check: Box::new(check) }
+                }
+                (Outcome::Refuse(d), false) => refused(id.to_owned(), call, d, cx).into(),
             },
         },
         // A `tools/call` that is not a well-formed request (no id, or an id of null) is refused:
@@ -140,6 +153,44 @@ fn call(msg: &Message<'_>, cx: &Context<'_>) -> Result<ToolCall, String> {
     };
     Ok(ToolCall::mcp(cx.upstream.clone(), &params.name, params.arguments, cx.era)
         .with_session(cx.session.map(str::to_owned)))
+}
+
+/// The ask every call of a flagged session becomes.
+fn flagged(call: &ToolCall) -> super::Denial {
+    let args = call
+        .args
+        .as_deref()
+        .and_then(|a| serde_json::from_str::<serde_json::Value>(a.get()).ok())
+        .map(|v| canonical_json(&v))
+        .unwrap_or_else(|| "{}".into());
+    let why = "this session was flagged after repeated refusals, so every call in it needs a human until an operator clears it";
+    super::Denial {
+        reason: format!("portcullis needs a human to approve {}: {why}. It was not sent.", call.qualified),
+        rule: "flagged session".into(),
+        outcome: CallOutcome::AskRefused,
+        ask: Some(Box::new(Ask {
+            tool: call.qualified.clone(),
+            args,
+            reason: why.into(),
+            source: Source::Flagged,
+            session: call.session.clone(),
+        })),
+    }
+}
+
+/// What the repeated-denial breaker counts: calls let through and calls refused.
+fn record(one: &One, cx: &Context<'_>) {
+    match one {
+        One::Forward(Some((_, Watch::Call(_)))) => cx.approvals.flags.record(cx.session, false),
+        One::Deny { .. } => cx.approvals.flags.record(cx.session, true),
+        // Asks are counted when they resolve; initialize, notifications and malformed input not at all.
+        _ => {}
+    }
+}
+
+fn recorded(one: One, cx: &Context<'_>) -> One {
+    record(&one, cx);
+    one
 }
 
 /// A refusal, unless a human may overrule it: a session waiver for the exact call forwards it,
@@ -182,7 +233,7 @@ async fn settle(p: Pre, cx: &Context<'_>) -> One {
 /// batch's at once). Without a pending check nothing is awaited.
 pub async fn decide(payload: &Payload<'_>, cx: &Context<'_>, guard: &Guard) -> Decision {
     match payload {
-        Payload::Single(msg) => match settle(one(msg, cx, guard), cx).await {
+        Payload::Single(msg) => match recorded(settle(one(msg, cx, guard), cx).await, cx) {
             One::Forward(w) => Decision::Forward(Watched::from_iter(w)),
             One::Ask(p) => Decision::Ask(p),
             One::Deny { id, qualified, reason, outcome } => Decision::Refuse(Refusal {
@@ -218,6 +269,7 @@ async fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decisio
     // refused call into a batch gets a clear per-element answer to resend the rest alone.
     let decided: Vec<Pre> = msgs.iter().map(|m| one(m, cx, guard)).collect();
     let decided: Vec<One> = futures_util::future::join_all(decided.into_iter().map(|p| settle(p, cx))).await;
+    decided.iter().for_each(|o| record(o, cx));
     if decided.iter().all(|d| matches!(d, One::Forward(_))) {
         return Decision::Forward(
             decided.into_iter().filter_map(|d| if let One::Forward(w) = d { w } else { None }).collect(),

@@ -29,6 +29,7 @@ pub struct Metrics {
     pub checker: super::checker_metrics::CheckerMetrics,
     approvals: IntCounterVec,
     approvals_pending: prometheus::IntGauge,
+    sessions_flagged: prometheus::IntCounter,
     waivers_active: prometheus::IntGauge,
 }
 
@@ -106,6 +107,12 @@ impl Metrics {
         registry.register(Box::new(approvals.clone())).expect("registered once");
         registry.register(Box::new(approvals_pending.clone())).expect("registered once");
         registry.register(Box::new(waivers_active.clone())).expect("registered once");
+        let sessions_flagged = prometheus::IntCounter::new(
+            "sessions_flagged_total",
+            "Sessions flagged by the repeated-denial breaker (every further call asks)",
+        )
+        .expect("static metric");
+        registry.register(Box::new(sessions_flagged.clone())).expect("registered once");
         for d in ["allow_once", "allow_session", "deny", "timeout"] {
             approvals.with_label_values(&[d]);
         }
@@ -119,6 +126,7 @@ impl Metrics {
             checker,
             approvals,
             approvals_pending,
+            sessions_flagged,
             waivers_active,
         }
     }
@@ -143,6 +151,10 @@ impl Metrics {
 
     pub fn approvals_pending(&self, n: usize) {
         self.approvals_pending.set(n as i64);
+    }
+
+    pub fn session_flagged(&self) {
+        self.sessions_flagged.inc();
     }
 
     pub fn waivers_active(&self, n: u64) {

@@ -160,3 +160,40 @@ async fn an_undecided_ask_times_out_and_never_reaches_the_upstream() {
     let metrics = String::from_utf8(p.metrics.render()).unwrap();
     assert!(metrics.contains(r#"portcullis_approvals_total{decision="timeout"} 1"#), "{metrics}");
 }
+
+#[tokio::test]
+async fn repeated_refusals_flag_the_session_until_an_operator_clears_it() {
+    let token_env = "PORTCULLIS_TEST_ADMIN_TOKEN_C";
+    std::env::set_var(token_env, "third-token");
+    let peer = Peer::python("legacy");
+    // channel: none — with nobody to ask, a flagged session's calls are simply refused.
+    let yaml = format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\nupstreams:\n  py: {{ url: \"{}\" }}\n\
+         permissions: {{ allow: [mcp__py__echo], deny: [mcp__py__write_note] }}\napprovals: {{ channel: none }}\n",
+        peer.url()
+    );
+    let p = proxy(&portcullis::config::Config::parse(&yaml, "test").unwrap()).await;
+    let (url, admin) = (proxy_url(&p, "py"), format!("http://{}", p.admin_addr));
+    let session = open(&url).await;
+    let echo = |id: u64| call(&url, &session, id, "echo", json!({"message":"hi"}));
+    assert_eq!(text_of(&echo(1).await.unwrap().1), "hi");
+    for id in 2..5 {
+        let (_, msg) = call(&url, &session, id, "write_note", json!({"path":"x","text":"y"})).await.unwrap();
+        assert!(text_of(&msg).contains("portcullis denied"), "{msg}");
+    }
+    // Three refusals in a row: even an allowed call now needs a human (and there is none).
+    let (_, msg) = echo(5).await.unwrap();
+    assert_eq!(msg["result"]["isError"], true, "{msg}");
+    assert!(text_of(&msg).contains("flagged after repeated refusals"), "{msg}");
+    assert_eq!(peer.tools_run(), ["echo"], "nothing ran after the flag");
+    let (ok, status) = approvals_cli(&admin, token_env, &["status"]).await;
+    assert!(ok && status.contains(&session), "{status}");
+    // Another session is unaffected.
+    let other = open(&url).await;
+    assert_eq!(text_of(&call(&url, &other, 1, "echo", json!({"message":"hi"})).await.unwrap().1), "hi");
+    let (ok, text) = approvals_cli(&admin, token_env, &["clear", &session]).await;
+    assert!(ok, "{text}");
+    assert_eq!(text_of(&echo(6).await.unwrap().1), "hi", "cleared: rules apply again");
+    let metrics = String::from_utf8(p.metrics.render()).unwrap();
+    assert!(metrics.contains("portcullis_sessions_flagged_total 1"), "{metrics}");
+}
