@@ -331,6 +331,7 @@ async fn rules_and_rubrics_reload_on_change_and_a_bad_edit_keeps_the_last_good_s
         let yaml = format!(
             "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0 }}\nupstreams:\n  py: {{ url: \"{}\" }}\n\
              permissions: {{ allow: [\"mcp__*\"], deny: [{deny}] }}\n\
+             approvals: {{ flag: {{ consecutive: 1000, total: 1000 }} }}\n\
              guardrails:\n  checker: {{ base_url: \"{}\", model: fake-judge, timeout: 2s }}\n  rubrics: {:?}\n  min_content_bytes: 0\n  rules: [{{ match: mcp__py__echo, phases: [pre] }}]\n",
             peer.url(),
             checker.url,
@@ -352,7 +353,8 @@ async fn rules_and_rubrics_reload_on_change_and_a_bad_edit_keeps_the_last_good_s
     assert_eq!(msg["result"]["content"][0]["text"], "one");
     assert!(checker.requests()[0].system().starts_with("RUBRIC ONE"));
 
-    // A rule change applies without a restart: echo becomes denied.
+    // A rule change applies without a restart: echo becomes denied. (The repeated-denial breaker
+    // is set out of reach above: this test retries denied calls on purpose.)
     write("mcp__py__echo");
     let mut denied = false;
     for _ in 0..100 {
