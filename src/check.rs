@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{json, value::RawValue, Value};
 
 use crate::call::ToolCall;
-use crate::checker::guardrails::{PostJudgement, PreJudgement};
+use crate::checker::guardrails::{PostJudgement, PreJudgement, Report};
 use crate::checker::Phase;
 use crate::config::Config;
 use crate::gate::{Guard, Outcome, PostOutcome};
@@ -112,11 +112,7 @@ async fn decide(guard: &Guard, line: &str, summary: &mut Summary) -> Result<Valu
         Outcome::Refuse(_) => v["outcome"] = json!("refuse"),
         Outcome::Check(check) => {
             let report = check.report().await;
-            v["checked"] = json!(true);
-            v["verdict"] = json!(report.verdict.as_str());
-            v["mode"] = json!(report.mode.as_str());
-            v["guardrail"] = json!(report.rule);
-            v["rubric"] = json!(report.rubric);
+            describe(&mut v, &report);
             match report.judgement {
                 PreJudgement::Pass => {}
                 PreJudgement::Block { reason } | PreJudgement::Unavailable { reason } => {
@@ -130,6 +126,15 @@ async fn decide(guard: &Guard, line: &str, summary: &mut Summary) -> Result<Valu
     Ok(v)
 }
 
+/// What Layer 2 did, in a decision line.
+fn describe<J>(v: &mut Value, report: &Report<J>) {
+    v["checked"] = json!(true);
+    v["verdict"] = json!(report.verdict.as_str());
+    v["mode"] = json!(report.mode.as_str());
+    v["guardrail"] = json!(report.rule);
+    v["rubric"] = json!(report.rubric);
+}
+
 async fn inspect(guard: &Guard, line: &str, summary: &mut Summary) -> Result<Value, String> {
     let (input, call) = parse(line)?;
     let mut result = input.result.ok_or("a post line carries `result`")?;
@@ -137,11 +142,7 @@ async fn inspect(guard: &Guard, line: &str, summary: &mut Summary) -> Result<Val
     let mut v = json!({ "checked": false, "verdict": Value::Null, "outcome": "pass" });
     if let Some(check) = guard.post_check(&call) {
         let report = check.report(&call, &mut result).await;
-        v["checked"] = json!(true);
-        v["verdict"] = json!(report.verdict.as_str());
-        v["mode"] = json!(report.mode.as_str());
-        v["guardrail"] = json!(report.rule);
-        v["rubric"] = json!(report.rubric);
+        describe(&mut v, &report);
         match report.judgement {
             PostJudgement::Pass => {}
             PostJudgement::Sanitized => v["outcome"] = json!("sanitize"),

@@ -1,11 +1,9 @@
 //! The `approvals:` section: how asks reach a human, and how long waivers live.
 
-use std::time::Duration;
-
 use serde::Deserialize;
 
 use super::raw::Scalar;
-use super::{units, Problems};
+use super::Problems;
 use crate::approval::{Channel, Settings};
 
 #[derive(Debug, Default, Deserialize)]
@@ -31,20 +29,6 @@ struct RawWaivers {
     idle: Option<Scalar>,
 }
 
-fn duration(p: &mut Problems, path: &str, v: Option<Scalar>, default: Duration) -> Duration {
-    match v {
-        None => default,
-        Some(Scalar::Int(n)) => {
-            p.add(path, format!("duration {n} needs a unit (ms, s, m or h)"));
-            default
-        }
-        Some(Scalar::Text(s)) => units::duration(&s).unwrap_or_else(|e| {
-            p.add(path, e);
-            default
-        }),
-    }
-}
-
 pub(crate) fn compile(raw: Raw, p: &mut Problems) -> Settings {
     let d = Settings::default();
     let channel = match raw.channel.as_deref() {
@@ -59,9 +43,9 @@ pub(crate) fn compile(raw: Raw, p: &mut Problems) -> Settings {
     let flag = raw.flag.unwrap_or_default();
     let s = Settings {
         channel,
-        timeout: duration(p, "approvals.timeout", raw.timeout, d.timeout),
+        timeout: p.duration("approvals.timeout", raw.timeout, d.timeout),
         waiver_capacity: waivers.capacity.unwrap_or(d.waiver_capacity),
-        waiver_idle: duration(p, "approvals.waivers.idle", waivers.idle, d.waiver_idle),
+        waiver_idle: p.duration("approvals.waivers.idle", waivers.idle, d.waiver_idle),
         flag_consecutive: flag.consecutive.unwrap_or(d.flag_consecutive),
         flag_total: flag.total.unwrap_or(d.flag_total),
     };

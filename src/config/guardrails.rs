@@ -7,7 +7,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::raw::Scalar;
-use super::{units, Problems};
+use super::Problems;
 use crate::checker::openai;
 use crate::checker::rubric::Rubrics;
 use crate::checker::rules::{GuardRule, GuardRules, Target};
@@ -94,31 +94,6 @@ struct RawRule {
     fail_closed: Option<bool>,
 }
 
-fn size(p: &mut Problems, path: &str, v: Option<Scalar>, default: usize) -> usize {
-    match v {
-        None => default,
-        Some(Scalar::Int(n)) => n as usize,
-        Some(Scalar::Text(s)) => units::size(&s).map(|n| n as usize).unwrap_or_else(|e| {
-            p.add(path, e);
-            default
-        }),
-    }
-}
-
-fn duration(p: &mut Problems, path: &str, v: Option<Scalar>, default: Duration) -> Duration {
-    match v {
-        None => default,
-        Some(Scalar::Int(n)) => {
-            p.add(path, format!("duration {n} needs a unit (ms, s, m or h)"));
-            default
-        }
-        Some(Scalar::Text(s)) => units::duration(&s).unwrap_or_else(|e| {
-            p.add(path, e);
-            default
-        }),
-    }
-}
-
 fn env_name_ok(s: &str) -> bool {
     !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
@@ -144,7 +119,7 @@ pub(crate) fn compile(raw: Raw, yolo: bool, p: &mut Problems) -> Option<Guardrai
                 None
             }
             Ok(o) => {
-                let timeout = duration(p, "guardrails.checker.timeout", o.timeout, Duration::from_secs(10));
+                let timeout = p.duration("guardrails.checker.timeout", o.timeout, Duration::from_secs(10));
                 match o.base_url.parse::<http::Uri>() {
                     Ok(u) if matches!(u.scheme_str(), Some("http" | "https")) && u.authority().is_some() => {}
                     _ => p.add(
@@ -214,16 +189,15 @@ pub(crate) fn compile(raw: Raw, yolo: bool, p: &mut Problems) -> Option<Guardrai
     let out = GuardrailsConfig {
         backend: backend?,
         rules,
-        min_content_bytes: size(p, "guardrails.min_content_bytes", raw.min_content_bytes, 16),
-        max_content_bytes: size(p, "guardrails.max_content_bytes", raw.max_content_bytes, 256 << 10),
+        min_content_bytes: p.size("guardrails.min_content_bytes", raw.min_content_bytes, 16),
+        max_content_bytes: p.size("guardrails.max_content_bytes", raw.max_content_bytes, 256 << 10),
         on_checker_down,
         rubrics,
         rubrics_dir,
-        cache_ttl: duration(p, "guardrails.cache.ttl", cache.ttl, Duration::from_secs(600)),
+        cache_ttl: p.duration("guardrails.cache.ttl", cache.ttl, Duration::from_secs(600)),
         cache_capacity: cache.capacity.unwrap_or(10_000),
         breaker_failures: breaker.failures.unwrap_or(5),
-        breaker_cooldown: duration(
-            p,
+        breaker_cooldown: p.duration(
             "guardrails.breaker.cooldown",
             breaker.cooldown,
             Duration::from_secs(30),

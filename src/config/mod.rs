@@ -165,6 +165,33 @@ pub(crate) struct Problems {
 }
 
 impl Problems {
+    /// A duration with a unit, or `default` (and a problem) when it is missing a unit or wrong.
+    pub fn duration(&mut self, path: &str, v: Option<raw::Scalar>, default: Duration) -> Duration {
+        match v {
+            None => default,
+            Some(raw::Scalar::Int(n)) => {
+                self.add(path, format!("duration {n} needs a unit (ms, s, m or h)"));
+                default
+            }
+            Some(raw::Scalar::Text(s)) => units::duration(&s).unwrap_or_else(|e| {
+                self.add(path, e);
+                default
+            }),
+        }
+    }
+
+    /// A size in bytes (a number, or text with a unit), or `default` and a problem.
+    pub fn size(&mut self, path: &str, v: Option<raw::Scalar>, default: usize) -> usize {
+        match v {
+            None => default,
+            Some(raw::Scalar::Int(n)) => n as usize,
+            Some(raw::Scalar::Text(s)) => units::size(&s).map(|n| n as usize).unwrap_or_else(|e| {
+                self.add(path, e);
+                default
+            }),
+        }
+    }
+
     pub fn add(&mut self, path: impl Into<String>, message: impl Into<String>) {
         self.problems.push(Problem { path: path.into(), message: message.into() });
     }
@@ -380,39 +407,23 @@ impl Compiler {
 
     fn limits(&mut self, raw: raw::Limits) -> Limits {
         let d = Limits::default();
-        let size = |c: &mut Self, path: &str, v: Option<raw::Scalar>, default: usize| match v {
-            None => default,
-            Some(raw::Scalar::Int(n)) => n as usize,
-            Some(raw::Scalar::Text(s)) => units::size(&s).map(|n| n as usize).unwrap_or_else(|e| {
-                c.problem(path, e);
-                default
-            }),
-        };
-        let dur = |c: &mut Self, path: &str, v: Option<raw::Scalar>, default: Duration| match v {
-            None => default,
-            Some(raw::Scalar::Int(n)) => {
-                c.problem(path, format!("duration {n} needs a unit (ms, s, m or h)"));
-                default
-            }
-            Some(raw::Scalar::Text(s)) => units::duration(&s).unwrap_or_else(|e| {
-                c.problem(path, e);
-                default
-            }),
-        };
         let limits = Limits {
-            max_body: size(self, "limits.max_body", raw.max_body, d.max_body),
-            max_response: size(self, "limits.max_response", raw.max_response, d.max_response),
+            max_body: self.p.size("limits.max_body", raw.max_body, d.max_body),
+            max_response: self.p.size("limits.max_response", raw.max_response, d.max_response),
             concurrency: raw.concurrency.map(|n| n as usize).unwrap_or(d.concurrency),
-            connect_timeout: dur(self, "limits.connect_timeout", raw.connect_timeout, d.connect_timeout),
-            header_timeout: dur(self, "limits.header_timeout", raw.header_timeout, d.header_timeout),
-            idle_timeout: dur(self, "limits.idle_timeout", raw.idle_timeout, d.idle_timeout),
-            client_header_timeout: dur(
-                self,
+            connect_timeout: self.p.duration(
+                "limits.connect_timeout",
+                raw.connect_timeout,
+                d.connect_timeout,
+            ),
+            header_timeout: self.p.duration("limits.header_timeout", raw.header_timeout, d.header_timeout),
+            idle_timeout: self.p.duration("limits.idle_timeout", raw.idle_timeout, d.idle_timeout),
+            client_header_timeout: self.p.duration(
                 "limits.client_header_timeout",
                 raw.client_header_timeout,
                 d.client_header_timeout,
             ),
-            shutdown_grace: dur(self, "limits.shutdown_grace", raw.shutdown_grace, d.shutdown_grace),
+            shutdown_grace: self.p.duration("limits.shutdown_grace", raw.shutdown_grace, d.shutdown_grace),
             workers: raw.workers.map(|n| n as usize).unwrap_or(d.workers),
         };
         if limits.workers == 0 || limits.workers > 256 {
