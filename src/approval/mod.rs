@@ -144,6 +144,8 @@ impl Default for Settings {
 #[derive(Debug)]
 pub struct Approvals {
     channel: Channel,
+    /// An admin token is configured: someone can clear a flagged session.
+    operator: bool,
     timeout: Duration,
     pub waivers: Waivers,
     pub pending: Pending,
@@ -166,6 +168,7 @@ impl Approvals {
         };
         Approvals {
             channel,
+            operator,
             timeout: settings.timeout,
             waivers: Waivers::new(settings.waiver_capacity, settings.waiver_idle, metrics.clone()),
             pending: Pending::new(metrics.clone()),
@@ -186,6 +189,12 @@ impl Approvals {
     /// True when an ask can reach a human (the transport then holds the call while it waits).
     pub fn can_ask(&self) -> bool {
         self.channel != Channel::None
+    }
+
+    /// True when `session` is flagged and the flag is enforced. Without an operator nobody could
+    /// clear it, so a flag is then logged and counted but does not lock the session for good.
+    pub fn flagged(&self, session: Option<&str>) -> bool {
+        self.operator && self.flags.flagged(session)
     }
 
     /// True when a waiver answers `ask` (never for a configured ask).
@@ -225,5 +234,22 @@ impl Approvals {
             self.waivers.arm(&ask);
         }
         resolution
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flag_is_enforced_only_where_an_operator_can_clear_it() {
+        for operator in [false, true] {
+            let a = Approvals::new(&Settings::default(), operator, Arc::new(Metrics::new()));
+            for _ in 0..3 {
+                a.flags.record(Some("s"), true);
+            }
+            assert!(a.flags.flagged(Some("s")), "always flagged, logged and counted");
+            assert_eq!(a.flagged(Some("s")), operator);
+        }
     }
 }

@@ -107,7 +107,7 @@ fn one(msg: &Message<'_>, cx: &Context<'_>, guard: &Guard) -> Pre {
     match (msg.method(), msg.kind(), msg.id) {
         (Some("tools/call"), Kind::Request, Some(id)) => match call(msg, cx) {
             Err(message) => One::Invalid { id: Some(id.to_owned()), message }.into(),
-            Ok(call) => match (guard.pre(&call), cx.approvals.flags.flagged(cx.session)) {
+            Ok(call) => match (guard.pre(&call), cx.approvals.flagged(cx.session)) {
                 // A flagged session: nothing passes without a human, whatever the rules allow.
                 (Outcome::Forward | Outcome::Check(_), true) => {
                     refused(id.to_owned(), call.clone(), flagged(&call), cx).into()
