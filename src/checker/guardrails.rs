@@ -207,11 +207,6 @@ impl Guardrails {
         !(closed && m.breaker.is_down())
     }
 
-    /// The model's name, or `local`.
-    pub fn checker_name(&self) -> &str {
-        self.model.as_ref().map(|m| m.client.model()).unwrap_or("local")
-    }
-
     fn rubric(&self, rule: &GuardRule, phase: Phase, kind: &KindSpec) -> Arc<Rubric> {
         let name = rule.rubric_for(phase, kind);
         match self.rubrics.get(name) {

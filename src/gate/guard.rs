@@ -42,8 +42,8 @@ pub struct PreCheck {
     guardrails: Arc<Guardrails>,
     job: PreJob,
     tool: String,
-    /// Canonical JSON, for an ask.
-    args: String,
+    /// For an ask, should the checker block.
+    args: Value,
     session: Option<String>,
 }
 
@@ -51,7 +51,7 @@ impl PreCheck {
     fn ask(&self, reason: &str) -> Box<Ask> {
         Box::new(Ask {
             tool: self.tool.clone(),
-            args: self.args.clone(),
+            args: canonical_json(&self.args),
             reason: reason.to_owned(),
             source: Source::Checker,
             session: self.session.clone(),
@@ -177,29 +177,27 @@ impl Guard {
     /// reason that says a human could have allowed it. An allowed call a guardrail rule covers
     /// comes back as [`Outcome::Check`]: a Layer 1 deny never spends a checker call.
     pub fn pre(&self, call: &ToolCall) -> Outcome {
-        let d = self.decide(call);
+        let kind = self.engine.kinds().kind_of(&call.qualified);
+        let checker = self.guardrails.as_ref().filter(|g| g.covers(&call.qualified, kind, Phase::Pre));
+        // Parsed once, and only when Layer 1 or a guardrail rule reads them.
+        let parsed = checker.is_some() || self.engine.needs_args(&call.qualified);
+        let args = self.args(call, parsed);
+        let d = self.engine.decide(&call.upstream, &call.qualified, &args);
         self.metrics.rule_decision(d.effect, d.scope);
         let scope = d.scope.as_str();
         match d.effect {
-            Effect::Allow => match &self.guardrails {
+            Effect::Allow => match checker {
                 None => Outcome::Forward,
-                Some(g) => {
-                    let kind = self.engine.kinds().kind_of(&call.qualified);
-                    if !g.covers(&call.qualified, kind, Phase::Pre) {
-                        return Outcome::Forward;
-                    }
-                    let args = self.args(call, true);
-                    match g.pre_job(&call.qualified, kind, &args, d.prefilter) {
-                        None => Outcome::Forward,
-                        Some(job) => Outcome::Check(PreCheck {
-                            guardrails: g.clone(),
-                            job,
-                            tool: call.qualified.clone(),
-                            args: canonical_json(&args),
-                            session: call.session.clone(),
-                        }),
-                    }
-                }
+                Some(g) => match g.pre_job(&call.qualified, kind, &args, d.prefilter) {
+                    None => Outcome::Forward,
+                    Some(job) => Outcome::Check(Box::new(PreCheck {
+                        guardrails: g.clone(),
+                        job,
+                        tool: call.qualified.clone(),
+                        args,
+                        session: call.session.clone(),
+                    })),
+                },
             },
             Effect::Deny => Outcome::Refuse(Denial {
                 reason: format!(
@@ -213,7 +211,7 @@ impl Guard {
             Effect::Ask => Outcome::Refuse(Denial {
                 ask: Some(Box::new(Ask {
                     tool: call.qualified.clone(),
-                    args: canonical_json(&self.args(call, true)),
+                    args: canonical_json(&if parsed { args } else { self.args(call, true) }),
                     reason: d.reason.clone(),
                     source: if d.scope == Scope::Builtin { Source::Floor } else { Source::Configured },
                     session: call.session.clone(),
@@ -240,6 +238,12 @@ impl Guard {
     /// True when results need to be held and inspected at all; lets the proxy skip the post path.
     pub fn inspects_results(&self) -> bool {
         !self.redact.is_empty() || self.guardrails.as_ref().is_some_and(|g| g.watches_results())
+    }
+
+    /// True when a guardrail rule judges `call`'s result (no allocation: asked per SSE event).
+    pub fn checks_result_of(&self, call: &ToolCall) -> bool {
+        let kind = self.engine.kinds().kind_of(&call.qualified);
+        self.guardrails.as_ref().is_some_and(|g| g.covers(&call.qualified, kind, Phase::Post))
     }
 
     /// True when a `redact` list is configured.

@@ -16,7 +16,7 @@ pub enum Outcome {
     /// Refuse it; the upstream never sees it.
     Refuse(Denial),
     /// Layer 1 allows it; Layer 2 must judge its arguments first ([`guard::PreCheck::run`]).
-    Check(guard::PreCheck),
+    Check(Box<guard::PreCheck>),
 }
 
 /// Why a call was refused, in words the agent (and the model behind it) can act on.

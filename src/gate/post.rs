@@ -168,7 +168,7 @@ pub fn needs_check(text: &str, watched: &Watched, guard: &Guard) -> bool {
     }
     response_ids(text)
         .into_iter()
-        .any(|id| matches!(watched.peek(id), Some(Watch::Call(c)) if guard.post_check(c).is_some()))
+        .any(|id| matches!(watched.peek(id), Some(Watch::Call(c)) if guard.checks_result_of(c)))
 }
 
 /// Inspects `text`, which may be one JSON-RPC message or a batch array of them. It waits only

@@ -119,9 +119,7 @@ fn one(msg: &Message<'_>, cx: &Context<'_>, guard: &Guard) -> Pre {
                     refused(id.to_owned(), call, d, cx).into()
                 }
                 (Outcome::Forward, false) => One::Forward(Some((IdKey::new(id), Watch::Call(call)))).into(),
-                (Outcome::Check(check), false) => {
-                    Pre::Check { id: id.to_owned(), call, check: Box::new(check) }
-                }
+                (Outcome::Check(check), false) => Pre::Check { id: id.to_owned(), call, check },
                 (Outcome::Refuse(d), false) => refused(id.to_owned(), call, d, cx).into(),
             },
         },
