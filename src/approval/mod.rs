@@ -5,14 +5,17 @@
 //!  Ask ─▶ waiver for (session, tool, arguments)? ─ yes ─▶ forward (built-in asks, checker blocks only)
 //!   │ no
 //!   ▼
-//!  channel: api ─▶ parked at GET /approvals ─▶ POST /approvals/{id} │ timeout ─▶ Resolution
-//!           none ─▶ headless: refused, with a reason that says a human could have allowed it
+//!  client elicits ─▶ the agent's user answers an MCP elicitation form ─┐
+//!  operator API   ─▶ parked at GET /approvals ─▶ POST /approvals/{id} ─┴─ or timeout ─▶ Resolution
+//!  nobody         ─▶ headless: refused, with a reason that says a human could have allowed it
 //! ```
 //!
 //! Waivers and parked asks live here, not in the policy, so a policy reload keeps both.
 
 pub mod cli;
+pub mod elicit;
 pub mod flags;
+pub mod mrtr;
 pub mod pending;
 pub mod waivers;
 
@@ -54,12 +57,15 @@ impl Decision {
     }
 }
 
-/// How asks reach a human.
+/// How asks reach a human (`approvals.channel`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Channel {
-    /// The operator API when an admin token is configured, else headless.
+    /// The client's user when the client can elicit, else the operator API when an admin token
+    /// is configured, else headless.
     #[default]
     Auto,
+    /// The client's user only: a client that cannot elicit gets the headless refusal.
+    Elicitation,
     /// Parked at the admin API until decided or timed out.
     Api,
     /// Nobody can be asked: every ask is refused.
@@ -70,10 +76,29 @@ impl Channel {
     pub fn parse(s: &str) -> Option<Channel> {
         Some(match s {
             "auto" => Channel::Auto,
+            "elicitation" => Channel::Elicitation,
             "api" => Channel::Api,
             "none" => Channel::None,
             _ => return None,
         })
+    }
+}
+
+/// Who is asked about one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// The agent's user, through MCP elicitation (the client declared the capability).
+    Client,
+    /// An operator, at the admin API.
+    Operator,
+}
+
+impl Via {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Via::Client => "elicitation",
+            Via::Operator => "api",
+        }
     }
 }
 
@@ -109,6 +134,8 @@ pub struct Ask {
 pub enum Resolution {
     Allowed(Decision),
     Denied,
+    /// The user dismissed the form without choosing (elicitation `cancel`, or a client error).
+    Cancelled,
     TimedOut,
     /// Nobody could be asked.
     Headless,
@@ -119,6 +146,8 @@ pub enum Resolution {
 pub struct Settings {
     pub channel: Channel,
     pub timeout: Duration,
+    /// How often a waiting call's stream says it is still there.
+    pub keepalive: Duration,
     pub waiver_capacity: u64,
     pub waiver_idle: Duration,
     /// Refusals in a row that flag a session.
@@ -132,6 +161,7 @@ impl Default for Settings {
         Settings {
             channel: Channel::Auto,
             timeout: Duration::from_secs(120),
+            keepalive: Duration::from_secs(10),
             waiver_capacity: 10_000,
             waiver_idle: Duration::from_secs(3600),
             flag_consecutive: 3,
@@ -147,8 +177,12 @@ pub struct Approvals {
     /// An admin token is configured: someone can clear a flagged session.
     operator: bool,
     timeout: Duration,
+    keepalive: Duration,
     pub waivers: Waivers,
     pub pending: Pending,
+    pub elicitations: elicit::Elicitations,
+    /// The modern era's sealed `requestState`s.
+    pub seals: mrtr::Seals,
     pub flags: flags::Flags,
     metrics: Arc<Metrics>,
 }
@@ -157,8 +191,6 @@ impl Approvals {
     /// `operator` is whether an admin token is configured (someone can answer the API).
     pub fn new(settings: &Settings, operator: bool, metrics: Arc<Metrics>) -> Approvals {
         let channel = match (settings.channel, operator) {
-            (Channel::Auto, true) => Channel::Api,
-            (Channel::Auto, false) => Channel::None,
             // Nobody could ever answer: say so once rather than park every ask until it times out.
             (Channel::Api, false) => {
                 tracing::warn!("approvals.channel is api but no admin token is configured: asks are refused");
@@ -170,8 +202,11 @@ impl Approvals {
             channel,
             operator,
             timeout: settings.timeout,
+            keepalive: settings.keepalive,
             waivers: Waivers::new(settings.waiver_capacity, settings.waiver_idle, metrics.clone()),
             pending: Pending::new(metrics.clone()),
+            elicitations: elicit::Elicitations::default(),
+            seals: mrtr::Seals::new(settings.timeout),
             flags: flags::Flags::new(settings.flag_consecutive, settings.flag_total, metrics.clone()),
             metrics,
         }
@@ -186,9 +221,20 @@ impl Approvals {
         )
     }
 
-    /// True when an ask can reach a human (the transport then holds the call while it waits).
-    pub fn can_ask(&self) -> bool {
-        self.channel != Channel::None
+    /// How often a waiting call's stream says it is still there.
+    pub fn keepalive(&self) -> Duration {
+        self.keepalive
+    }
+
+    /// Who can be asked about a call from a client that can (or cannot) elicit; `None` when
+    /// nobody can (headless).
+    pub fn route(&self, client_elicits: bool) -> Option<Via> {
+        match (self.channel, client_elicits) {
+            (Channel::Auto | Channel::Elicitation, true) => Some(Via::Client),
+            (Channel::Auto, false) => self.operator.then_some(Via::Operator),
+            (Channel::Api, _) => Some(Via::Operator),
+            (Channel::Elicitation | Channel::None, _) => None,
+        }
     }
 
     /// True when `session` is flagged and the flag is enforced. Without an operator nobody could
@@ -202,38 +248,94 @@ impl Approvals {
         matches!(ask.source, Source::Floor | Source::Checker) && self.waivers.covers(ask)
     }
 
-    /// Asks a human and waits, at most `approvals.timeout`. Dropping the future (the agent went
-    /// away) withdraws the ask.
+    /// Asks an operator and waits, at most `approvals.timeout`. Dropping the future (the agent
+    /// went away) withdraws the ask.
     pub async fn ask(&self, ask: Ask) -> Resolution {
-        if !self.can_ask() {
+        if self.route(false) != Some(Via::Operator) {
             return Resolution::Headless;
         }
         let (parked, decided) = self.pending.park(ask.clone());
         tracing::info!(id = parked.id(), tool = %ask.tool, "call parked for approval");
-        let started = tokio::time::Instant::now();
-        let resolution = match tokio::time::timeout(self.timeout, decided).await {
-            Ok(Ok(Decision::Deny)) => Resolution::Denied,
-            Ok(Ok(d)) => Resolution::Allowed(d),
-            // The sender went away without a decision: only a withdrawn park does that.
-            Ok(Err(_)) => Resolution::Denied,
-            Err(_) => Resolution::TimedOut,
-        };
+        let resolution = self
+            .resolve(&ask, Via::Operator, async move {
+                match decided.await {
+                    Ok(Decision::Deny) => Resolution::Denied,
+                    Ok(d) => Resolution::Allowed(d),
+                    // The sender went away without a decision: only a withdrawn park does that.
+                    Err(_) => Resolution::Denied,
+                }
+            })
+            .await;
         drop(parked);
-        let label = match &resolution {
-            Resolution::Allowed(d) => d.as_str(),
-            Resolution::Denied => "deny",
-            Resolution::TimedOut => "timeout",
-            Resolution::Headless => "headless",
-        };
+        resolution
+    }
+
+    /// Waits, at most `approvals.timeout`, for the client's answer to an elicitation the
+    /// transport sent (see [`elicit::Elicitations::open`]).
+    pub async fn ask_client(
+        &self,
+        ask: &Ask,
+        reply: tokio::sync::oneshot::Receiver<elicit::Reply>,
+    ) -> Resolution {
+        self.resolve(ask, Via::Client, async move {
+            match reply.await {
+                Ok(elicit::Reply::Accept(Decision::Deny) | elicit::Reply::Decline) => Resolution::Denied,
+                Ok(elicit::Reply::Accept(d)) => Resolution::Allowed(d),
+                Ok(elicit::Reply::Cancel | elicit::Reply::Failed) | Err(_) => Resolution::Cancelled,
+            }
+        })
+        .await
+    }
+
+    /// Records a decision that arrived outside a wait (an MRTR retry carries the user's answer).
+    pub fn decided(&self, ask: &Ask, resolution: Resolution, waited: Duration) {
+        self.settle(ask, Via::Client, &resolution, waited);
+    }
+
+    async fn resolve(
+        &self,
+        ask: &Ask,
+        via: Via,
+        decided: impl std::future::Future<Output = Resolution>,
+    ) -> Resolution {
+        let started = tokio::time::Instant::now();
+        let resolution = tokio::time::timeout(self.timeout, decided).await.unwrap_or(Resolution::TimedOut);
+        self.settle(ask, via, &resolution, started.elapsed());
+        resolution
+    }
+
+    /// Counts, logs (the audit line of who decided what, how, and how long it took), feeds the
+    /// repeated-denial breaker, and arms the waiver an "allow for the session" asks for.
+    fn settle(&self, ask: &Ask, via: Via, resolution: &Resolution, waited: Duration) {
+        let label = resolution.as_str();
         self.metrics.approvals(label);
-        tracing::info!(tool = %ask.tool, decision = label, waited_ms = started.elapsed().as_millis() as u64, "approval resolved");
+        tracing::info!(
+            tool = %ask.tool,
+            session = ask.session.as_deref().unwrap_or("-"),
+            channel = via.as_str(),
+            decision = label,
+            waited_ms = waited.as_millis() as u64,
+            "approval resolved"
+        );
         self.flags.record(ask.session.as_deref(), !matches!(resolution, Resolution::Allowed(_)));
-        if resolution == Resolution::Allowed(Decision::AllowSession)
+        if *resolution == Resolution::Allowed(Decision::AllowSession)
             && matches!(ask.source, Source::Floor | Source::Checker)
         {
-            self.waivers.arm(&ask);
+            self.waivers.arm(ask);
         }
-        resolution
+    }
+}
+
+impl Resolution {
+    /// The `approvals_total{decision}` label.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Resolution::Allowed(d) => d.as_str(),
+            Resolution::Denied => "deny",
+            Resolution::Cancelled => "cancel",
+            Resolution::TimedOut => "timeout",
+            Resolution::Headless => "headless",
+        }
     }
 }
 

@@ -11,6 +11,7 @@ use crate::approval::{Channel, Settings};
 pub struct Raw {
     channel: Option<String>,
     timeout: Option<Scalar>,
+    keepalive: Option<Scalar>,
     waivers: Option<RawWaivers>,
     flag: Option<RawFlag>,
 }
@@ -34,8 +35,7 @@ pub(crate) fn compile(raw: Raw, p: &mut Problems) -> Settings {
     let channel = match raw.channel.as_deref() {
         None => d.channel,
         Some(c) => Channel::parse(c).unwrap_or_else(|| {
-            let hint = if c == "elicitation" { " (MCP elicitation is not built yet)" } else { "" };
-            p.add("approvals.channel", format!("{c:?}: one of auto, api, none{hint}"));
+            p.add("approvals.channel", format!("{c:?}: one of auto, elicitation, api, none"));
             d.channel
         }),
     };
@@ -44,6 +44,7 @@ pub(crate) fn compile(raw: Raw, p: &mut Problems) -> Settings {
     let s = Settings {
         channel,
         timeout: p.duration("approvals.timeout", raw.timeout, d.timeout),
+        keepalive: p.duration("approvals.keepalive", raw.keepalive, d.keepalive),
         waiver_capacity: waivers.capacity.unwrap_or(d.waiver_capacity),
         waiver_idle: p.duration("approvals.waivers.idle", waivers.idle, d.waiver_idle),
         flag_consecutive: flag.consecutive.unwrap_or(d.flag_consecutive),
@@ -51,6 +52,9 @@ pub(crate) fn compile(raw: Raw, p: &mut Problems) -> Settings {
     };
     if s.flag_consecutive == 0 || s.flag_total == 0 {
         p.add("approvals.flag", "consecutive and total must be at least 1");
+    }
+    if s.keepalive.is_zero() {
+        p.add("approvals.keepalive", "must be more than 0");
     }
     if s.timeout.is_zero() {
         p.add("approvals.timeout", "must be more than 0");

@@ -17,8 +17,9 @@ use crate::mcp::result;
 pub enum Watch {
     /// The result of this call is inspected before the agent sees it.
     Call(ToolCall),
-    /// The negotiated protocol version is recorded (it decides whether batches are legal).
-    Initialize,
+    /// The negotiated protocol version is recorded (it decides whether batches are legal), with
+    /// whether the client declared it can elicit (its user can be asked to approve calls).
+    Initialize { elicits: bool },
 }
 
 /// The responses an exchange waits for. Usually one, so a small vector beats a map.
@@ -87,7 +88,7 @@ impl Watched {
 
     /// True when an `initialize` answer is awaited.
     pub fn has_initialize(&self) -> bool {
-        self.0.iter().any(|(_, w)| matches!(w, Watch::Initialize))
+        self.0.iter().any(|(_, w)| matches!(w, Watch::Initialize { .. }))
     }
 
     /// The qualified names of the watched calls.
@@ -96,7 +97,7 @@ impl Watched {
             .iter()
             .filter_map(|(_, w)| match w {
                 Watch::Call(c) => Some(c.qualified.clone()),
-                Watch::Initialize => None,
+                Watch::Initialize { .. } => None,
             })
             .collect()
     }
@@ -112,8 +113,8 @@ impl Watched {
 pub enum Seen {
     /// A watched call's response.
     Call { call: ToolCall, outcome: PostOutcome },
-    /// An `initialize` result naming this version.
-    Initialized(Version),
+    /// An `initialize` result naming this version, for a client that can (or cannot) elicit.
+    Initialized { version: Version, elicits: bool },
 }
 
 /// What may be released after inspecting one JSON text.
@@ -223,13 +224,13 @@ async fn inspect_one(text: &str, watched: &mut Watched, guard: &Guard, seen: &mu
         return One::Unchanged;
     };
     match watch {
-        Watch::Initialize => {
+        Watch::Initialize { elicits } => {
             let version = msg
                 .result
                 .and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
                 .and_then(|v| v.get("protocolVersion").and_then(Value::as_str).and_then(Version::parse));
             if let Some(v) = version {
-                seen.push(Seen::Initialized(v));
+                seen.push(Seen::Initialized { version: v, elicits });
             }
             One::Unchanged
         }
@@ -376,12 +377,12 @@ mod tests {
     fn initialize_results_report_the_negotiated_version() {
         let guard = Guard::default();
         let id = RawValue::from_string("0".into()).unwrap();
-        let mut w: Watched = [(IdKey::new(&id), Watch::Initialize)].into_iter().collect();
+        let mut w: Watched = [(IdKey::new(&id), Watch::Initialize { elicits: false })].into_iter().collect();
         let out = inspect_now(
             r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-03-26"}}"#,
             &mut w,
             &guard,
         );
-        assert!(matches!(out.seen[..], [Seen::Initialized(Version::V2025_03_26)]));
+        assert!(matches!(out.seen[..], [Seen::Initialized { version: Version::V2025_03_26, .. }]));
     }
 }

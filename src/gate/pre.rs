@@ -7,7 +7,7 @@ use serde_json::value::RawValue;
 
 use super::post::{Watch, Watched};
 use super::{CallOutcome, Guard, Outcome};
-use crate::approval::{Approvals, Ask, Source};
+use crate::approval::{Approvals, Ask, Source, Via};
 use crate::call::ToolCall;
 use crate::mcp::era::{Era, Version};
 use crate::mcp::jsonrpc::{self, code, CallParams, IdKey, Kind, Message, Payload};
@@ -24,6 +24,8 @@ pub struct Context<'a> {
     pub session: Option<&'a str>,
     /// Waivers, and whether a human can be asked.
     pub approvals: &'a Approvals,
+    /// The client declared the `elicitation` capability (form mode) in `initialize`.
+    pub elicits: bool,
 }
 
 /// The pre-call decision for a payload.
@@ -41,6 +43,10 @@ pub enum Decision {
 #[derive(Debug)]
 pub struct Pending {
     pub ask: Ask,
+    /// Who is asked.
+    pub via: Via,
+    /// The call's `_meta.progressToken`, to keep its progress flowing while it waits.
+    pub progress: Option<Box<RawValue>>,
     id: Box<RawValue>,
     call: ToolCall,
     /// The refusal to give if the answer is no (or never comes).
@@ -85,13 +91,18 @@ pub struct Refusal {
 }
 
 /// One message's Layer 1 decision: final, or waiting on a Layer 2 check.
-enum Pre {
+enum Pre<'a> {
     Done(One),
-    Check { id: Box<RawValue>, call: ToolCall, check: Box<super::guard::PreCheck> },
+    Check {
+        id: Box<RawValue>,
+        call: ToolCall,
+        check: Box<super::guard::PreCheck>,
+        params: Option<&'a RawValue>,
+    },
 }
 
-impl From<One> for Pre {
-    fn from(o: One) -> Pre {
+impl From<One> for Pre<'_> {
+    fn from(o: One) -> Self {
         Pre::Done(o)
     }
 }
@@ -103,24 +114,26 @@ enum One {
     Invalid { id: Option<Box<RawValue>>, message: String },
 }
 
-fn one(msg: &Message<'_>, cx: &Context<'_>, guard: &Guard) -> Pre {
+fn one<'a>(msg: &Message<'a>, cx: &Context<'_>, guard: &Guard) -> Pre<'a> {
     match (msg.method(), msg.kind(), msg.id) {
         (Some("tools/call"), Kind::Request, Some(id)) => match call(msg, cx) {
             Err(message) => One::Invalid { id: Some(id.to_owned()), message }.into(),
             Ok(call) => match (guard.pre(&call), cx.approvals.flagged(cx.session)) {
                 // A flagged session: nothing passes without a human, whatever the rules allow.
                 (Outcome::Forward | Outcome::Check(_), true) => {
-                    refused(id.to_owned(), call.clone(), flagged(&call), cx).into()
+                    refused(id.to_owned(), call.clone(), flagged(&call), cx, msg.params).into()
                 }
                 (Outcome::Refuse(mut d), true) => {
                     if let Some(ask) = d.ask.as_mut() {
                         ask.source = Source::Flagged;
                     }
-                    refused(id.to_owned(), call, d, cx).into()
+                    refused(id.to_owned(), call, d, cx, msg.params).into()
                 }
                 (Outcome::Forward, false) => One::Forward(Some((IdKey::new(id), Watch::Call(call)))).into(),
-                (Outcome::Check(check), false) => Pre::Check { id: id.to_owned(), call, check },
-                (Outcome::Refuse(d), false) => refused(id.to_owned(), call, d, cx).into(),
+                (Outcome::Check(check), false) => {
+                    Pre::Check { id: id.to_owned(), call, check, params: msg.params }
+                }
+                (Outcome::Refuse(d), false) => refused(id.to_owned(), call, d, cx, msg.params).into(),
             },
         },
         // A `tools/call` that is not a well-formed request (no id, or an id of null) is refused:
@@ -131,7 +144,8 @@ fn one(msg: &Message<'_>, cx: &Context<'_>, guard: &Guard) -> Pre {
         }
         .into(),
         (Some("initialize"), Kind::Request, _) => {
-            One::Forward(msg.id.map(|id| (IdKey::new(id), Watch::Initialize))).into()
+            let elicits = declares_elicitation(msg.params, "/capabilities/elicitation");
+            One::Forward(msg.id.map(|id| (IdKey::new(id), Watch::Initialize { elicits }))).into()
         }
         (_, Kind::Invalid, _) => One::Invalid {
             id: msg.id.map(|i| i.to_owned()),
@@ -140,6 +154,29 @@ fn one(msg: &Message<'_>, cx: &Context<'_>, guard: &Guard) -> Pre {
         .into(),
         _ => One::Forward(None).into(),
     }
+}
+
+/// True when `params` at `pointer` holds an elicitation capability that allows forms: `{}`
+/// (2025-06-18, and form by default in 2025-11-25) or one naming `form`.
+fn declares_elicitation(params: Option<&RawValue>, pointer: &str) -> bool {
+    let Some(v) = params.and_then(|p| serde_json::from_str::<serde_json::Value>(p.get()).ok()) else {
+        return false;
+    };
+    match v.pointer(pointer).and_then(serde_json::Value::as_object) {
+        Some(cap) => cap.is_empty() || cap.contains_key("form"),
+        None => false,
+    }
+}
+
+/// The `_meta.progressToken` of a call's params.
+fn progress_token(params: Option<&RawValue>) -> Option<Box<RawValue>> {
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        #[serde(rename = "progressToken")]
+        token: Option<Box<RawValue>>,
+    }
+    let p = serde_json::from_str::<CallParams<'_>>(params?.get()).ok()?;
+    serde_json::from_str::<Meta>(p.meta?.get()).ok()?.token
 }
 
 /// The typed call of a `tools/call` request, or why its params are unusable.
@@ -193,31 +230,52 @@ fn recorded(one: One, cx: &Context<'_>) -> One {
 
 /// A refusal, unless a human may overrule it: a session waiver for the exact call forwards it,
 /// a reachable human turns it into an ask, and otherwise it stands (headless).
-fn refused(id: Box<RawValue>, call: ToolCall, d: super::Denial, cx: &Context<'_>) -> One {
+fn refused(
+    id: Box<RawValue>,
+    call: ToolCall,
+    d: super::Denial,
+    cx: &Context<'_>,
+    params: Option<&RawValue>,
+) -> One {
     match d.ask {
         Some(ask) if cx.approvals.waived(&ask) => {
             tracing::info!(tool = %call.qualified, "session waiver: forwarded without asking");
             One::Forward(Some((IdKey::new(&id), Watch::Call(call))))
         }
-        Some(ask) if cx.approvals.can_ask() => One::Ask(Box::new(Pending {
-            ask: *ask,
-            id,
-            call,
-            reason: d.reason,
-            outcome: d.outcome,
-            era: cx.era,
-        })),
+        Some(ask) if cx.approvals.route(client_elicits(cx, params)).is_some() => {
+            One::Ask(Box::new(Pending {
+                ask: *ask,
+                via: cx.approvals.route(client_elicits(cx, params)).unwrap_or(Via::Operator),
+                progress: progress_token(params),
+                id,
+                call,
+                reason: d.reason,
+                outcome: d.outcome,
+                era: cx.era,
+            }))
+        }
         _ => One::Deny { id, qualified: call.qualified, reason: d.reason, outcome: d.outcome },
     }
 }
 
+/// Whether the client that sent a call can elicit: the session's `initialize` said so (legacy),
+/// or the call's own envelope does (modern, where every request carries its capabilities).
+fn client_elicits(cx: &Context<'_>, params: Option<&RawValue>) -> bool {
+    match cx.era {
+        Era::Legacy => cx.elicits,
+        Era::Modern => {
+            declares_elicitation(params, "/_meta/io.modelcontextprotocol~1clientCapabilities/elicitation")
+        }
+    }
+}
+
 /// Runs a pending Layer 2 check, turning it into a forward, an ask or a refusal.
-async fn settle(p: Pre, cx: &Context<'_>) -> One {
+async fn settle(p: Pre<'_>, cx: &Context<'_>) -> One {
     match p {
         Pre::Done(one) => one,
-        Pre::Check { id, call, check } => match check.run().await {
+        Pre::Check { id, call, check, params } => match check.run().await {
             Outcome::Forward => One::Forward(Some((IdKey::new(&id), Watch::Call(call)))),
-            Outcome::Refuse(d) => refused(id, call, d, cx),
+            Outcome::Refuse(d) => refused(id, call, d, cx, params),
             // A check never asks for another; were it to, refusing is the safe reading.
             Outcome::Check(_) => One::Invalid {
                 id: Some(id),
@@ -334,8 +392,14 @@ mod tests {
     fn decide_text(text: &str, negotiated: Option<Version>) -> Decision {
         let up: Arc<str> = "up".into();
         let approvals = Approvals::headless();
-        let cx =
-            Context { upstream: &up, era: Era::Legacy, negotiated, session: None, approvals: &approvals };
+        let cx = Context {
+            upstream: &up,
+            era: Era::Legacy,
+            negotiated,
+            session: None,
+            approvals: &approvals,
+            elicits: false,
+        };
         block_on(decide(&parse(text.as_bytes()).unwrap(), &cx, &guard()))
     }
 
@@ -439,7 +503,7 @@ mod properties {
             let up: Arc<str> = "up".into();
             for negotiated in [None, Some(Version::V2025_03_26)] {
                 let approvals = Approvals::headless();
-        let cx = Context { upstream: &up, era: Era::Legacy, negotiated, session: None, approvals: &approvals };
+        let cx = Context { upstream: &up, era: Era::Legacy, negotiated, session: None, approvals: &approvals, elicits: false };
                 if let Ok(payload) = parse(body.as_bytes()) {
                     let _ = block_on(decide(&payload, &cx, &guard));
                 }

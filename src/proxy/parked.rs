@@ -1,6 +1,9 @@
-//! A call parked for a human. The agent's POST is answered at once as an SSE stream kept alive
-//! with comments (so neither the client nor an intermediary times it out while an operator
-//! decides); once decided, the call is forwarded and the upstream's answer relayed on the same
+//! A call parked for a human. The agent's POST is answered at once as an SSE stream. When the
+//! client can elicit, the stream's first event is the proxy's own `elicitation/create` (its
+//! answer comes back as a separate POST that the pre gate takes); otherwise an operator decides
+//! at the admin API. While it waits the stream is kept alive — `notifications/progress` when the
+//! call carried a progress token, SSE comments otherwise — so neither the client nor an
+//! intermediary times it out. Once decided, the call is forwarded and the upstream's answer relayed on the same
 //! stream — through the post gate like any other — or the refusal is sent. The agent hanging up
 //! drops the wait, which withdraws the ask: nobody approves a call nobody waits for.
 
@@ -17,15 +20,12 @@ use tower::{Service, ServiceExt};
 
 use super::pre::PostWatch;
 use super::{BoxError, Req, Resp, Shared};
-use crate::approval::Resolution;
+use crate::approval::{Resolution, Via};
 use crate::gate::pre::Pending;
 use crate::gate::CallOutcome;
 use crate::mcp::era::Era;
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::sse;
-
-/// How often the parked stream says it is still there.
-const KEEPALIVE: Duration = Duration::from_secs(10);
 
 type Tx = mpsc::Sender<Result<Frame<Bytes>, BoxError>>;
 
@@ -67,19 +67,23 @@ async fn decide<S>(
 ) where
     S: Service<Req, Response = Resp, Error = BoxError>,
 {
-    let decided = shared.approvals.ask(pending.ask.clone());
-    tokio::pin!(decided);
-    let mut tick = tokio::time::interval(KEEPALIVE);
-    let resolution = loop {
-        tokio::select! {
-            r = &mut decided => break r,
-            _ = tick.tick() => {
-                if !send(&tx, Bytes::from_static(b": waiting for a human to approve this call\n\n")).await {
-                    tracing::info!(tool = %pending.ask.tool, "the agent went away; its ask is withdrawn");
-                    return;
-                }
+    let every = shared.approvals.keepalive();
+    let resolution = match pending.via {
+        Via::Operator => wait(shared.approvals.ask(pending.ask.clone()), &pending, every, &tx).await,
+        Via::Client => {
+            // `open` stays alive (registered) until the wait ends, then withdraws the id.
+            let (open, reply) = shared.approvals.elicitations.open(pending.ask.session.as_deref());
+            if !send(&tx, sse::message_event(&open.request(&pending.ask))).await {
+                return;
             }
+            let r = wait(shared.approvals.ask_client(&pending.ask, reply), &pending, every, &tx).await;
+            drop(open);
+            r
         }
+    };
+    let Some(resolution) = resolution else {
+        tracing::info!(tool = %pending.ask.tool, "the agent went away; its ask is withdrawn");
+        return;
     };
     let why = match resolution {
         Resolution::Allowed(d) => {
@@ -95,7 +99,14 @@ async fn decide<S>(
             }
             return;
         }
+        Resolution::Denied if pending.via == Via::Client => {
+            ("The user denied it.".to_owned(), CallOutcome::Denied)
+        }
         Resolution::Denied => ("An operator denied it.".to_owned(), CallOutcome::Denied),
+        Resolution::Cancelled => (
+            "The user dismissed the approval without allowing it; it was not sent.".to_owned(),
+            CallOutcome::AskRefused,
+        ),
         Resolution::TimedOut => (
             "No operator decided in time (approvals.timeout); it was not sent. Ask again or add a rule."
                 .to_owned(),
@@ -106,6 +117,37 @@ async fn decide<S>(
     let (body, tool, _) = pending.refused(&why.0);
     shared.metrics.tool_call(&pending.call_upstream(), tool, why.1);
     send(&tx, sse::message_event(&String::from_utf8_lossy(&body))).await;
+}
+
+/// Waits for `decided`, keeping the stream alive; `None` when the agent hung up (which drops,
+/// and so withdraws, the ask).
+async fn wait(
+    decided: impl std::future::Future<Output = Resolution>,
+    pending: &Pending,
+    every: Duration,
+    tx: &Tx,
+) -> Option<Resolution> {
+    tokio::pin!(decided);
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    let mut beats = 0u64;
+    loop {
+        tokio::select! {
+            r = &mut decided => return Some(r),
+            _ = tick.tick() => {
+                beats += 1;
+                let beat = match &pending.progress {
+                    Some(token) => sse::message_event(&format!(
+                        r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{},"progress":{beats},"message":"waiting for a human to approve this call"}}}}"#,
+                        token.get()
+                    )),
+                    None => Bytes::from_static(b": waiting for a human to approve this call\n\n"),
+                };
+                if !send(tx, beat).await {
+                    return None;
+                }
+            }
+        }
+    }
 }
 
 /// Relays the upstream's (already post-gated) answer onto the parked stream: SSE frame by frame,

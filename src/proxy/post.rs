@@ -188,9 +188,9 @@ async fn mcp(
                     Seen::Call { call, outcome } => {
                         shared.metrics.tool_call(&upstream, &call.qualified, outcome.into())
                     }
-                    Seen::Initialized(v) => {
+                    Seen::Initialized { version, elicits } => {
                         if let Some(s) = &session {
-                            shared.sessions.record(s, v);
+                            shared.sessions.record(s, version, elicits);
                         }
                     }
                 }

@@ -10,6 +10,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use bytes::Bytes;
 use http::{Method, StatusCode};
 use serde_json::value::RawValue;
 use tower::{Layer, Service};
@@ -150,6 +151,17 @@ where
             return Ok(json_response(StatusCode::BAD_REQUEST, b));
         }
     };
+    let session = session_of(&req);
+    if let Payload::Single(msg) = &payload {
+        // The client's answer to the proxy's own elicitation: taken here, never forwarded.
+        if shared.approvals.elicitations.is_ours(msg) {
+            let answered = shared.approvals.elicitations.answer(msg, session.as_deref());
+            tracing::debug!(?answered, "the client answered an approval elicitation");
+            let mut resp = Resp::new(super::full(Bytes::new()));
+            *resp.status_mut() = StatusCode::ACCEPTED;
+            return Ok(resp);
+        }
+    }
     let era = match &payload {
         Payload::Single(msg) => match check_request(req.headers(), msg) {
             Ok(e) => e.era,
@@ -172,14 +184,14 @@ where
             Era::Legacy
         }
     };
-    let session = session_of(&req);
-    let negotiated = session.as_deref().and_then(|s| shared.sessions.version(s));
+    let (negotiated, elicits) = session.as_deref().map_or((None, false), |s| shared.sessions.get(s));
     let cx = GateContext {
         upstream: &upstream,
         era,
         negotiated,
         session: session.as_deref(),
         approvals: &shared.approvals,
+        elicits,
     };
     let guard = shared.guard.load_full();
     let watched = match decide(&payload, &cx, &guard).await {

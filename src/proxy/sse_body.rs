@@ -121,9 +121,9 @@ impl SseGate {
                 Seen::Call { call, outcome } => {
                     self.shared.metrics.tool_call(&self.upstream, &call.qualified, outcome.into())
                 }
-                Seen::Initialized(v) => {
+                Seen::Initialized { version, elicits } => {
                     if let Some(s) = &self.session {
-                        self.shared.sessions.record(s, v);
+                        self.shared.sessions.record(s, version, elicits);
                     }
                 }
             }

@@ -13,9 +13,10 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
+use crate::approval::{Resolution, Via};
 use crate::config::Config;
 use crate::gate::post::{inspect, needs_check, Release, Seen, Watched};
-use crate::gate::pre::{decide, Context, Decision};
+use crate::gate::pre::{decide, Context, Decision, Pending};
 use crate::gate::Guard;
 use crate::mcp::era::{self, Version};
 use crate::mcp::jsonrpc::{self, Payload};
@@ -46,7 +47,8 @@ struct Relay {
     /// Client requests awaiting their responses. Locked only around pure, synchronous work.
     pending: Mutex<Watched>,
     approvals: crate::approval::Approvals,
-    negotiated: Mutex<Option<Version>>,
+    /// What `initialize` settled: the version, and whether the client can elicit.
+    client: Mutex<(Option<Version>, bool)>,
     max_line: usize,
 }
 
@@ -80,8 +82,8 @@ where
     let child_in = child.stdin.take().expect("piped");
     let child_out = child.stdout.take().expect("piped");
 
-    // `wrap` serves no admin API, so nobody could answer a parked ask: asks stay refusals here
-    // until elicitation (the client asking its user) reaches stdio.
+    // `wrap` serves no admin API: an ask reaches a human only through the client (elicitation),
+    // and is refused when the client cannot elicit.
     let approvals = crate::approval::Approvals::new(&config.approvals, false, metrics.clone());
     let relay = Arc::new(Relay {
         guard,
@@ -89,14 +91,18 @@ where
         upstream: upstream.into(),
         pending: Mutex::new(Watched::default()),
         approvals,
-        negotiated: Mutex::new(None),
+        client: Mutex::new((None, false)),
         max_line: config.limits.max_body.max(config.limits.max_response),
     });
 
     // One writer owns the agent's stdout, so lines from both directions never interleave.
+    // Likewise one writer owns the server's stdin: a call a human approved later is written by
+    // the task that waited for the answer, between the relay's own lines.
     let (to_agent, from_relay) = mpsc::channel::<Bytes>(256);
     let writer = tokio::spawn(write_lines(from_relay, agent_out));
-    let inbound = tokio::spawn(agent_to_server(relay.clone(), agent_in, child_in, to_agent.clone()));
+    let (to_server, for_server) = mpsc::channel::<Bytes>(256);
+    let server_writer = tokio::spawn(write_lines(for_server, child_in));
+    let inbound = tokio::spawn(agent_to_server(relay.clone(), agent_in, to_server, to_agent.clone()));
     let outbound = tokio::spawn(server_to_agent(relay, child_out, to_agent));
 
     // The server's stdout closing means it is done; the agent closing stdin means we are done:
@@ -118,6 +124,7 @@ where
         }
     };
     let _ = writer.await;
+    server_writer.abort();
     Ok(status.code().unwrap_or(1))
 }
 
@@ -134,10 +141,13 @@ fn with_newline(mut v: Vec<u8>) -> Bytes {
     Bytes::from(v)
 }
 
-async fn agent_to_server<R, W>(relay: Arc<Relay>, agent_in: R, mut child_in: W, to_agent: mpsc::Sender<Bytes>)
-where
+async fn agent_to_server<R>(
+    relay: Arc<Relay>,
+    agent_in: R,
+    to_server: mpsc::Sender<Bytes>,
+    to_agent: mpsc::Sender<Bytes>,
+) where
     R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
 {
     let mut reader = LineReader::new(agent_in, relay.max_line);
     loop {
@@ -163,17 +173,26 @@ where
                 continue;
             }
         };
+        if let Payload::Single(m) = &payload {
+            // The client's answer to the proxy's own elicitation: taken here, never forwarded.
+            if relay.approvals.elicitations.is_ours(m) {
+                let answered = relay.approvals.elicitations.answer(m, Some(SESSION));
+                tracing::debug!(?answered, "the client answered an approval elicitation");
+                continue;
+            }
+        }
         let era = match &payload {
             Payload::Single(m) => era::of_message(m),
             Payload::Batch(_) => era::Era::Legacy,
         };
-        let negotiated = *relay.negotiated.lock().unwrap_or_else(|p| p.into_inner());
+        let (negotiated, elicits) = *relay.client.lock().unwrap_or_else(|p| p.into_inner());
         let cx = Context {
             upstream: &relay.upstream,
             era,
             negotiated,
-            session: Some("stdio"),
+            session: Some(SESSION),
             approvals: &relay.approvals,
+            elicits,
         };
         match decide(&payload, &cx, &relay.guard).await {
             Decision::Refuse(r) => {
@@ -185,8 +204,12 @@ where
                     return;
                 }
             }
-            // `wrap` cannot ask anyone yet (see `Relay::approvals`), so this does not happen;
-            // were it to, the answer is the refusal.
+            // The client's user decides while the relay goes on: the answer arrives on this very
+            // stream, so waiting here would wait forever.
+            Decision::Ask(pending) if pending.via == Via::Client => {
+                tokio::spawn(ask_the_user(relay.clone(), pending, line, to_server.clone(), to_agent.clone()));
+            }
+            // Nobody else can be asked in `wrap` (no admin API); were it to happen, the refusal.
             Decision::Ask(pending) => {
                 let (body, tool, outcome) = pending.refused("Nobody could be asked (headless).");
                 relay.metrics.tool_call(&relay.upstream, tool, outcome);
@@ -201,14 +224,52 @@ where
                         pending.insert(id, w);
                     }
                 }
-                let mut out = line;
-                out.push(b'\n');
-                if child_in.write_all(&out).await.is_err() || child_in.flush().await.is_err() {
+                if to_server.send(with_newline(line)).await.is_err() {
                     return;
                 }
             }
         }
     }
+}
+
+/// The one session a stdio relay carries.
+const SESSION: &str = "stdio";
+
+/// Sends the proxy's `elicitation/create` to the client, waits for its user's answer, then
+/// writes the call to the server (watching its result) or answers it with the refusal.
+async fn ask_the_user(
+    relay: Arc<Relay>,
+    pending: Box<Pending>,
+    line: Vec<u8>,
+    to_server: mpsc::Sender<Bytes>,
+    to_agent: mpsc::Sender<Bytes>,
+) {
+    let (open, reply) = relay.approvals.elicitations.open(Some(SESSION));
+    if to_agent.send(with_newline(open.request(&pending.ask).into_bytes())).await.is_err() {
+        return;
+    }
+    let resolution = relay.approvals.ask_client(&pending.ask, reply).await;
+    drop(open);
+    let why = match resolution {
+        Resolution::Allowed(_) => {
+            {
+                let mut table = relay.pending.lock().unwrap_or_else(|p| p.into_inner());
+                for (id, w) in pending.allowed().into_entries() {
+                    table.insert(id, w);
+                }
+            }
+            let _ = to_server.send(with_newline(line)).await;
+            return;
+        }
+        Resolution::Denied => "The user denied it.",
+        Resolution::Cancelled => "The user dismissed the approval without allowing it; it was not sent.",
+        Resolution::TimedOut => "Nobody decided in time (approvals.timeout); it was not sent.",
+        Resolution::Headless => "Nobody could be asked (headless).",
+    };
+    let (body, tool, outcome) = pending.refused(why);
+    relay.metrics.tool_call(&relay.upstream, tool, outcome);
+    tracing::info!(tool, outcome = outcome.as_str(), "refused before the server");
+    let _ = to_agent.send(with_newline(body)).await;
 }
 
 async fn server_to_agent<R>(relay: Arc<Relay>, child_out: R, to_agent: mpsc::Sender<Bytes>)
@@ -256,7 +317,9 @@ where
                 Seen::Call { call, outcome } => {
                     relay.metrics.tool_call(&relay.upstream, &call.qualified, outcome.into())
                 }
-                Seen::Initialized(v) => *relay.negotiated.lock().unwrap_or_else(|p| p.into_inner()) = Some(v),
+                Seen::Initialized { version, elicits } => {
+                    *relay.client.lock().unwrap_or_else(|p| p.into_inner()) = (Some(version), elicits)
+                }
             }
         }
         let out = match inspection.release {

@@ -93,7 +93,7 @@ impl Metrics {
         let approvals = IntCounterVec::new(
             Opts::new(
                 "approvals_total",
-                "Asks resolved, by decision (allow_once, allow_session, deny, timeout)",
+                "Asks resolved, by decision (allow_once, allow_session, deny, cancel, timeout, headless)",
             ),
             &["decision"],
         )
@@ -113,7 +113,7 @@ impl Metrics {
         )
         .expect("static metric");
         registry.register(Box::new(sessions_flagged.clone())).expect("registered once");
-        for d in ["allow_once", "allow_session", "deny", "timeout"] {
+        for d in ["allow_once", "allow_session", "deny", "cancel", "timeout"] {
             approvals.with_label_values(&[d]);
         }
         Metrics {

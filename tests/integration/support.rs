@@ -154,7 +154,12 @@ pub async fn py_client(url: &str, era: &str, steps: &[&str]) -> Vec<Value> {
 
 /// Runs the Python SDK client against a stdio server it spawns (`argv` is a JSON array).
 pub async fn py_client_stdio(argv: &str, steps: &[&str]) -> Vec<Value> {
-    let args = vec!["py_client.py", "--stdio", argv, "--era", "legacy", "--timeout", "30"];
+    py_client_stdio_with(argv, &[], steps).await
+}
+
+pub async fn py_client_stdio_with(argv: &str, extra: &[&str], steps: &[&str]) -> Vec<Value> {
+    let mut args = vec!["py_client.py", "--stdio", argv, "--era", "legacy", "--timeout", "30"];
+    args.extend_from_slice(extra);
     run_py_client(args, steps).await
 }
 

@@ -2,7 +2,8 @@
 """Scripted MCP client for portcullis tests, built on the official Python SDK (mcp==2.3.0).
 
     py_client.py (--url URL | --stdio JSON_ARGV) [--era modern|legacy|auto] [--transport streamable|sse]
-                 [--header K:V ...] [--timeout SECONDS] [--no-validate] [--verbose] STEP...
+                 [--header K:V ...] [--timeout SECONDS] [--no-validate] [--verbose]
+                 [--protocol VERSION] [--elicit ANSWER,ANSWER,...] STEP...
 
 STEP is one of
     list                          tools/list
@@ -13,6 +14,11 @@ stdout: exactly one JSON line per step, in order:
     {"step": "list", "tools": [names], "result": <ListToolsResult>}
     {"step": "call"|"call-progress", "tool": NAME, "result": <CallToolResult>, "progress": [...]}
     {"step": ..., "tool": ..., "error": {"code": int|null, "message": str, "data": ..., "kind": ...}}
+With --elicit the client declares the elicitation capability and answers each elicitation it
+receives with the next ANSWER: allow_once | allow_session | deny (accept with that `decision`),
+decline, cancel, or error (a JSON-RPC error); a step during which elicitations arrived also
+carries "elicitations": [{"message": str, "choices": [...]}]. --protocol pins the legacy
+handshake's offered version (e.g. 2025-06-18; the SDK offers its latest otherwise).
 Results are the SDK models dumped as JSON by alias (wire names, e.g. structuredContent, isError).
 A JSON-RPC error is reported as an error line (kind "jsonrpc") and the next step runs; so is a
 client-side failure such as output-schema validation (kind "client"). If the connection cannot be
@@ -44,7 +50,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
-from mcp.types import Implementation
+from mcp.types import ElicitResult, ErrorData, Implementation
 from mcp.types.version import LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
 
 warnings.simplefilter("ignore")  # deprecation chatter from the SDK would only clutter stderr
@@ -101,8 +107,29 @@ def leaves(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
+def elicitation_callback(answers: list[str], seen: list[dict[str, Any]]):
+    """Answers elicitations from a script, recording what each one showed."""
+
+    async def callback(context: Any, params: Any) -> ElicitResult | ErrorData:
+        schema = getattr(params, "requested_schema", None) or {}
+        choices = schema.get("properties", {}).get("decision", {}).get("enum", [])
+        seen.append({"message": getattr(params, "message", ""), "choices": choices})
+        answer = answers.pop(0) if answers else "cancel"
+        if answer in ("allow_once", "allow_session", "deny"):
+            return ElicitResult(action="accept", content={"decision": answer})
+        if answer == "error":
+            return ErrorData(code=-32603, message="this client cannot show forms right now")
+        return ElicitResult(action=answer)
+
+    return callback
+
+
 async def run(args: argparse.Namespace, steps: list[tuple[str, str | None, dict[str, Any] | None]]) -> int:
     headers = dict(args.header)
+    elicited: list[dict[str, Any]] = []
+    extra: dict[str, Any] = {}
+    if args.elicit is not None:
+        extra["elicitation_callback"] = elicitation_callback([a for a in args.elicit.split(",") if a], elicited)
     current: dict[str, Any] = {"step": "connect"}  # what to name in an error line if the run breaks
     # The SDK leaves a caller-supplied httpx2 client open, so this process owns its lifetime;
     # supplying one is the SDK's way to add request headers (e.g. Authorization).
@@ -121,6 +148,7 @@ async def run(args: argparse.Namespace, steps: list[tuple[str, str | None, dict[
                 read_timeout_seconds=args.timeout,
                 cache=None,  # no client-side response cache: every step must hit the wire
                 client_info=Implementation(name="portcullis-py-client", version="1.0.0"),
+                **extra,
             )
             async with client:
                 era = "modern" if client.protocol_version in MODERN_PROTOCOL_VERSIONS else "legacy"
@@ -150,6 +178,9 @@ async def run(args: argparse.Namespace, steps: list[tuple[str, str | None, dict[
                         line["error"] = error_info(exc)
                     if kind == "call-progress":
                         line["progress"] = progress
+                    if elicited:
+                        line["elicitations"] = list(elicited)
+                        elicited.clear()
                     emit(line)
         except BaseException as exc:  # noqa: BLE001 - anything escaping here ends the run
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
@@ -193,11 +224,17 @@ def main() -> int:
         "implicitly before the first call of a not-yet-listed tool)",
     )
     parser.add_argument("--verbose", action="store_true", help="print tracebacks on stderr")
+    parser.add_argument("--protocol", help="legacy handshake: the version to offer (default: the SDK's latest)")
+    parser.add_argument("--elicit", metavar="ANSWERS", help="declare elicitation; answer with these, in order")
     parser.add_argument("steps", nargs="+", metavar="STEP")
     args = parser.parse_args()
     if bool(args.url) == bool(args.stdio):
         parser.error("give exactly one of --url and --stdio")
     steps = parse_steps(parser, args.steps)  # usage errors exit 2 before any connection
+    if args.protocol:
+        import mcp.client.session as client_session
+
+        client_session.LATEST_HANDSHAKE_VERSION = args.protocol  # type: ignore[attr-defined]
     if args.no_validate:
 
         async def no_validation(self: ClientSession, name: str, result: Any) -> None:
