@@ -4,6 +4,8 @@
 mod approvals;
 mod checker_openai;
 mod cli;
+mod dashboards;
+mod elicitation;
 mod guardrails;
 mod hostile;
 mod http_tools;
