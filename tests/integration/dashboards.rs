@@ -1,0 +1,828 @@
+//! The Grafana dashboard (`dashboards/portcullis.json`) and the Prometheus alert rules
+//! (`dashboards/alerts.yaml`) against the real thing: a running proxy's `/metrics` must export
+//! every metric and label they query (so renaming a metric breaks this test, not a dashboard in
+//! production), and the real `promtool` must accept the rules and pass their unit tests.
+//!
+//! Metric references are found by lexing each PromQL expression: an identifier that is not a
+//! function, an aggregation or a keyword is a metric name; labels come from `{label op "value"}`
+//! matchers, `by (...)` / `without (...)` (which must exist on every metric the aggregation
+//! covers) and `on (...)` / `ignoring (...)` / `group_*(...)`. Label values in matchers must be
+//! ones the proxy exports or the label's enum in the crate can produce. `job` and `instance` are
+//! added by Prometheus at scrape time and `up` is Prometheus's own.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+use crate::support::fake_checker::{FakeChecker, Reply};
+use crate::support::{config, proxy, proxy_url, py_client, text_of, Peer};
+
+/// Sample name → label name → the values seen.
+type Exported = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
+
+const TARGET_LABELS: [&str; 2] = ["job", "instance"];
+const PROMETHEUS_OWN: [&str; 1] = ["up"];
+const ALERTS: [&str; 7] = [
+    "PortcullisDown",
+    "PortcullisCheckerDown",
+    "PortcullisUnguardedTraffic",
+    "PortcullisBreakerOpen",
+    "PortcullisCheckerLatencyHigh",
+    "PortcullisBlockRateSpike",
+    "PortcullisApprovalsBacklog",
+];
+
+const AGGREGATIONS: &[&str] = &[
+    "sum",
+    "min",
+    "max",
+    "avg",
+    "group",
+    "stddev",
+    "stdvar",
+    "count",
+    "count_values",
+    "bottomk",
+    "topk",
+    "quantile",
+    "limitk",
+    "limit_ratio",
+];
+
+const FUNCTIONS: &[&str] = &[
+    "abs",
+    "absent",
+    "absent_over_time",
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atanh",
+    "avg_over_time",
+    "ceil",
+    "changes",
+    "clamp",
+    "clamp_max",
+    "clamp_min",
+    "cos",
+    "cosh",
+    "count_over_time",
+    "day_of_month",
+    "day_of_week",
+    "day_of_year",
+    "days_in_month",
+    "deg",
+    "delta",
+    "deriv",
+    "exp",
+    "floor",
+    "histogram_avg",
+    "histogram_count",
+    "histogram_fraction",
+    "histogram_quantile",
+    "histogram_stddev",
+    "histogram_stdvar",
+    "histogram_sum",
+    "holt_winters",
+    "hour",
+    "idelta",
+    "increase",
+    "irate",
+    "label_join",
+    "label_replace",
+    "last_over_time",
+    "ln",
+    "log10",
+    "log2",
+    "mad_over_time",
+    "max_over_time",
+    "min_over_time",
+    "minute",
+    "month",
+    "pi",
+    "predict_linear",
+    "present_over_time",
+    "quantile_over_time",
+    "rad",
+    "rate",
+    "resets",
+    "round",
+    "scalar",
+    "sgn",
+    "sin",
+    "sinh",
+    "sort",
+    "sort_desc",
+    "sqrt",
+    "stddev_over_time",
+    "stdvar_over_time",
+    "sum_over_time",
+    "tan",
+    "tanh",
+    "time",
+    "timestamp",
+    "vector",
+    "year",
+];
+
+const KEYWORDS: &[&str] = &["and", "or", "unless", "bool", "offset", "atan2", "inf", "nan"];
+const GROUPINGS: &[&str] = &["by", "without", "on", "ignoring", "group_left", "group_right"];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(rel: &str) -> String {
+    std::fs::read_to_string(root().join(rel)).unwrap_or_else(|e| panic!("reading {rel}: {e}"))
+}
+
+fn dashboard() -> Value {
+    serde_json::from_str(&read("dashboards/portcullis.json")).expect("dashboards/portcullis.json is JSON")
+}
+
+fn alerts() -> Value {
+    serde_saphyr::from_str(&read("dashboards/alerts.yaml")).expect("dashboards/alerts.yaml is YAML")
+}
+
+// ---------------------------------------------------------------- the scrape
+
+/// Parses the Prometheus text exposition format into sample names and their labels.
+fn parse_scrape(text: &str) -> Exported {
+    let mut out = Exported::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        let name_end = line.find(['{', ' ']).unwrap_or(line.len());
+        let labels = out.entry(line[..name_end].to_owned()).or_default();
+        if !line[name_end..].starts_with('{') {
+            continue;
+        }
+        let mut chars = line[name_end + 1..].chars().peekable();
+        loop {
+            let name: String = chars.by_ref().take_while(|&c| c != '=').collect();
+            let name = name.trim().trim_start_matches(',').trim().to_owned();
+            if name.is_empty() || name.starts_with('}') {
+                break;
+            }
+            assert_eq!(chars.next(), Some('"'), "a label value in {line}");
+            let mut value = String::new();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' => value.extend(chars.next()),
+                    '"' => break,
+                    c => value.push(c),
+                }
+            }
+            labels.entry(name).or_default().insert(value);
+            if chars.peek() == Some(&'}') {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Label values the crate's enums can produce, by label name: series that exist only once a call
+/// took that path (`outcome="blocked"`, `mode="sanitize"`) are not in a short test's scrape.
+fn enum_values() -> BTreeMap<&'static str, BTreeSet<&'static str>> {
+    use portcullis::checker::{Mode, Phase};
+    use portcullis::gate::CallOutcome;
+    use portcullis::telemetry::checker_metrics::CheckLabel;
+    let mut m = BTreeMap::new();
+    m.insert("outcome", CallOutcome::ALL.iter().map(|o| o.as_str()).collect());
+    m.insert("mode", Mode::ALL.iter().map(|o| o.as_str()).collect());
+    m.insert(
+        "verdict",
+        [CheckLabel::Safe, CheckLabel::Unsafe, CheckLabel::Failed, CheckLabel::Skipped]
+            .iter()
+            .map(|v| v.as_str())
+            .collect(),
+    );
+    m.insert("phase", [Phase::Pre, Phase::Post].iter().map(|p| p.as_str()).collect());
+    m
+}
+
+// ---------------------------------------------------------------- PromQL references
+
+#[derive(Debug, Clone, PartialEq)]
+enum Tok {
+    Ident(String),
+    Str(String),
+    Num,
+    LParen,
+    RParen,
+    LBrace,
+    RBrace,
+    Comma,
+    /// `[5m]`, `[$__rate_interval]`, a subquery's `[1h:1m]`.
+    Range,
+    /// A Grafana variable outside a string (`$__range` inside a range is part of the range).
+    Var,
+    Op(String),
+}
+
+fn lex(expr: &str) -> Result<Vec<Tok>, String> {
+    let c: Vec<char> = expr.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let ident_start = |ch: char| ch.is_ascii_alphabetic() || ch == '_' || ch == ':';
+    let ident_char = |ch: char| ch.is_ascii_alphanumeric() || ch == '_' || ch == ':';
+    while i < c.len() {
+        let ch = c[i];
+        match ch {
+            _ if ch.is_whitespace() => i += 1,
+            '#' => {
+                while i < c.len() && c[i] != '\n' {
+                    i += 1;
+                }
+            }
+            '(' | ')' | '{' | '}' | ',' => {
+                out.push(match ch {
+                    '(' => Tok::LParen,
+                    ')' => Tok::RParen,
+                    '{' => Tok::LBrace,
+                    '}' => Tok::RBrace,
+                    _ => Tok::Comma,
+                });
+                i += 1;
+            }
+            '[' => {
+                let close = c[i..].iter().position(|&x| x == ']').ok_or("unclosed [")?;
+                i += close + 1;
+                out.push(Tok::Range);
+            }
+            '"' | '\'' | '`' => {
+                let mut s = String::new();
+                i += 1;
+                loop {
+                    let Some(&x) = c.get(i) else { return Err("unclosed string".into()) };
+                    i += 1;
+                    match x {
+                        '\\' if ch != '`' => {
+                            s.extend(c.get(i));
+                            i += 1;
+                        }
+                        _ if x == ch => break,
+                        _ => s.push(x),
+                    }
+                }
+                out.push(Tok::Str(s));
+            }
+            '$' => {
+                i += 1;
+                if c.get(i) == Some(&'{') {
+                    i += c[i..].iter().position(|&x| x == '}').ok_or("unclosed ${")? + 1;
+                } else {
+                    while i < c.len() && ident_char(c[i]) {
+                        i += 1;
+                    }
+                }
+                out.push(Tok::Var);
+            }
+            _ if ch.is_ascii_digit() || (ch == '.' && c.get(i + 1).is_some_and(char::is_ascii_digit)) => {
+                while i < c.len() && (c[i].is_ascii_alphanumeric() || c[i] == '.') {
+                    i += 1;
+                }
+                out.push(Tok::Num);
+            }
+            _ if ident_start(ch) => {
+                let start = i;
+                while i < c.len() && ident_char(c[i]) {
+                    i += 1;
+                }
+                out.push(Tok::Ident(c[start..i].iter().collect()));
+            }
+            _ if "=!~<>+-*/%^".contains(ch) => {
+                let start = i;
+                while i < c.len() && "=!~<>".contains(c[i]) && (i == start || "=~".contains(c[i])) {
+                    i += 1;
+                }
+                i = i.max(start + 1);
+                out.push(Tok::Op(c[start..i].iter().collect()));
+            }
+            _ => return Err(format!("unexpected {ch:?}")),
+        }
+    }
+    Ok(out)
+}
+
+/// A metric selector in an expression.
+#[derive(Debug, Clone)]
+struct Ref {
+    metric: String,
+    /// Index of the metric's token, to tell which aggregation covers it.
+    at: usize,
+    /// `(label, op, value)`.
+    matchers: Vec<(String, String, String)>,
+}
+
+/// Labels a clause needs, on every metric in `span` (`by`, `without`) or on some metric of the
+/// expression (`on`, `ignoring`, `group_*`: `span` is `None`).
+#[derive(Debug)]
+struct Grouping {
+    clause: String,
+    labels: Vec<String>,
+    span: Option<(usize, usize)>,
+}
+
+/// The index of the `)` matching the `(` at `open`.
+fn matching(toks: &[Tok], open: usize) -> Result<usize, String> {
+    let mut depth = 0;
+    for (i, t) in toks.iter().enumerate().skip(open) {
+        match t {
+            Tok::LParen => depth += 1,
+            Tok::RParen => {
+                depth -= 1;
+                if depth == 0 {
+                    return Ok(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    Err("unbalanced parentheses".into())
+}
+
+/// The label list of a grouping clause whose `(` is at `open`; returns it and its `)`.
+fn label_list(toks: &[Tok], open: usize) -> Result<(Vec<String>, usize), String> {
+    let close = matching(toks, open)?;
+    let mut labels = Vec::new();
+    for t in &toks[open + 1..close] {
+        match t {
+            Tok::Ident(l) => labels.push(l.clone()),
+            Tok::Comma => {}
+            t => return Err(format!("unexpected {t:?} in a label list")),
+        }
+    }
+    Ok((labels, close))
+}
+
+/// Every metric selector and grouping clause of a PromQL expression.
+fn references(expr: &str) -> Result<(Vec<Ref>, Vec<Grouping>), String> {
+    let toks = lex(expr)?;
+    let mut refs = Vec::new();
+    let mut groups = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        let Tok::Ident(id) = &toks[i] else {
+            if toks[i] == Tok::LBrace {
+                return Err("a selector without a metric name".into());
+            }
+            i += 1;
+            continue;
+        };
+        let next_is_paren = toks.get(i + 1) == Some(&Tok::LParen);
+        if GROUPINGS.contains(&id.as_str()) && next_is_paren {
+            let (labels, close) = label_list(&toks, i + 1)?;
+            if !matches!(id.as_str(), "by" | "without") {
+                groups.push(Grouping { clause: id.clone(), labels, span: None });
+            }
+            i = close + 1;
+        } else if next_is_paren {
+            if !FUNCTIONS.contains(&id.as_str()) && !AGGREGATIONS.contains(&id.as_str()) {
+                return Err(format!("unknown function {id}"));
+            }
+            i += 1;
+        } else if KEYWORDS.contains(&id.as_str())
+            || GROUPINGS.contains(&id.as_str())
+            // `sum by (l) (…)`: the aggregation, its clause next.
+            || (AGGREGATIONS.contains(&id.as_str())
+                && matches!(toks.get(i + 1), Some(Tok::Ident(g)) if g == "by" || g == "without"))
+        {
+            i += 1;
+        } else {
+            let mut r = Ref { metric: id.clone(), at: i, matchers: Vec::new() };
+            i += 1;
+            if toks.get(i) == Some(&Tok::LBrace) {
+                i += 1;
+                loop {
+                    match (toks.get(i), toks.get(i + 1), toks.get(i + 2)) {
+                        (Some(Tok::RBrace), _, _) => break,
+                        (Some(Tok::Comma), _, _) => i += 1,
+                        (Some(Tok::Ident(l)), Some(Tok::Op(op)), Some(Tok::Str(v))) => {
+                            r.matchers.push((l.clone(), op.clone(), v.clone()));
+                            i += 3;
+                        }
+                        other => return Err(format!("bad matcher after {}: {other:?}", r.metric)),
+                    }
+                }
+                i += 1;
+            }
+            refs.push(r);
+        }
+    }
+    // Aggregations: `sum by (l) (expr)` or `sum (expr) by (l)`.
+    for (i, t) in toks.iter().enumerate() {
+        let Tok::Ident(id) = t else { continue };
+        if !AGGREGATIONS.contains(&id.as_str()) {
+            continue;
+        }
+        let mut labels = Vec::new();
+        let mut clause = String::new();
+        let mut open = i + 1;
+        if let Some(Tok::Ident(g)) = toks.get(open) {
+            if g == "by" || g == "without" {
+                let (l, close) = label_list(&toks, open + 1)?;
+                (labels, clause, open) = (l, g.clone(), close + 1);
+            }
+        }
+        if toks.get(open) != Some(&Tok::LParen) {
+            continue;
+        }
+        let close = matching(&toks, open)?;
+        if let (Some(Tok::Ident(g)), Some(Tok::LParen)) = (toks.get(close + 1), toks.get(close + 2)) {
+            if g == "by" || g == "without" {
+                let (l, _) = label_list(&toks, close + 2)?;
+                (labels, clause) = (l, g.clone());
+            }
+        }
+        if !labels.is_empty() {
+            groups.push(Grouping { clause: format!("{id} {clause}"), labels, span: Some((open, close)) });
+        }
+    }
+    Ok((refs, groups))
+}
+
+/// One expression to check, and where it lives.
+struct Source {
+    what: String,
+    expr: String,
+    /// `Some(label)` for a Grafana `label_values(selector, label)` variable query.
+    label_values: Option<String>,
+}
+
+fn dashboard_sources(d: &Value) -> Vec<Source> {
+    let mut out = Vec::new();
+    fn panels<'a>(list: &'a Value, out: &mut Vec<&'a Value>) {
+        for p in list.as_array().into_iter().flatten() {
+            out.push(p);
+            panels(&p["panels"], out);
+        }
+    }
+    let mut all = Vec::new();
+    panels(&d["panels"], &mut all);
+    for p in all {
+        for t in p["targets"].as_array().into_iter().flatten() {
+            if let Some(e) = t["expr"].as_str() {
+                let what = format!("dashboard panel {:?} target {}", p["title"], t["refId"]);
+                out.push(Source { what, expr: e.to_owned(), label_values: None });
+            }
+        }
+    }
+    for a in d["annotations"]["list"].as_array().into_iter().flatten() {
+        if let Some(e) = a["expr"].as_str() {
+            out.push(Source {
+                what: format!("dashboard annotation {:?}", a["name"]),
+                expr: e.to_owned(),
+                label_values: None,
+            });
+        }
+    }
+    for v in d["templating"]["list"].as_array().into_iter().flatten().filter(|v| v["type"] == "query") {
+        let q = v["query"]["query"].as_str().or(v["query"].as_str()).unwrap_or_default();
+        let what = format!("dashboard variable {:?}", v["name"]);
+        let inner = q.trim().strip_prefix("label_values(").and_then(|r| r.strip_suffix(')'));
+        match inner.and_then(|r| r.rsplit_once(',')) {
+            Some((sel, label)) => out.push(Source {
+                what,
+                expr: sel.trim().to_owned(),
+                label_values: Some(label.trim().to_owned()),
+            }),
+            None => out.push(Source { what, expr: q.to_owned(), label_values: None }),
+        }
+    }
+    out
+}
+
+fn alert_sources(a: &Value) -> Vec<Source> {
+    let mut out = Vec::new();
+    for g in a["groups"].as_array().into_iter().flatten() {
+        for r in g["rules"].as_array().into_iter().flatten() {
+            let name = r["alert"].as_str().or(r["record"].as_str()).unwrap_or("?");
+            let expr = r["expr"].as_str().unwrap_or_default().to_owned();
+            out.push(Source { what: format!("alert {name}"), expr, label_values: None });
+        }
+    }
+    out
+}
+
+/// Everything wrong between the expressions and the scrape; empty when all is well.
+fn problems(sources: &[Source], exported: &Exported) -> Vec<String> {
+    let enums = enum_values();
+    let mut out = Vec::new();
+    let has_label = |metric: &str, label: &str| {
+        TARGET_LABELS.contains(&label)
+            || PROMETHEUS_OWN.contains(&metric)
+            || exported.get(metric).is_some_and(|l| l.contains_key(label))
+    };
+    for s in sources {
+        let (refs, groups) = match references(&s.expr) {
+            Ok(r) => r,
+            Err(e) => {
+                out.push(format!("{}: cannot read {:?}: {e}", s.what, s.expr));
+                continue;
+            }
+        };
+        if refs.is_empty() {
+            out.push(format!("{}: no metric found in {:?}", s.what, s.expr));
+        }
+        for r in &refs {
+            if PROMETHEUS_OWN.contains(&r.metric.as_str()) {
+                continue;
+            }
+            let Some(labels) = exported.get(&r.metric) else {
+                out.push(format!("{}: metric {} is not exported", s.what, r.metric));
+                continue;
+            };
+            for (label, op, value) in &r.matchers {
+                if !has_label(&r.metric, label) {
+                    out.push(format!("{}: {} has no label {label}", s.what, r.metric));
+                    continue;
+                }
+                // A value with a Grafana variable, or a real regex, is not a fixed set of values.
+                if value.contains('$') || TARGET_LABELS.contains(&label.as_str()) {
+                    continue;
+                }
+                let alternatives: Vec<&str> = match op.as_str() {
+                    "=~" | "!~" if value.chars().all(|c| c.is_ascii_alphanumeric() || "_|".contains(c)) => {
+                        value.split('|').collect()
+                    }
+                    "=~" | "!~" => continue,
+                    _ => vec![value.as_str()],
+                };
+                for v in alternatives {
+                    let seen = labels.get(label).is_some_and(|vals| vals.contains(v));
+                    let possible = enums.get(label.as_str()).is_some_and(|vals| vals.contains(v));
+                    if !seen && !possible {
+                        out.push(format!(
+                            "{}: {}{{{label}{op}{value:?}}}: no such value {v:?}",
+                            s.what, r.metric
+                        ));
+                    }
+                }
+            }
+        }
+        for g in &groups {
+            let covered: Vec<&Ref> = match g.span {
+                Some((open, close)) => refs.iter().filter(|r| r.at > open && r.at < close).collect(),
+                None => refs.iter().collect(),
+            };
+            for l in &g.labels {
+                let missing: Vec<&str> = covered
+                    .iter()
+                    .filter(|r| {
+                        exported.contains_key(&r.metric) || PROMETHEUS_OWN.contains(&r.metric.as_str())
+                    })
+                    .filter(|r| !has_label(&r.metric, l))
+                    .map(|r| r.metric.as_str())
+                    .collect();
+                let fails = match g.span {
+                    Some(_) => !missing.is_empty(),
+                    None => !covered.is_empty() && missing.len() == covered.len(),
+                };
+                if fails {
+                    out.push(format!(
+                        "{}: `{} ({l})` but {} has no label {l}",
+                        s.what,
+                        g.clause,
+                        missing.join(", ")
+                    ));
+                }
+            }
+        }
+        if let Some(label) = &s.label_values {
+            for r in refs.iter().filter(|r| !has_label(&r.metric, label)) {
+                out.push(format!(
+                    "{}: label_values of {} by {label}, which it does not have",
+                    s.what, r.metric
+                ));
+            }
+        }
+    }
+    out
+}
+
+// ---------------------------------------------------------------- the tests
+
+async fn get(url: &str) -> (u16, String) {
+    use http_body_util::BodyExt;
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<http_body_util::Empty<bytes::Bytes>>();
+    let resp = client.get(url.parse().unwrap()).await.unwrap();
+    let status = resp.status().as_u16();
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+#[tokio::test]
+async fn dashboards_query_only_metrics_and_labels_a_running_proxy_exports() {
+    // A proxy with a model checker (the fake, over a real socket) judging every MCP call in
+    // advisory mode, in front of the real Python SDK server; one call through it gives the
+    // labelled series (tool calls, checks, upstream latency, breaker state) their first sample.
+    let peer = Peer::python("legacy");
+    let checker = FakeChecker::replying(Reply::Safe).await;
+    let extra = format!(
+        "permissions: {{ allow: [\"mcp__*\"] }}\nguardrails:\n  checker: {{ base_url: \"{}\", model: fake-judge, timeout: 5s }}\n  min_content_bytes: 0\n  rules: [{{ match: \"mcp__*\", phases: [pre, post], mode: advisory }}]\n",
+        checker.url
+    );
+    let p = proxy(&config(&[("py", &peer.url())], &extra)).await;
+    let out =
+        py_client(&proxy_url(&p, "py"), "legacy", &["call", "echo", r#"{"message":"dashboards"}"#]).await;
+    assert_eq!(text_of(&out[0]), "dashboards", "{}", out[0]);
+    assert!(checker.calls() >= 1, "the checker judged the call");
+
+    // The scrape Prometheus makes: the admin listener's /metrics, no token.
+    let (status, text) = get(&format!("http://{}/metrics", p.admin_addr)).await;
+    assert_eq!(status, 200, "{text}");
+    let exported = parse_scrape(&text);
+    assert!(exported.keys().all(|n| n.starts_with("portcullis_")), "{:?}", exported.keys());
+
+    let (dash, rules) = (dashboard(), alerts());
+    let mut sources = dashboard_sources(&dash);
+    let panel_exprs = sources.len();
+    sources.extend(alert_sources(&rules));
+    assert!(panel_exprs >= 30, "the dashboard's expressions were found: {panel_exprs}");
+    assert_eq!(sources.len() - panel_exprs, ALERTS.len(), "one expression per alert");
+    let found = problems(&sources, &exported);
+    assert!(
+        found.is_empty(),
+        "the dashboard or the alerts use what the proxy does not export:\n{}\n\nscrape:\n{text}",
+        found.join("\n")
+    );
+
+    // Every metric the issue's panels and alerts are about is actually queried.
+    let queried: BTreeSet<String> =
+        sources.iter().flat_map(|s| references(&s.expr).unwrap().0).map(|r| r.metric).collect();
+    for m in [
+        "portcullis_tool_calls_total",
+        "portcullis_checks_total",
+        "portcullis_checker_latency_seconds_bucket",
+        "portcullis_checker_up",
+        "portcullis_breaker_state",
+        "portcullis_unguarded_total",
+        "portcullis_cache_requests_total",
+        "portcullis_prefilter_skips_total",
+        "portcullis_approvals_pending",
+        "portcullis_approvals_total",
+        "portcullis_proxy_overhead_seconds_bucket",
+        "portcullis_rubric_info",
+        "up",
+    ] {
+        assert!(queried.contains(m), "nothing queries {m}");
+    }
+
+    // The check can fail. A metric renamed in the proxy...
+    let renamed = text.replace("portcullis_breaker_state", "portcullis_checker_breaker_state");
+    let found = problems(&sources, &parse_scrape(&renamed));
+    assert!(
+        found.iter().any(|p| p.contains("metric portcullis_breaker_state is not exported")),
+        "{found:#?}"
+    );
+    assert!(found.iter().any(|p| p.starts_with("alert PortcullisBreakerOpen")), "{found:#?}");
+    // ...a label renamed in the proxy...
+    let renamed = text.replace("rule=\"", "guardrail=\"");
+    let found = problems(&sources, &parse_scrape(&renamed));
+    assert!(found.iter().any(|p| p.contains("portcullis_checks_total has no label rule")), "{found:#?}");
+    assert!(found.iter().any(|p| p.contains("`sum by (rule)` but portcullis_checks_total")), "{found:#?}");
+    assert!(
+        found.iter().any(|p| p.contains("label_values of portcullis_checks_total by rule")),
+        "{found:#?}"
+    );
+    // ...or a metric, a grouping label or a label value misspelt in the dashboard or the rules.
+    for (from, to, expect) in [
+        (
+            "portcullis_checker_up",
+            "portcullis_checker_alive",
+            "metric portcullis_checker_alive is not exported",
+        ),
+        ("sum by (outcome)", "sum by (result)", "portcullis_tool_calls_total has no label result"),
+        ("mode=\\\"advisory\\\"", "mode=\\\"advise\\\"", "no such value \"advise\""),
+        ("verdict=~\\\"safe|unsafe\\\"", "verdict=~\\\"safe|unsure\\\"", "no such value \"unsure\""),
+    ] {
+        let json = read("dashboards/portcullis.json");
+        assert!(json.contains(from), "{from} is in the dashboard");
+        let d: Value = serde_json::from_str(&json.replace(from, to)).unwrap();
+        let found = problems(&dashboard_sources(&d), &exported);
+        assert!(found.iter().any(|p| p.contains(expect)), "{from} -> {to}: {found:#?}");
+    }
+    let yaml = read("dashboards/alerts.yaml")
+        .replace("portcullis_unguarded_total", "portcullis_unguarded_calls_total");
+    let found = problems(&alert_sources(&serde_saphyr::from_str(&yaml).unwrap()), &exported);
+    assert_eq!(
+        found,
+        ["alert PortcullisUnguardedTraffic: metric portcullis_unguarded_calls_total is not exported"]
+    );
+}
+
+fn promtool(args: &[&str], dir: &Path) -> String {
+    let out = Command::new("promtool").args(args).current_dir(dir).output().unwrap_or_else(|e| {
+        panic!(
+            "promtool is missing ({e}): install Debian's `prometheus` package \
+             (apt-get install --no-install-recommends prometheus); .ci/run does"
+        )
+    });
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "promtool {args:?} failed:\n{text}");
+    text
+}
+
+#[test]
+fn dashboards_promtool_checks_the_rules_passes_their_tests_and_parses_every_panel_query() {
+    let root = root();
+    let text = promtool(&["check", "rules", "dashboards/alerts.yaml"], &root);
+    assert!(text.contains(&format!("SUCCESS: {} rules found", ALERTS.len())), "{text}");
+    let text = promtool(&["test", "rules", "dashboards/alerts.test.yaml"], &root);
+    assert!(text.contains("SUCCESS"), "{text}");
+
+    // Every dashboard query, Grafana's variables replaced by sample values, as a recording rule.
+    let dir = tempfile::tempdir().unwrap();
+    let mut rules = String::from("groups:\n  - name: dashboard\n    rules:\n");
+    let sources = dashboard_sources(&dashboard());
+    for (i, s) in sources.iter().filter(|s| s.label_values.is_none()).enumerate() {
+        let mut e = s.expr.clone();
+        for (var, value) in [
+            ("$__rate_interval", "5m"),
+            ("$__range", "6h"),
+            ("$__interval", "1m"),
+            ("$job", ".*"),
+            ("$instance", ".*"),
+            ("$rule", ".*"),
+        ] {
+            e = e.replace(var, value);
+        }
+        assert!(!e.contains('$'), "{}: an unknown variable in {e}", s.what);
+        rules.push_str(&format!("      - record: dashboard:expr_{i}\n        expr: {}\n", Value::from(e)));
+    }
+    std::fs::write(dir.path().join("dashboard.yaml"), rules).unwrap();
+    promtool(&["check", "rules", "dashboard.yaml"], dir.path());
+}
+
+/// GitHub's anchor for a Markdown heading.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-' || *c == '_')
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+#[test]
+fn dashboards_every_alert_is_tested_both_ways_and_links_its_runbook_section() {
+    let runbook = read("docs/runbook.md");
+    let anchors: BTreeSet<String> =
+        runbook.lines().filter(|l| l.starts_with('#')).map(|l| anchor(l.trim_start_matches('#'))).collect();
+    let rules = alerts();
+    let mut names = Vec::new();
+    for r in rules["groups"].as_array().unwrap().iter().flat_map(|g| g["rules"].as_array().unwrap()) {
+        let name = r["alert"].as_str().expect("alerting rules only").to_owned();
+        let url =
+            r["annotations"]["runbook_url"].as_str().unwrap_or_else(|| panic!("{name}: no runbook_url"));
+        let section = url.strip_prefix("docs/runbook.md#").unwrap_or_else(|| panic!("{name}: {url}"));
+        assert_eq!(section, anchor(&name), "{name}: its own section");
+        assert!(anchors.contains(section), "{name}: docs/runbook.md has no section #{section}");
+        assert!(r["labels"]["severity"].is_string(), "{name}: a severity");
+        names.push(name);
+    }
+    let names: BTreeSet<&str> = names.iter().map(String::as_str).collect();
+    assert_eq!(names, ALERTS.into_iter().collect(), "the alerts the operations issue names");
+
+    let tests: Value = serde_saphyr::from_str(&read("dashboards/alerts.test.yaml")).unwrap();
+    let cases: Vec<&Value> = tests["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|t| t["alert_rule_test"].as_array().into_iter().flatten())
+        .collect();
+    for name in ALERTS {
+        let of = |firing: bool| {
+            cases.iter().filter(|c| c["alertname"] == name).any(|c| {
+                let n = c["exp_alerts"].as_array().map_or(0, Vec::len);
+                (n > 0) == firing
+            })
+        };
+        assert!(of(true), "{name}: no promtool case where it fires");
+        assert!(of(false), "{name}: no promtool case where it does not fire");
+    }
+
+    // Importable as-is: the datasource is a variable, and every panel and query uses it.
+    let d = dashboard();
+    assert!(d["schemaVersion"].as_u64().is_some_and(|v| v >= 36), "{}", d["schemaVersion"]);
+    assert_eq!(d["__inputs"][0]["pluginId"], "prometheus");
+    let vars = d["templating"]["list"].as_array().unwrap();
+    let ds = vars.iter().find(|v| v["name"] == "datasource").expect("a datasource variable");
+    assert_eq!((&ds["type"], &ds["query"]), (&Value::from("datasource"), &Value::from("prometheus")));
+    let mut ids = BTreeSet::new();
+    for p in d["panels"].as_array().unwrap() {
+        assert!(ids.insert(p["id"].as_u64().unwrap()), "panel id {} twice", p["id"]);
+        assert_eq!(p["datasource"]["uid"], "${datasource}", "{}", p["title"]);
+        for t in p["targets"].as_array().into_iter().flatten() {
+            assert_eq!(t["datasource"]["uid"], "${datasource}", "{} {}", p["title"], t["refId"]);
+        }
+    }
+    for v in vars.iter().filter(|v| v["type"] == "query") {
+        assert_eq!(v["datasource"]["uid"], "${datasource}", "variable {}", v["name"]);
+    }
+}
