@@ -288,8 +288,9 @@ impl Approvals {
     }
 
     /// Records a decision that arrived outside a wait (an MRTR retry carries the user's answer).
-    pub fn decided(&self, ask: &Ask, resolution: Resolution, waited: Duration) {
-        self.settle(ask, Via::Client, &resolution, waited);
+    /// The caller feeds the repeated-denial breaker, as for any other call it forwards or refuses.
+    pub fn decided(&self, ask: &Ask, resolution: &Resolution, waited: Duration) {
+        self.settle(ask, Via::Client, resolution, waited, false);
     }
 
     async fn resolve(
@@ -300,13 +301,13 @@ impl Approvals {
     ) -> Resolution {
         let started = tokio::time::Instant::now();
         let resolution = tokio::time::timeout(self.timeout, decided).await.unwrap_or(Resolution::TimedOut);
-        self.settle(ask, via, &resolution, started.elapsed());
+        self.settle(ask, via, &resolution, started.elapsed(), true);
         resolution
     }
 
     /// Counts, logs (the audit line of who decided what, how, and how long it took), feeds the
     /// repeated-denial breaker, and arms the waiver an "allow for the session" asks for.
-    fn settle(&self, ask: &Ask, via: Via, resolution: &Resolution, waited: Duration) {
+    fn settle(&self, ask: &Ask, via: Via, resolution: &Resolution, waited: Duration, flags: bool) {
         let label = resolution.as_str();
         self.metrics.approvals(label);
         tracing::info!(
@@ -317,7 +318,9 @@ impl Approvals {
             waited_ms = waited.as_millis() as u64,
             "approval resolved"
         );
-        self.flags.record(ask.session.as_deref(), !matches!(resolution, Resolution::Allowed(_)));
+        if flags {
+            self.flags.record(ask.session.as_deref(), !matches!(resolution, Resolution::Allowed(_)));
+        }
         if *resolution == Resolution::Allowed(Decision::AllowSession)
             && matches!(ask.source, Source::Floor | Source::Checker)
         {

@@ -26,6 +26,9 @@ pub struct Context<'a> {
     pub approvals: &'a Approvals,
     /// The client declared the `elicitation` capability (form mode) in `initialize`.
     pub elicits: bool,
+    /// Who is calling, as the transport knows it (HTTP: the `Authorization` header); a modern-era
+    /// approval state is bound to it. Never logged.
+    pub principal: Option<&'a str>,
 }
 
 /// The pre-call decision for a payload.
@@ -37,6 +40,9 @@ pub enum Decision {
     Refuse(Refusal),
     /// One call that a human must decide: forward it (watching its result) only if allowed.
     Ask(Box<Pending>),
+    /// Forward this message in place of the payload (a modern-era retry the user approved, with
+    /// the proxy's approval key and state taken out); watch these responses.
+    Rewrite(Watched, Vec<u8>),
 }
 
 /// A single call waiting for a human.
@@ -109,9 +115,28 @@ impl From<One> for Pre<'_> {
 
 enum One {
     Forward(Option<(IdKey, Watch)>),
+    Rewrite((IdKey, Watch), Vec<u8>),
+    /// Answered by the proxy with this result (a modern-era `input_required`).
+    Answer {
+        id: Box<RawValue>,
+        result: serde_json::Value,
+    },
     Ask(Box<Pending>),
-    Deny { id: Box<RawValue>, qualified: String, reason: String, outcome: CallOutcome },
-    Invalid { id: Option<Box<RawValue>>, message: String },
+    Deny {
+        id: Box<RawValue>,
+        qualified: String,
+        reason: String,
+        outcome: CallOutcome,
+    },
+    Invalid {
+        id: Option<Box<RawValue>>,
+        message: String,
+    },
+    /// A request whose params the proxy will not act on (a bad approval state): never forwarded.
+    Rejected {
+        id: Box<RawValue>,
+        message: String,
+    },
 }
 
 fn one<'a>(msg: &Message<'a>, cx: &Context<'_>, guard: &Guard) -> Pre<'a> {
@@ -216,7 +241,9 @@ fn flagged(call: &ToolCall) -> super::Denial {
 /// What the repeated-denial breaker counts: calls let through and calls refused.
 fn record(one: &One, cx: &Context<'_>) {
     match one {
-        One::Forward(Some((_, Watch::Call(_)))) => cx.approvals.flags.record(cx.session, false),
+        One::Forward(Some((_, Watch::Call(_)))) | One::Rewrite(..) => {
+            cx.approvals.flags.record(cx.session, false)
+        }
         One::Deny { .. } => cx.approvals.flags.record(cx.session, true),
         // Asks are counted when they resolve; initialize, notifications and malformed input not at all.
         _ => {}
@@ -242,19 +269,63 @@ fn refused(
             tracing::info!(tool = %call.qualified, "session waiver: forwarded without asking");
             One::Forward(Some((IdKey::new(&id), Watch::Call(call))))
         }
-        Some(ask) if cx.approvals.route(client_elicits(cx, params)).is_some() => {
-            One::Ask(Box::new(Pending {
+        Some(ask) => match cx.approvals.route(client_elicits(cx, params)) {
+            Some(Via::Client) if cx.era == Era::Modern => round_trip(id, call, d.reason, *ask, cx, params),
+            Some(via) => One::Ask(Box::new(Pending {
                 ask: *ask,
-                via: cx.approvals.route(client_elicits(cx, params)).unwrap_or(Via::Operator),
+                via,
                 progress: progress_token(params),
                 id,
                 call,
                 reason: d.reason,
                 outcome: d.outcome,
                 era: cx.era,
-            }))
+            })),
+            None => One::Deny { id, qualified: call.qualified, reason: d.reason, outcome: d.outcome },
+        },
+        None => One::Deny { id, qualified: call.qualified, reason: d.reason, outcome: d.outcome },
+    }
+}
+
+/// An ask in the modern era: answered with `input_required` (the user's client asks and
+/// retries), or — on the retry — decided by the answer the sealed state vouches for.
+fn round_trip(
+    id: Box<RawValue>,
+    call: ToolCall,
+    reason: String,
+    ask: Ask,
+    cx: &Context<'_>,
+    params: Option<&RawValue>,
+) -> One {
+    use crate::approval::elicit::Reply;
+    use crate::approval::mrtr::Round;
+    use crate::approval::{Decision, Resolution};
+    match cx.approvals.seals.round(params, &ask, cx.principal) {
+        Round::Ask(result) => One::Answer { id, result },
+        Round::Refused(why) => One::Rejected {
+            id,
+            message: format!("portcullis refused this retry's requestState: {why}. The call was not sent."),
+        },
+        Round::Answered { reply, waited, params } => {
+            let resolution = match reply {
+                Reply::Accept(Decision::Deny) | Reply::Decline => Resolution::Denied,
+                Reply::Accept(d) => Resolution::Allowed(d),
+                Reply::Cancel | Reply::Failed => Resolution::Cancelled,
+            };
+            cx.approvals.decided(&ask, &resolution, waited);
+            let why = match resolution {
+                Resolution::Allowed(_) => {
+                    let body = serde_json::json!({
+                        "jsonrpc": "2.0", "id": &id, "method": "tools/call", "params": params,
+                    });
+                    let body = serde_json::to_vec(&body).unwrap_or_default();
+                    return One::Rewrite((IdKey::new(&id), Watch::Call(call)), body);
+                }
+                Resolution::Denied => ("The user denied it.", CallOutcome::Denied),
+                _ => ("The user dismissed the approval without allowing it.", CallOutcome::AskRefused),
+            };
+            One::Deny { id, qualified: call.qualified, reason: format!("{reason} {}", why.0), outcome: why.1 }
         }
-        _ => One::Deny { id, qualified: call.qualified, reason: d.reason, outcome: d.outcome },
     }
 }
 
@@ -291,7 +362,18 @@ pub async fn decide(payload: &Payload<'_>, cx: &Context<'_>, guard: &Guard) -> D
     match payload {
         Payload::Single(msg) => match recorded(settle(one(msg, cx, guard), cx).await, cx) {
             One::Forward(w) => Decision::Forward(Watched::from_iter(w)),
+            One::Rewrite(w, body) => Decision::Rewrite(Watched::from_iter([w]), body),
             One::Ask(p) => Decision::Ask(p),
+            One::Answer { id, result } => Decision::Refuse(Refusal {
+                body: jsonrpc::result_response(&id, &result.to_string()),
+                invalid: false,
+                calls: Vec::new(),
+            }),
+            One::Rejected { id, message } => Decision::Refuse(Refusal {
+                body: jsonrpc::error_response(Some(&id), code::INVALID_PARAMS, &message),
+                invalid: true,
+                calls: Vec::new(),
+            }),
             One::Deny { id, qualified, reason, outcome } => Decision::Refuse(Refusal {
                 body: jsonrpc::result_response(&id, &result::refusal(&reason, cx.era)),
                 invalid: false,
@@ -351,7 +433,12 @@ async fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decisio
                 invalid = true;
                 bodies.push(jsonrpc::error_response(id.as_deref(), code::INVALID_REQUEST, &message));
             }
-            One::Forward(_) => {
+            One::Rejected { id, message } => {
+                invalid = true;
+                bodies.push(jsonrpc::error_response(Some(&id), code::INVALID_PARAMS, &message));
+            }
+            // Batches exist only in a legacy era, where no round trip is answered or rewritten.
+            One::Rewrite(..) | One::Answer { .. } | One::Forward(_) => {
                 if let (Some(id), Kind::Request) = (m.id, m.kind()) {
                     bodies.push(jsonrpc::error_response(
                         Some(id),
@@ -399,6 +486,7 @@ mod tests {
             session: None,
             approvals: &approvals,
             elicits: false,
+            principal: None,
         };
         block_on(decide(&parse(text.as_bytes()).unwrap(), &cx, &guard()))
     }
@@ -406,7 +494,7 @@ mod tests {
     fn refusal_json(d: Decision) -> (Value, bool) {
         match d {
             Decision::Refuse(r) => (serde_json::from_slice(&r.body).unwrap(), r.invalid),
-            Decision::Forward(_) | Decision::Ask(_) => panic!("not refused"),
+            Decision::Forward(_) | Decision::Ask(_) | Decision::Rewrite(..) => panic!("not refused"),
         }
     }
 
@@ -503,7 +591,7 @@ mod properties {
             let up: Arc<str> = "up".into();
             for negotiated in [None, Some(Version::V2025_03_26)] {
                 let approvals = Approvals::headless();
-        let cx = Context { upstream: &up, era: Era::Legacy, negotiated, session: None, approvals: &approvals, elicits: false };
+        let cx = Context { upstream: &up, era: Era::Legacy, negotiated, session: None, approvals: &approvals, elicits: false, principal: None };
                 if let Ok(payload) = parse(body.as_bytes()) {
                     let _ = block_on(decide(&payload, &cx, &guard));
                 }

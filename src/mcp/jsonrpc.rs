@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 pub mod code {
     pub const PARSE_ERROR: i64 = -32700;
     pub const INVALID_REQUEST: i64 = -32600;
+    pub const INVALID_PARAMS: i64 = -32602;
     pub const INTERNAL_ERROR: i64 = -32603;
     /// MCP 2026-07-28: an `Mcp-*` routing header disagrees with the body.
     pub const HEADER_MISMATCH: i64 = -32020;

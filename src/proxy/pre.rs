@@ -104,8 +104,17 @@ where
     }
 }
 
+/// The header an agent may send to name its session where the protocol has none (the modern
+/// era, plain HTTP tools): waivers and the repeated-denial breaker are kept per session.
+pub const HEADER_AGENT_SESSION: &str = "x-portcullis-session";
+
+/// The legacy `Mcp-Session-Id`, else the agent's own session header.
 fn session_of(req: &Req) -> Option<String> {
-    req.headers().get(HEADER_SESSION).and_then(|v| v.to_str().ok()).map(str::to_owned)
+    let h = req.headers();
+    h.get(HEADER_SESSION)
+        .or_else(|| h.get(HEADER_AGENT_SESSION))
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
 }
 
 impl<S> PreGate<S>
@@ -134,7 +143,7 @@ where
 /// The pre gate for one MCP POST: parse, check the routing headers, decide (awaiting any Layer 2
 /// check), then answer or forward.
 async fn mcp_post<S>(
-    mut inner: S,
+    inner: S,
     shared: Arc<Shared>,
     mut req: Req,
     upstream: Arc<str>,
@@ -192,6 +201,7 @@ where
         session: session.as_deref(),
         approvals: &shared.approvals,
         elicits,
+        principal: req.headers().get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()),
     };
     let guard = shared.guard.load_full();
     let watched = match decide(&payload, &cx, &guard).await {
@@ -203,17 +213,45 @@ where
             return Ok(json_response(status, r.body));
         }
         Decision::Forward(w) => w,
+        Decision::Rewrite(w, body) => {
+            let id = match &payload {
+                Payload::Single(m) => m.id.map(RawValue::to_owned),
+                Payload::Batch(_) => None,
+            };
+            drop(payload);
+            *req.body_mut() = Bytes::from(body);
+            let len = http::HeaderValue::from(req.body().len());
+            req.headers_mut().insert(http::header::CONTENT_LENGTH, len);
+            return forward(inner, shared, req, upstream, era, w, id).await;
+        }
         Decision::Ask(pending) => {
             drop(payload);
             return Ok(super::parked::respond(inner, shared, req, pending, upstream, era));
         }
     };
-    // Upstream failures answer the request's own id; remember it and the calls' names.
-    let (id, calls) = match &payload {
-        Payload::Single(m) => (m.id.map(RawValue::to_owned), watched.call_names()),
-        Payload::Batch(_) => (None, watched.call_names()),
+    // Upstream failures answer the request's own id.
+    let id = match &payload {
+        Payload::Single(m) => m.id.map(RawValue::to_owned),
+        Payload::Batch(_) => None,
     };
     drop(payload);
+    forward(inner, shared, req, upstream, era, watched, id).await
+}
+
+/// Sends a decided request on, watching `watched`; an upstream failure answers `id`.
+async fn forward<S>(
+    mut inner: S,
+    shared: Arc<Shared>,
+    mut req: Req,
+    upstream: Arc<str>,
+    era: Era,
+    watched: crate::gate::post::Watched,
+    id: Option<Box<RawValue>>,
+) -> Result<Resp, BoxError>
+where
+    S: Service<Req, Response = Resp, Error = BoxError>,
+{
+    let calls = watched.call_names();
     if !watched.is_empty() {
         req.extensions_mut().insert(PostWatch::Mcp { watched, upstream: upstream.clone(), era });
     }

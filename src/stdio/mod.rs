@@ -52,6 +52,16 @@ struct Relay {
     max_line: usize,
 }
 
+impl Relay {
+    /// Adds a forwarded message's watches to the table the server's answers are matched in.
+    fn watch(&self, watched: Watched) {
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        for (id, w) in watched.into_entries() {
+            pending.insert(id, w);
+        }
+    }
+}
+
 /// Runs `cmd` as the guarded server, relaying `agent_in`/`agent_out`, until either side ends.
 /// Returns the server's exit code.
 pub async fn wrap<R, W>(
@@ -193,6 +203,8 @@ async fn agent_to_server<R>(
             session: Some(SESSION),
             approvals: &relay.approvals,
             elicits,
+            // The process that launched `wrap` is the only principal a stdio relay has.
+            principal: None,
         };
         match decide(&payload, &cx, &relay.guard).await {
             Decision::Refuse(r) => {
@@ -217,13 +229,14 @@ async fn agent_to_server<R>(
                     return;
                 }
             }
-            Decision::Forward(watched) => {
-                {
-                    let mut pending = relay.pending.lock().unwrap_or_else(|p| p.into_inner());
-                    for (id, w) in watched.into_entries() {
-                        pending.insert(id, w);
-                    }
+            Decision::Rewrite(watched, body) => {
+                relay.watch(watched);
+                if to_server.send(with_newline(body)).await.is_err() {
+                    return;
                 }
+            }
+            Decision::Forward(watched) => {
+                relay.watch(watched);
                 if to_server.send(with_newline(line)).await.is_err() {
                     return;
                 }
@@ -252,12 +265,7 @@ async fn ask_the_user(
     drop(open);
     let why = match resolution {
         Resolution::Allowed(_) => {
-            {
-                let mut table = relay.pending.lock().unwrap_or_else(|p| p.into_inner());
-                for (id, w) in pending.allowed().into_entries() {
-                    table.insert(id, w);
-                }
-            }
+            relay.watch(pending.allowed());
             let _ = to_server.send(with_newline(line)).await;
             return;
         }

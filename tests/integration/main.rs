@@ -11,5 +11,6 @@ mod hostile;
 mod http_tools;
 mod lifecycle;
 mod mcp_http;
+mod mrtr;
 mod stdio;
 mod support;
