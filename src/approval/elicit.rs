@@ -206,6 +206,7 @@ mod tests {
             reason: "not proven read-only".into(),
             source,
             session: session.map(str::to_owned),
+            definition: 0,
         }
     }
 

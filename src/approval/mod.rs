@@ -17,6 +17,7 @@ pub mod elicit;
 pub mod flags;
 pub mod mrtr;
 pub mod pending;
+pub mod tools;
 pub mod waivers;
 
 use std::sync::Arc;
@@ -127,6 +128,9 @@ pub struct Ask {
     pub source: Source,
     /// The session it belongs to; without one, "allow for the session" allows once.
     pub session: Option<String>,
+    /// The version of the tool's definition as seen in `tools/list` ([`tools::Definitions`]):
+    /// a waiver armed for one definition does not answer for another.
+    pub definition: u64,
 }
 
 /// How an ask ended.
@@ -179,6 +183,8 @@ pub struct Approvals {
     timeout: Duration,
     keepalive: Duration,
     pub waivers: Waivers,
+    /// Tool definitions seen in `tools/list`, by qualified name.
+    pub tools: tools::Definitions,
     pub pending: Pending,
     pub elicitations: elicit::Elicitations,
     /// The modern era's sealed `requestState`s.
@@ -204,6 +210,7 @@ impl Approvals {
             timeout: settings.timeout,
             keepalive: settings.keepalive,
             waivers: Waivers::new(settings.waiver_capacity, settings.waiver_idle, metrics.clone()),
+            tools: tools::Definitions::default(),
             pending: Pending::new(metrics.clone()),
             elicitations: elicit::Elicitations::default(),
             seals: mrtr::Seals::new(settings.timeout),

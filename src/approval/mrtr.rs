@@ -234,6 +234,7 @@ mod tests {
             reason: "asked".into(),
             source: Source::Floor,
             session: session.map(str::to_owned),
+            definition: 0,
         }
     }
 

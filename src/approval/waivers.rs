@@ -23,7 +23,8 @@ impl std::fmt::Debug for Waivers {
 
 fn key(session: &str, ask: &Ask) -> [u8; 32] {
     let mut h = Sha256::new();
-    for part in [session, &ask.tool, &ask.args] {
+    let definition = ask.definition.to_string();
+    for part in [session, &ask.tool, &ask.args, &definition] {
         h.update((part.len() as u64).to_le_bytes());
         h.update(part.as_bytes());
     }
@@ -71,6 +72,7 @@ mod tests {
             reason: "r".into(),
             source: Source::Floor,
             session: session.map(str::to_owned),
+            definition: 0,
         }
     }
 

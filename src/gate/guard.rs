@@ -55,6 +55,7 @@ impl PreCheck {
             reason: reason.to_owned(),
             source: Source::Checker,
             session: self.session.clone(),
+            definition: 0,
         })
     }
 
@@ -215,6 +216,7 @@ impl Guard {
                     reason: d.reason.clone(),
                     source: if d.scope == Scope::Builtin { Source::Floor } else { Source::Configured },
                     session: call.session.clone(),
+                    definition: 0,
                 })),
                 reason: format!(
                     "portcullis needs a human to approve {}: {} (rule {}, scope {scope}). No approval channel \

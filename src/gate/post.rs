@@ -20,6 +20,8 @@ pub enum Watch {
     /// The negotiated protocol version is recorded (it decides whether batches are legal), with
     /// whether the client declared it can elicit (its user can be asked to approve calls).
     Initialize { elicits: bool },
+    /// A `tools/list` result of this upstream: its definitions are recorded.
+    List(std::sync::Arc<str>),
 }
 
 /// The responses an exchange waits for. Usually one, so a small vector beats a map.
@@ -86,9 +88,9 @@ impl Watched {
         self.0.into_iter()
     }
 
-    /// True when an `initialize` answer is awaited.
+    /// True when an answer the proxy learns from (`initialize`, `tools/list`) is awaited.
     pub fn has_initialize(&self) -> bool {
-        self.0.iter().any(|(_, w)| matches!(w, Watch::Initialize { .. }))
+        self.0.iter().any(|(_, w)| matches!(w, Watch::Initialize { .. } | Watch::List(_)))
     }
 
     /// The qualified names of the watched calls.
@@ -97,7 +99,7 @@ impl Watched {
             .iter()
             .filter_map(|(_, w)| match w {
                 Watch::Call(c) => Some(c.qualified.clone()),
-                Watch::Initialize { .. } => None,
+                Watch::Initialize { .. } | Watch::List(_) => None,
             })
             .collect()
     }
@@ -115,6 +117,8 @@ pub enum Seen {
     Call { call: ToolCall, outcome: PostOutcome },
     /// An `initialize` result naming this version, for a client that can (or cannot) elicit.
     Initialized { version: Version, elicits: bool },
+    /// A `tools/list` result of this upstream.
+    Listed { upstream: std::sync::Arc<str>, result: Value },
 }
 
 /// What may be released after inspecting one JSON text.
@@ -231,6 +235,12 @@ async fn inspect_one(text: &str, watched: &mut Watched, guard: &Guard, seen: &mu
                 .and_then(|v| v.get("protocolVersion").and_then(Value::as_str).and_then(Version::parse));
             if let Some(v) = version {
                 seen.push(Seen::Initialized { version: v, elicits });
+            }
+            One::Unchanged
+        }
+        Watch::List(upstream) => {
+            if let Some(result) = msg.result.and_then(|r| serde_json::from_str::<Value>(r.get()).ok()) {
+                seen.push(Seen::Listed { upstream, result });
             }
             One::Unchanged
         }

@@ -168,6 +168,10 @@ fn one<'a>(msg: &Message<'a>, cx: &Context<'_>, guard: &Guard) -> Pre<'a> {
             message: "tools/call must be a request with a string or number id".into(),
         }
         .into(),
+        // Tool definitions are learnt so a waiver dies with the definition it was armed for.
+        (Some("tools/list"), Kind::Request, Some(id)) => {
+            One::Forward(Some((IdKey::new(id), Watch::List(cx.upstream.clone())))).into()
+        }
         (Some("initialize"), Kind::Request, _) => {
             let elicits = declares_elicitation(msg.params, "/capabilities/elicitation");
             One::Forward(msg.id.map(|id| (IdKey::new(id), Watch::Initialize { elicits }))).into()
@@ -234,6 +238,7 @@ fn flagged(call: &ToolCall) -> super::Denial {
             reason: why.into(),
             source: Source::Flagged,
             session: call.session.clone(),
+            definition: 0,
         })),
     }
 }
@@ -260,24 +265,32 @@ fn recorded(one: One, cx: &Context<'_>) -> One {
 fn refused(
     id: Box<RawValue>,
     call: ToolCall,
-    d: super::Denial,
+    mut d: super::Denial,
     cx: &Context<'_>,
     params: Option<&RawValue>,
 ) -> One {
+    if let Some(ask) = d.ask.as_mut() {
+        ask.definition = cx.approvals.tools.version(&ask.tool);
+    }
     match d.ask {
         Some(ask) if cx.approvals.waived(&ask) => {
             tracing::info!(tool = %call.qualified, "session waiver: forwarded without asking");
             One::Forward(Some((IdKey::new(&id), Watch::Call(call))))
         }
         Some(ask) => match cx.approvals.route(client_elicits(cx, params)) {
-            Some(Via::Client) if cx.era == Era::Modern => round_trip(id, call, d.reason, *ask, cx, params),
+            Some(Via::Client) if cx.era == Era::Modern => round_trip(id, call, *ask, cx, params),
             Some(via) => One::Ask(Box::new(Pending {
+                // What the agent reads if the answer is no: why it was asked, then what happened
+                // (a Layer 1 reason says "headless", which is no longer true once someone is asked).
+                reason: match ask.source {
+                    Source::Checker => d.reason,
+                    _ => format!("portcullis asked a human to approve {}: {}.", ask.tool, ask.reason),
+                },
                 ask: *ask,
                 via,
                 progress: progress_token(params),
                 id,
                 call,
-                reason: d.reason,
                 outcome: d.outcome,
                 era: cx.era,
             })),
@@ -292,7 +305,6 @@ fn refused(
 fn round_trip(
     id: Box<RawValue>,
     call: ToolCall,
-    reason: String,
     ask: Ask,
     cx: &Context<'_>,
     params: Option<&RawValue>,
@@ -324,7 +336,9 @@ fn round_trip(
                 Resolution::Denied => ("The user denied it.", CallOutcome::Denied),
                 _ => ("The user dismissed the approval without allowing it.", CallOutcome::AskRefused),
             };
-            One::Deny { id, qualified: call.qualified, reason: format!("{reason} {}", why.0), outcome: why.1 }
+            let reason =
+                format!("portcullis asked a human to approve {}: {}. {}", ask.tool, ask.reason, why.0);
+            One::Deny { id, qualified: call.qualified, reason, outcome: why.1 }
         }
     }
 }

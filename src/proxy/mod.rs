@@ -58,3 +58,20 @@ pub struct Shared {
     pub sessions: sessions::Sessions,
     pub limits: Limits,
 }
+
+impl Shared {
+    /// Takes in what the post gate saw in one answer: a call's outcome (counted), a session's
+    /// version and capabilities, a server's tool definitions.
+    pub fn saw(&self, seen: crate::gate::post::Seen, upstream: &str, session: Option<&str>) {
+        use crate::gate::post::Seen;
+        match seen {
+            Seen::Call { call, outcome } => self.metrics.tool_call(upstream, &call.qualified, outcome.into()),
+            Seen::Initialized { version, elicits } => {
+                if let Some(s) = session {
+                    self.sessions.record(s, version, elicits);
+                }
+            }
+            Seen::Listed { upstream, result } => self.approvals.tools.record(&upstream, &result),
+        }
+    }
+}

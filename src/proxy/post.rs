@@ -16,7 +16,7 @@ use super::error::{ErrorKind, ProxyError};
 use super::pre::PostWatch;
 use super::sse_body::{Scope, SseGate};
 use super::{full, BoxError, Req, Resp, Shared};
-use crate::gate::post::{inspect, Release, Seen, Watch, Watched};
+use crate::gate::post::{inspect, Release, Watch, Watched};
 use crate::gate::{CallOutcome, PostOutcome};
 use crate::mcp::era::HEADER_SESSION;
 use crate::mcp::jsonrpc::{self, code};
@@ -184,16 +184,7 @@ async fn mcp(
             let text = String::from_utf8_lossy(&bytes);
             let inspection = inspect(&text, &mut watched, &guard).await;
             for seen in inspection.seen {
-                match seen {
-                    Seen::Call { call, outcome } => {
-                        shared.metrics.tool_call(&upstream, &call.qualified, outcome.into())
-                    }
-                    Seen::Initialized { version, elicits } => {
-                        if let Some(s) = &session {
-                            shared.sessions.record(s, version, elicits);
-                        }
-                    }
-                }
+                shared.saw(seen, &upstream, session.as_deref());
             }
             fail_all(&watched);
             let body = match inspection.release {

@@ -24,7 +24,7 @@ use serde_json::value::RawValue;
 
 use super::{Body, BoxError, Shared};
 use crate::call::ToolCall;
-use crate::gate::post::{inspect, needs_check, Inspection, Release, Seen, Watch, Watched};
+use crate::gate::post::{inspect, needs_check, Inspection, Release, Watch, Watched};
 use crate::gate::CallOutcome;
 use crate::mcp::era::Era;
 use crate::mcp::jsonrpc::{self, code, IdKey, Message};
@@ -117,16 +117,7 @@ impl SseGate {
 
     fn release(&mut self, raw: Bytes, inspection: Inspection) {
         for seen in inspection.seen {
-            match seen {
-                Seen::Call { call, outcome } => {
-                    self.shared.metrics.tool_call(&self.upstream, &call.qualified, outcome.into())
-                }
-                Seen::Initialized { version, elicits } => {
-                    if let Some(s) = &self.session {
-                        self.shared.sessions.record(s, version, elicits);
-                    }
-                }
-            }
+            self.shared.saw(seen, &self.upstream, self.session.as_deref());
         }
         match inspection.release {
             Release::Unchanged => self.out.push_back(raw),

@@ -328,6 +328,7 @@ where
                 Seen::Initialized { version, elicits } => {
                     *relay.client.lock().unwrap_or_else(|p| p.into_inner()) = (Some(version), elicits)
                 }
+                Seen::Listed { upstream, result } => relay.approvals.tools.record(&upstream, &result),
             }
         }
         let out = match inspection.release {

@@ -76,8 +76,11 @@ impl CheckerMetrics {
                 .buckets(vec![0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0]),
         )
         .expect("static metric");
-        let up = IntGauge::new("checker_up", "1 while the checker answers, 0 while its breaker is open")
-            .expect("static metric");
+        let up = IntGauge::new(
+            "checker_up",
+            "1 while the checker answers (breaker closed), 0 while its breaker is open or probing",
+        )
+        .expect("static metric");
         let breaker = IntGaugeVec::new(
             Opts::new("breaker_state", "Checker breaker: 0 closed, 1 open, 2 half-open"),
             &["checker"],
@@ -146,6 +149,8 @@ impl CheckerMetrics {
 
     pub fn breaker(&self, checker: &str, state: BreakerLabel) {
         self.breaker.with_label_values(&[checker]).set(state as i64);
-        self.up.set(i64::from(state != BreakerLabel::Open));
+        // A half-open breaker is probing a checker that has not answered yet: not up. Reading it
+        // as up would restart an alert's `for:` timer at every probe while the checker stays dead.
+        self.up.set(i64::from(state == BreakerLabel::Closed));
     }
 }

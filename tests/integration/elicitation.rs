@@ -191,3 +191,37 @@ async fn elicitation_works_through_wrap() {
     assert_eq!(calls.len(), 2, "{seen}");
     assert!(!seen.contains("second") && !seen.contains("portcullis-elicit"), "{seen}");
 }
+
+#[tokio::test]
+async fn a_waiver_dies_with_the_tool_definition_it_was_armed_for() {
+    let peer = Peer::python("legacy");
+    let p =
+        proxy(&config(&[("py", &peer.url())], "approvals: { channel: elicitation, timeout: 30s }\n")).await;
+    let n = note("same");
+    let out = py_client_with(
+        &proxy_url(&p, "py"),
+        "legacy",
+        &["--elicit", "allow_session,allow_once,deny"],
+        &[
+            "list",
+            "call",
+            "write_note",
+            &n, // allow for the session
+            "call",
+            "write_note",
+            &n, // waived
+            "call",
+            "redefine",
+            r#"{"description":"writes a note, and mails it to the author"}"#, // allow once
+            "list", // the proxy learns the new definition
+            "call",
+            "write_note",
+            &n, // asked again: deny
+        ],
+    )
+    .await;
+    let asked: Vec<usize> = out.iter().map(|l| l["elicitations"].as_array().map_or(0, Vec::len)).collect();
+    assert_eq!(asked, [0, 1, 0, 1, 0, 1], "{out:?}");
+    assert_eq!(out[5]["result"]["isError"], true, "{}", out[5]);
+    assert_eq!(peer.tools_run(), ["write_note", "write_note", "redefine"]);
+}
