@@ -12,5 +12,6 @@ mod http_tools;
 mod lifecycle;
 mod mcp_http;
 mod mrtr;
+mod prometheus_e2e;
 mod stdio;
 mod support;

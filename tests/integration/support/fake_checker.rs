@@ -120,8 +120,19 @@ impl FakeChecker {
     pub async fn start(
         script: impl Fn(&Request) -> (Reply, Option<Duration>) + Send + Sync + 'static,
     ) -> FakeChecker {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
-        let url = format!("http://{}/v1", listener.local_addr().expect("local addr"));
+        FakeChecker::start_on("127.0.0.1:0".parse().expect("an address"), script)
+            .await
+            .expect("bind 127.0.0.1:0")
+    }
+
+    /// As [`FakeChecker::start`], on a given address: a checker brought back where a killed one
+    /// listened (`url` unchanged). Fails as `bind` does, e.g. while the port is still taken.
+    pub async fn start_on(
+        addr: std::net::SocketAddr,
+        script: impl Fn(&Request) -> (Reply, Option<Duration>) + Send + Sync + 'static,
+    ) -> std::io::Result<FakeChecker> {
+        let listener = TcpListener::bind(addr).await?;
+        let url = format!("http://{}/v1", listener.local_addr()?);
         let script: Arc<Script> = Arc::new(script);
         let requests = Arc::new(Mutex::new(Vec::new()));
         let tasks = Arc::new(Mutex::new(Tasks::default()));
@@ -145,7 +156,7 @@ impl FakeChecker {
             })
         };
         lock(&tasks).track(accept.abort_handle());
-        FakeChecker { url, requests, tasks }
+        Ok(FakeChecker { url, requests, tasks })
     }
 
     /// A fake that answers every request with `reply`.

@@ -1,0 +1,473 @@
+//! `PortcullisCheckerDown` end to end, with a real Prometheus server (Debian's `prometheus`
+//! package, `/usr/bin/prometheus`) scraping a running proxy's admin listener on loopback and
+//! evaluating the shipped `dashboards/alerts.yaml` — expressions exactly as shipped, only the
+//! `for:` durations cut to seconds. The proxy judges calls through the fake checker (a real HTTP
+//! server on the OpenAI wire); killing it opens the breaker and the alert must reach `firing` in
+//! Prometheus's alerts API; bringing it back on the same address (the proxy's config unchanged,
+//! as when an operator restores the model server) closes the breaker and the alert must resolve.
+//!
+//! Nothing here is timed except bounded polling: every wait polls the real thing until it says
+//! so or a generous deadline passes, and then fails with what it last saw.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::support::fake_checker::{FakeChecker, Reply, Request};
+use crate::support::{config, post, proxy, proxy_url, rpc_body, Peer};
+
+const PROMETHEUS: &str = "/usr/bin/prometheus";
+/// What every `for:` in the rules becomes: two evaluations at the 1 s interval below.
+const SHORT_FOR: &str = "2s";
+/// The longest any one bounded wait may take.
+const PATIENCE: Duration = Duration::from_secs(60);
+const POLL: Duration = Duration::from_millis(250);
+const ALERT: &str = "PortcullisCheckerDown";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+// ---------------------------------------------------------------- HTTP
+
+type Client = hyper_util::client::legacy::Client<
+    hyper_util::client::legacy::connect::HttpConnector,
+    http_body_util::Empty<bytes::Bytes>,
+>;
+
+fn client() -> Client {
+    hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build_http()
+}
+
+/// A GET; `Err` when there is no answer at all (nothing listening yet, a reset).
+async fn get(client: &Client, url: &str) -> Result<(u16, String), String> {
+    use http_body_util::BodyExt;
+    let uri: http::Uri = url.parse().map_err(|e| format!("{url}: {e}"))?;
+    let resp = tokio::time::timeout(Duration::from_secs(10), client.get(uri))
+        .await
+        .map_err(|_| format!("{url}: no answer in 10 s"))?
+        .map_err(|e| format!("{url}: {e}"))?;
+    let status = resp.status().as_u16();
+    let body = resp.into_body().collect().await.map_err(|e| format!("{url}: {e}"))?.to_bytes();
+    Ok((status, String::from_utf8_lossy(&body).into_owned()))
+}
+
+/// Percent-encodes a query-string value (everything but RFC 3986's unreserved characters).
+fn encode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+            b => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------- Prometheus
+
+/// A Prometheus server on 127.0.0.1 with its config, rules, TSDB and log in a temp dir of its
+/// own. Killed (and reaped) on drop, before the dir is removed.
+struct Prometheus {
+    child: tokio::process::Child,
+    url: String,
+    log: PathBuf,
+    client: Client,
+    /// Dropped after the child is reaped (`Drop` runs before the fields go).
+    dir: Option<tempfile::TempDir>,
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+        // Reap it before the temp dir goes, so nothing is still writing into it.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while matches!(self.child.try_wait(), Ok(None)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn require_prometheus() {
+    assert!(
+        Path::new(PROMETHEUS).is_file(),
+        "{PROMETHEUS} is missing: install Debian's `prometheus` package \
+         (apt-get install --no-install-recommends prometheus); .ci/run does"
+    );
+}
+
+/// A port free on 127.0.0.1 a moment ago (bound to port 0, then released).
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    l.local_addr().expect("local addr").port()
+}
+
+/// `dashboards/alerts.yaml` with every `for: <d>` rewritten to [`SHORT_FOR`], nothing else.
+fn short_rules() -> String {
+    let shipped =
+        std::fs::read_to_string(root().join("dashboards/alerts.yaml")).expect("dashboards/alerts.yaml");
+    let mut out = String::new();
+    for line in shipped.lines() {
+        let body = line.trim_start();
+        match body.strip_prefix("for: ") {
+            Some(d) if !d.trim().is_empty() && !d.contains(' ') => {
+                out.push_str(&line[..line.len() - body.len()]);
+                out.push_str("for: ");
+                out.push_str(SHORT_FOR);
+            }
+            _ => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    // The copy differs from the shipped rules in the `for:` values only.
+    let parse = |y: &str| -> Value { serde_saphyr::from_str(y).expect("alert rules are YAML") };
+    let (mut want, got) = (parse(&shipped), parse(&out));
+    let mut shortened = 0;
+    for rule in
+        want["groups"].as_array_mut().unwrap().iter_mut().flat_map(|g| g["rules"].as_array_mut().unwrap())
+    {
+        if let Some(d) = rule.get_mut("for") {
+            *d = Value::from(SHORT_FOR);
+            shortened += 1;
+        }
+    }
+    assert_eq!(got, want, "the rewritten rules differ from dashboards/alerts.yaml beyond `for:`");
+    assert!(shortened >= 6, "the `for:` durations were found: {shortened}");
+    let checker_down = got["groups"][0]["rules"].as_array().unwrap().iter().find(|r| r["alert"] == ALERT);
+    assert_eq!(checker_down.map(|r| &r["for"]), Some(&Value::from(SHORT_FOR)), "{ALERT} is shortened");
+    out
+}
+
+impl Prometheus {
+    /// Starts Prometheus scraping `target` (job `portcullis`, the runbook's convention) every
+    /// second and evaluating the shortened rules every second; returns once `/-/ready` says so.
+    async fn start(target: SocketAddr) -> Prometheus {
+        require_prometheus();
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let rules = dir.path().join("alerts.yaml");
+        std::fs::write(&rules, short_rules()).unwrap();
+        let config = dir.path().join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n\
+                 rule_files:\n  - {rules:?}\n\
+                 scrape_configs:\n  - job_name: portcullis\n    static_configs:\n      - targets: [\"{target}\"]\n",
+                rules = rules.display().to_string(),
+            ),
+        )
+        .unwrap();
+        // The port is free when picked, not necessarily when Prometheus binds it: on the rare
+        // collision, pick another.
+        let mut dir = Some(dir);
+        for attempt in 1..=5 {
+            let here = dir.as_ref().unwrap().path().to_owned();
+            let port = free_port();
+            let log = here.join(format!("prometheus-{attempt}.log"));
+            let out = std::fs::File::create(&log).unwrap();
+            let child = tokio::process::Command::new(PROMETHEUS)
+                .arg(format!("--config.file={}", config.display()))
+                .arg(format!("--storage.tsdb.path={}", here.join(format!("data-{attempt}")).display()))
+                .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+                .arg("--web.enable-lifecycle")
+                .current_dir(&here)
+                .stdin(Stdio::null())
+                .stdout(out.try_clone().unwrap())
+                .stderr(out)
+                .kill_on_drop(true)
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot start {PROMETHEUS}: {e}"));
+            let mut prom = Prometheus {
+                child,
+                url: format!("http://127.0.0.1:{port}"),
+                log,
+                client: client(),
+                dir: dir.take(),
+            };
+            let deadline = Instant::now() + PATIENCE;
+            loop {
+                if let Ok(Some(status)) = prom.child.try_wait() {
+                    let log = prom.log_text();
+                    assert!(
+                        log.contains("address already in use") && attempt < 5,
+                        "prometheus exited ({status}) before it was ready:\n{log}"
+                    );
+                    break;
+                }
+                if matches!(get(&prom.client, &format!("{}/-/ready", prom.url)).await, Ok((200, _))) {
+                    return prom;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "prometheus not ready in {PATIENCE:?}:\n{}",
+                    prom.log_text()
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            // Keep the dir for the next attempt; the exited child is reaped by the drop.
+            dir = prom.dir.take();
+        }
+        unreachable!("the last attempt returns or panics")
+    }
+
+    fn log_text(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(40)..].join("\n")
+    }
+
+    /// `GET /api/v1/<path>`'s `data`, or what went wrong.
+    async fn api(&self, path: &str) -> Result<Value, String> {
+        let (status, body) = get(&self.client, &format!("{}/api/v1/{path}", self.url)).await?;
+        let v: Value = serde_json::from_str(&body).map_err(|e| format!("{path}: {status} {e}: {body}"))?;
+        match (status, v["status"].as_str()) {
+            (200, Some("success")) => Ok(v["data"].clone()),
+            _ => Err(format!("{path}: {status} {body}")),
+        }
+    }
+
+    /// An instant query's samples as (labels, value).
+    async fn query(&self, promql: &str) -> Result<Vec<(Value, f64)>, String> {
+        let data = self.api(&format!("query?query={}", encode(promql))).await?;
+        Ok(data["result"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|s| {
+                let v = s["value"][1].as_str().and_then(|v| v.parse().ok()).unwrap_or(f64::NAN);
+                (s["metric"].clone(), v)
+            })
+            .collect())
+    }
+
+    /// The one sample `promql` returns, if it returns exactly one.
+    async fn value(&self, promql: &str) -> Option<f64> {
+        match self.query(promql).await.ok()?.as_slice() {
+            [(_, v)] => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// `/api/v1/alerts`: the active (pending or firing) alerts.
+    async fn alerts(&self) -> Result<Vec<Value>, String> {
+        Ok(self.api("alerts").await?["alerts"].as_array().cloned().unwrap_or_default())
+    }
+
+    /// The rule `name` as `/api/v1/rules` reports it.
+    async fn rule(&self, name: &str) -> Result<Value, String> {
+        let data = self.api("rules").await?;
+        data["groups"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|g| g["rules"].as_array().into_iter().flatten())
+            .find(|r| r["name"] == name)
+            .cloned()
+            .ok_or_else(|| format!("no rule {name} in {data}"))
+    }
+}
+
+/// The state (`pending`, `firing`) of the active `PortcullisCheckerDown` alert, if any.
+fn checker_down(alerts: &[Value]) -> Option<&str> {
+    alerts.iter().find(|a| a["labels"]["alertname"] == ALERT).and_then(|a| a["state"].as_str())
+}
+
+// ---------------------------------------------------------------- the proxy side
+
+/// A legacy-era MCP session over raw requests.
+struct Session {
+    url: String,
+    id: String,
+    next: u64,
+}
+
+const LEGACY: &str = "2025-06-18";
+
+impl Session {
+    async fn open(url: &str) -> Session {
+        let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+            "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "prometheus-e2e", "version": "1"}}});
+        let (status, headers, body) = post(url, &[], init.to_string()).await;
+        assert_eq!(status, 200, "{body}");
+        let id = headers["mcp-session-id"].to_str().unwrap().to_owned();
+        let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+        post(url, &[("mcp-session-id", &id), ("mcp-protocol-version", LEGACY)], note.to_string()).await;
+        Session { url: url.to_owned(), id, next: 1 }
+    }
+
+    /// Calls `echo` with words never sent before (a cached verdict would skip the checker and
+    /// its breaker) and checks the call passed: judged safe, or unguarded under the fail-open rule.
+    async fn echo(&mut self) {
+        static N: AtomicU64 = AtomicU64::new(0);
+        self.next += 1;
+        let words = format!("prometheus e2e call {}", N.fetch_add(1, Ordering::Relaxed));
+        let body = json!({"jsonrpc":"2.0","id":self.next,"method":"tools/call",
+            "params":{"name":"echo","arguments":{"message": words}}});
+        let headers = [("mcp-session-id", self.id.as_str()), ("mcp-protocol-version", LEGACY)];
+        let (status, _, text) = post(&self.url, &headers, body.to_string()).await;
+        let msg = rpc_body(&text);
+        assert_eq!((status, &msg["result"]["content"][0]["text"]), (200, &Value::from(words)), "{text}");
+    }
+}
+
+/// The value of the proxy's own sample `series` (exact name and labels), from its registry.
+fn sample(p: &portcullis::app::Running, series: &str) -> f64 {
+    let text = String::from_utf8(p.metrics.render()).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(series).and_then(|v| v.strip_prefix(' ')))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no sample {series} in\n{text}"))
+}
+
+const BREAKER: &str = r#"portcullis_breaker_state{checker="openai"}"#;
+
+fn safe(_: &Request) -> (Reply, Option<Duration>) {
+    (Reply::Safe, None)
+}
+
+// ---------------------------------------------------------------- the test
+
+#[tokio::test]
+async fn prometheus_e2e_checker_down_fires_when_the_checker_dies_and_resolves_when_it_returns() {
+    // The proxy, in front of the real Python SDK server, judging `echo` through the fake checker;
+    // fail-open (the default), so calls pass while the checker is down. One failure opens the
+    // breaker; a probe goes through a second after that.
+    require_prometheus();
+    let peer = Peer::python("legacy");
+    let checker = FakeChecker::start(safe).await;
+    let checker_addr: SocketAddr = checker
+        .url
+        .strip_prefix("http://")
+        .and_then(|u| u.strip_suffix("/v1"))
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("a fake checker url: {}", checker.url));
+    let extra = format!(
+        "permissions: {{ allow: [\"mcp__*\"] }}\nguardrails:\n  checker: {{ base_url: \"{}\", model: fake-judge, timeout: 2s }}\n  min_content_bytes: 0\n  breaker: {{ failures: 1, cooldown: 1s }}\n  rules: [{{ match: mcp__py__echo, phases: [pre] }}]\n",
+        checker.url
+    );
+    let p = proxy(&config(&[("py", &peer.url())], &extra)).await;
+    assert!(p.admin_addr.ip().is_loopback(), "{}", p.admin_addr);
+    let mut s = Session::open(&proxy_url(&p, "py")).await;
+
+    let prom = Prometheus::start(p.admin_addr).await;
+    let started = Instant::now();
+
+    // 1. Checker up: calls are judged, and Prometheus scrapes the proxy and sees checker_up 1.
+    for _ in 0..3 {
+        s.echo().await;
+    }
+    assert_eq!(checker.calls(), 3, "the checker judged every call");
+    assert_eq!(sample(&p, "portcullis_checker_up"), 1.0);
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let up = prom.value(r#"up{job="portcullis"}"#).await;
+        let checker_up = prom.value(r#"portcullis_checker_up{job="portcullis"}"#).await;
+        if (up, checker_up) == (Some(1.0), Some(1.0)) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "Prometheus never saw the proxy up with checker_up 1: up {up:?}, checker_up {checker_up:?}\n\
+             targets: {:?}\n{}",
+            prom.api("targets").await,
+            prom.log_text()
+        );
+        tokio::time::sleep(POLL).await;
+    }
+    // The rules were loaded as shipped, and evaluated at least once after that scrape: the rule
+    // is healthy and inactive, and no PortcullisCheckerDown alert is pending or firing.
+    let seen = prom.rule(ALERT).await.unwrap()["lastEvaluation"].clone();
+    let deadline = Instant::now() + PATIENCE;
+    let rule = loop {
+        let rule = prom.rule(ALERT).await.unwrap();
+        if rule["lastEvaluation"] != seen {
+            break rule;
+        }
+        assert!(Instant::now() < deadline, "{ALERT} was not evaluated again: {rule}");
+        tokio::time::sleep(POLL).await;
+    };
+    assert_eq!(rule["health"], "ok", "{rule}");
+    assert_eq!(rule["query"], "portcullis_checker_up == 0", "the shipped expression: {rule}");
+    assert_eq!(rule["state"], "inactive", "{rule}");
+    let alerts = prom.alerts().await.unwrap();
+    assert_eq!(checker_down(&alerts), None, "no {ALERT} while the checker answers: {alerts:#?}");
+
+    // 2. The checker dies. Calls pass unguarded (fail-open) and the first failure opens the
+    // breaker; then no more traffic, so it stays open (a probe is only let through by a call).
+    checker.kill();
+    let deadline = Instant::now() + PATIENCE;
+    while sample(&p, BREAKER) != 1.0 {
+        assert!(Instant::now() < deadline, "the breaker did not open on a dead checker");
+        s.echo().await;
+    }
+    assert_eq!(sample(&p, "portcullis_checker_up"), 0.0);
+    let deadline = Instant::now() + PATIENCE;
+    let mut last: Result<Vec<Value>, String> = Err("not polled yet".to_owned());
+    while !matches!(&last, Ok(a) if checker_down(a) == Some("firing")) {
+        assert!(
+            Instant::now() < deadline,
+            "{ALERT} did not reach firing within {PATIENCE:?} of the breaker opening; last /api/v1/alerts: {last:#?}\n\
+             checker_up in Prometheus: {:?}\n{}",
+            prom.query("portcullis_checker_up").await,
+            prom.log_text()
+        );
+        tokio::time::sleep(POLL).await;
+        last = prom.alerts().await;
+    }
+    let alerts = last.unwrap();
+    let firing = alerts.iter().find(|a| a["labels"]["alertname"] == ALERT).unwrap();
+    assert_eq!(firing["labels"]["job"], "portcullis", "{firing}");
+    assert_eq!(firing["labels"]["instance"], p.admin_addr.to_string(), "{firing}");
+    assert_eq!(firing["labels"]["severity"], "critical", "{firing}");
+    assert_eq!(firing["annotations"]["runbook_url"], "docs/runbook.md#portcullischeckerdown", "{firing}");
+    let fired_after = started.elapsed();
+
+    // 3. The checker comes back where it was (the proxy's config untouched, as when an operator
+    // restores the model server). The killed fake's listener goes once its task is dropped, so
+    // binding is retried until the port is free again.
+    drop(checker);
+    let deadline = Instant::now() + PATIENCE;
+    let checker = loop {
+        match FakeChecker::start_on(checker_addr, safe).await {
+            Ok(c) => break c,
+            Err(e) => assert!(Instant::now() < deadline, "cannot listen on {checker_addr} again: {e}"),
+        }
+        tokio::time::sleep(POLL).await;
+    };
+    // Calls until the cooldown has passed and a probe closes the breaker.
+    let deadline = Instant::now() + PATIENCE;
+    while sample(&p, BREAKER) != 0.0 {
+        assert!(Instant::now() < deadline, "the breaker did not close with the checker back");
+        s.echo().await;
+        tokio::time::sleep(POLL).await;
+    }
+    assert!(checker.calls() >= 1, "the probe reached the restored checker");
+    assert_eq!(sample(&p, "portcullis_checker_up"), 1.0);
+    // Resolved: no longer active, while Prometheus still scrapes the proxy and reads checker_up 1
+    // (a failing scrape would empty the expression too, and prove nothing).
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let alerts = prom.alerts().await;
+        let up = prom.value(r#"up{job="portcullis"}"#).await;
+        let checker_up = prom.value(r#"portcullis_checker_up{job="portcullis"}"#).await;
+        if matches!(&alerts, Ok(a) if checker_down(a).is_none()) && (up, checker_up) == (Some(1.0), Some(1.0))
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{ALERT} did not resolve within {PATIENCE:?} of the breaker closing: up {up:?}, \
+             checker_up {checker_up:?}; last /api/v1/alerts: {alerts:#?}\n{}",
+            prom.log_text()
+        );
+        tokio::time::sleep(POLL).await;
+    }
+    eprintln!(
+        "prometheus_e2e: {ALERT} fired {fired_after:?} and resolved {:?} after Prometheus was ready",
+        started.elapsed()
+    );
+    drop(prom);
+    p.shutdown().await;
+}
