@@ -317,6 +317,7 @@ impl Approvals {
     fn settle(&self, ask: &Ask, via: Via, resolution: &Resolution, waited: Duration, flags: bool) {
         let label = resolution.as_str();
         self.metrics.approvals(label);
+        self.metrics.approval_wait(via.as_str(), label, waited.as_secs_f64());
         tracing::info!(
             tool = %ask.tool,
             session = ask.session.as_deref().unwrap_or("-"),

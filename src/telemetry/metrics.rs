@@ -31,6 +31,7 @@ pub struct Metrics {
     approvals_pending: prometheus::IntGauge,
     sessions_flagged: prometheus::IntCounter,
     waivers_active: prometheus::IntGauge,
+    approval_wait: HistogramVec,
 }
 
 impl Default for Metrics {
@@ -113,6 +114,16 @@ impl Metrics {
         )
         .expect("static metric");
         registry.register(Box::new(sessions_flagged.clone())).expect("registered once");
+        let approval_wait = HistogramVec::new(
+            HistogramOpts::new(
+                "approval_wait_seconds",
+                "How long asks waited for a human, by channel (elicitation, api) and decision",
+            )
+            .buckets(vec![1.0, 2.5, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0]),
+            &["channel", "decision"],
+        )
+        .expect("static metric");
+        registry.register(Box::new(approval_wait.clone())).expect("registered once");
         for d in ["allow_once", "allow_session", "deny", "cancel", "timeout"] {
             approvals.with_label_values(&[d]);
         }
@@ -128,6 +139,7 @@ impl Metrics {
             approvals_pending,
             sessions_flagged,
             waivers_active,
+            approval_wait,
         }
     }
 
@@ -147,6 +159,11 @@ impl Metrics {
         if decision != "headless" {
             self.approvals.with_label_values(&[decision]).inc();
         }
+    }
+
+    /// How long one ask waited for a human (`channel`: elicitation or api).
+    pub fn approval_wait(&self, channel: &str, decision: &str, secs: f64) {
+        self.approval_wait.with_label_values(&[channel, decision]).observe(secs);
     }
 
     pub fn approvals_pending(&self, n: usize) {

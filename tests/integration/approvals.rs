@@ -197,3 +197,56 @@ async fn repeated_refusals_flag_the_session_until_an_operator_clears_it() {
     let metrics = String::from_utf8(p.metrics.render()).unwrap();
     assert!(metrics.contains("portcullis_sessions_flagged_total 1"), "{metrics}");
 }
+
+#[tokio::test]
+async fn a_parked_call_keeps_its_progress_flowing_and_is_withdrawn_when_the_agent_hangs_up() {
+    let token_env = "PORTCULLIS_TEST_ADMIN_TOKEN_D";
+    std::env::set_var(token_env, "fourth-token");
+    let peer = Peer::python("legacy");
+    let yaml = format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\nupstreams:\n  py: {{ url: \"{}\" }}\n\
+         approvals: {{ channel: api, timeout: 30s, keepalive: 100ms }}\n",
+        peer.url()
+    );
+    let p = proxy(&portcullis::config::Config::parse(&yaml, "test").unwrap()).await;
+    let (url, admin) = (proxy_url(&p, "py"), format!("http://{}", p.admin_addr));
+    let session = open(&url).await;
+
+    // A call with a progress token: while it waits, the agent gets progress notifications for it.
+    let body = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_note",
+        "arguments":{"path":"a","text":"b"},"_meta":{"progressToken":"tok-1"}}});
+    let (u, s) = (url.clone(), session.clone());
+    let waiting = tokio::spawn(async move {
+        post(&u, &[("mcp-session-id", s.as_str()), ("mcp-protocol-version", LEGACY)], body.to_string()).await
+    });
+    let ids = parked(&admin, token_env, 1).await;
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    let (ok, text) = approvals_cli(&admin, token_env, &["allow", &ids[0].to_string()]).await;
+    assert!(ok, "{text}");
+    let (_, _, stream) = waiting.await.unwrap();
+    let events: Vec<Value> = stream
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str(d.trim()).ok())
+        .collect();
+    let progress: Vec<&Value> = events.iter().filter(|e| e["method"] == "notifications/progress").collect();
+    assert!(progress.len() >= 2, "progress while parked: {stream}");
+    assert!(progress.iter().all(|e| e["params"]["progressToken"] == "tok-1"), "{stream}");
+    let n: Vec<f64> = progress.iter().filter_map(|e| e["params"]["progress"].as_f64()).collect();
+    assert!(n.windows(2).all(|w| w[0] < w[1]), "progress only increases: {n:?}");
+    let last = events.last().unwrap();
+    assert_eq!(last["id"], 1);
+    assert_eq!(last["result"]["content"][0]["text"], "wrote 1 bytes to a", "{stream}");
+
+    // Without a token: SSE comments keep it alive. The agent hangs up; the ask is withdrawn and
+    // the call never reaches the upstream.
+    let hung = call(&url, &session, 2, "write_note", json!({"path":"gone","text":"never"}));
+    parked(&admin, token_env, 1).await;
+    hung.abort();
+    let _ = hung.await;
+    parked(&admin, token_env, 0).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(peer.tools_run(), ["write_note"], "the withdrawn call never ran");
+    assert!(!peer.calls_received().is_empty());
+    assert!(!format!("{:?}", peer.journal_http()).contains("never"), "the upstream never saw it");
+}
