@@ -266,6 +266,30 @@ where
     })
 }
 
+/// A plain HTTP call a human may allow: a waiver for the exact call, or an operator at the API.
+/// `None` when it may go on; the denial (with what happened) when not.
+async fn ask_operator(shared: &Shared, mut d: crate::gate::Denial) -> Option<crate::gate::Denial> {
+    use crate::approval::{Resolution, Via};
+    let ask = d.ask.take()?;
+    if shared.approvals.waived(&ask) {
+        return None;
+    }
+    if shared.approvals.route(false) != Some(Via::Operator) {
+        return Some(d);
+    }
+    let why = match shared.approvals.ask(*ask.clone()).await {
+        Resolution::Allowed(_) => return None,
+        Resolution::Denied => "An operator denied it.",
+        Resolution::TimedOut => "No operator decided in time (approvals.timeout); it was not sent.",
+        Resolution::Cancelled | Resolution::Headless => "Nobody could be asked (headless).",
+    };
+    d.reason = match ask.source {
+        crate::approval::Source::Checker => format!("{} {why}", d.reason),
+        _ => format!("portcullis asked a human to approve {}: {}. {why}", ask.tool, ask.reason),
+    };
+    Some(d)
+}
+
 /// The pre gate for a plain HTTP tool call: the body is the call's arguments.
 async fn http_tool<S>(
     mut inner: S,
@@ -286,9 +310,12 @@ where
             .ok()
             .or_else(|| serde_json::value::to_raw_value(&String::from_utf8_lossy(body)).ok())
     };
-    let call = ToolCall::http(upstream.clone(), &path, args);
+    let call = ToolCall::http(upstream.clone(), &path, args).with_session(session_of(&req));
     let guard = shared.guard.load_full();
     let denial = match guard.pre_checked(&call).await {
+        // An ask is held (the request stays open) until an operator decides or it times out;
+        // a plain HTTP client cannot elicit.
+        Outcome::Refuse(d) if d.ask.is_some() => ask_operator(&shared, d).await,
         Outcome::Refuse(d) => Some(d),
         Outcome::Forward => None,
         // `pre_checked` settles every check; an unsettled one is refused, never forwarded.

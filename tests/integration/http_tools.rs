@@ -113,3 +113,53 @@ async fn plain_http_tools_get_the_checker_both_ways() {
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("Lyon"), "{body}");
 }
+
+#[tokio::test]
+async fn a_plain_http_ask_is_held_for_an_operator_and_a_session_waiver_answers_the_same_call() {
+    let token_env = "PORTCULLIS_TEST_ADMIN_TOKEN_HTTP";
+    std::env::set_var(token_env, "http-operator");
+    let tools = tool_server().await;
+    let yaml = format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\nupstreams:\n  weather: {{ url: \"{}\" }}\n\
+         permissions: {{ allow: [http__weather__v1/forecast] }}\napprovals: {{ channel: api, timeout: 30s }}\n",
+        tools.url
+    );
+    let p = proxy(&portcullis::config::Config::parse(&yaml, "test").unwrap()).await;
+    let (base, admin) = (format!("http://{}/http/weather", p.addr), format!("http://{}", p.admin_addr));
+    let auth = [("authorization", "Bearer http-operator")];
+    // Decides the one parked call with `decision`, once it shows up.
+    let decide = |decision: &'static str| {
+        let admin = admin.clone();
+        async move {
+            for _ in 0..200 {
+                let (_, _, list) = get(&format!("{admin}/approvals"), &auth).await;
+                let v: serde_json::Value = serde_json::from_str(&list).unwrap_or_default();
+                if let Some(id) = v["pending"][0]["id"].as_u64() {
+                    let body = format!(r#"{{"decision":"{decision}"}}"#);
+                    let (status, _, text) = post(&format!("{admin}/approvals/{id}"), &auth, body).await;
+                    assert_eq!(status, 200, "{text}");
+                    return;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+            }
+            panic!("nothing was parked");
+        }
+    };
+    let session = [("x-portcullis-session", "agent-9")];
+    let call = |body: &'static str| {
+        let url = format!("{base}/v1/alerts/subscribe");
+        async move { post(&url, &session, body).await }
+    };
+    // Held until allowed for the session; the same call then passes without asking.
+    let (held, ()) = tokio::join!(call(r#"{"city":"Oslo"}"#), decide("allow_session"));
+    assert_eq!(held.0, 200, "{}", held.2);
+    let (status, _, body) = call(r#"{"city":"Oslo"}"#).await;
+    assert_eq!(status, 200, "waived: {body}");
+    // Other arguments are asked again; denied, they never reach the tool server.
+    let (denied, ()) = tokio::join!(call(r#"{"city":"Bergen"}"#), decide("deny"));
+    assert_eq!(denied.0, 403, "{}", denied.2);
+    assert!(denied.2.contains("An operator denied it"), "{}", denied.2);
+    let seen = tools.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert!(seen.iter().all(|(_, _, b)| b.contains("Oslo")), "{seen:?}");
+}

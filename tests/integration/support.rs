@@ -227,3 +227,19 @@ pub fn rpc_body(text: &str) -> Value {
         .find_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
         .unwrap_or(Value::Null)
 }
+
+/// A raw HTTP GET; returns status, headers and body text.
+pub async fn get(url: &str, headers: &[(&str, &str)]) -> (u16, http::HeaderMap, String) {
+    use http_body_util::{BodyExt, Empty};
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<Empty<bytes::Bytes>>();
+    let mut req = http::Request::get(url);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let resp = client.request(req.body(Empty::new()).unwrap()).await.unwrap();
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    (status, headers, String::from_utf8_lossy(&body).into_owned())
+}
