@@ -17,7 +17,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::support::fake_checker::{FakeChecker, Reply};
-use crate::support::{config, proxy, proxy_url, py_client, text_of, Peer};
+use crate::support::{post, proxy, proxy_url, py_client, text_of, Peer};
 
 /// Sample name → label name → the values seen.
 type Exported = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
@@ -186,6 +186,7 @@ fn parse_scrape(text: &str) -> Exported {
 /// Label values the crate's enums can produce, by label name: series that exist only once a call
 /// took that path (`outcome="blocked"`, `mode="sanitize"`) are not in a short test's scrape.
 fn enum_values() -> BTreeMap<&'static str, BTreeSet<&'static str>> {
+    use portcullis::approval::{Decision, Resolution};
     use portcullis::checker::{Mode, Phase};
     use portcullis::gate::CallOutcome;
     use portcullis::telemetry::checker_metrics::CheckLabel;
@@ -200,6 +201,19 @@ fn enum_values() -> BTreeMap<&'static str, BTreeSet<&'static str>> {
             .collect(),
     );
     m.insert("phase", [Phase::Pre, Phase::Post].iter().map(|p| p.as_str()).collect());
+    m.insert(
+        "decision",
+        [
+            Resolution::Allowed(Decision::AllowOnce),
+            Resolution::Allowed(Decision::AllowSession),
+            Resolution::Denied,
+            Resolution::Cancelled,
+            Resolution::TimedOut,
+        ]
+        .iter()
+        .map(|r| r.as_str())
+        .collect(),
+    );
     m
 }
 
@@ -606,10 +620,18 @@ fn problems(sources: &[Source], exported: &Exported) -> Vec<String> {
 // ---------------------------------------------------------------- the tests
 
 async fn get(url: &str) -> (u16, String) {
+    get_with(url, &[]).await
+}
+
+async fn get_with(url: &str, headers: &[(&str, &str)]) -> (u16, String) {
     use http_body_util::BodyExt;
     let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
         .build_http::<http_body_util::Empty<bytes::Bytes>>();
-    let resp = client.get(url.parse().unwrap()).await.unwrap();
+    let mut req = http::Request::get(url);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    let resp = client.request(req.body(http_body_util::Empty::new()).unwrap()).await.unwrap();
     let status = resp.status().as_u16();
     let body = resp.into_body().collect().await.unwrap().to_bytes();
     (status, String::from_utf8_lossy(&body).into_owned())
@@ -620,17 +642,52 @@ async fn dashboards_query_only_metrics_and_labels_a_running_proxy_exports() {
     // A proxy with a model checker (the fake, over a real socket) judging every MCP call in
     // advisory mode, in front of the real Python SDK server; one call through it gives the
     // labelled series (tool calls, checks, upstream latency, breaker state) their first sample.
+    // `add` is asked about at the operator API, and one ask decided there gives the approval-wait
+    // histogram (which has no series until an ask is decided) its first sample.
+    let token_env = "PORTCULLIS_TEST_ADMIN_TOKEN_DASHBOARDS";
+    // A variable only this test reads (the proxy takes its admin token from the environment).
+    std::env::set_var(token_env, "dashboards-operator-token");
     let peer = Peer::python("legacy");
     let checker = FakeChecker::replying(Reply::Safe).await;
-    let extra = format!(
-        "permissions: {{ allow: [\"mcp__*\"] }}\nguardrails:\n  checker: {{ base_url: \"{}\", model: fake-judge, timeout: 5s }}\n  min_content_bytes: 0\n  rules: [{{ match: \"mcp__*\", phases: [pre, post], mode: advisory }}]\n",
+    let yaml = format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\nupstreams:\n  py: {{ url: \"{}\" }}\n\
+         permissions: {{ allow: [\"mcp__*\"], ask: [mcp__py__add] }}\napprovals: {{ channel: api, timeout: 30s }}\n\
+         guardrails:\n  checker: {{ base_url: \"{}\", model: fake-judge, timeout: 5s }}\n  min_content_bytes: 0\n  rules: [{{ match: \"mcp__*\", phases: [pre, post], mode: advisory }}]\n",
+        peer.url(),
         checker.url
     );
-    let p = proxy(&config(&[("py", &peer.url())], &extra)).await;
-    let out =
-        py_client(&proxy_url(&p, "py"), "legacy", &["call", "echo", r#"{"message":"dashboards"}"#]).await;
+    let p = proxy(&portcullis::config::Config::parse(&yaml, "test").unwrap_or_else(|e| panic!("{e}"))).await;
+    let url = proxy_url(&p, "py");
+    let out = py_client(&url, "legacy", &["call", "echo", r#"{"message":"dashboards"}"#]).await;
     assert_eq!(text_of(&out[0]), "dashboards", "{}", out[0]);
     assert!(checker.calls() >= 1, "the checker judged the call");
+
+    // The ask: parked until an operator allows it once at POST /approvals/{id}.
+    let asked =
+        tokio::spawn(async move { py_client(&url, "legacy", &["call", "add", r#"{"a":2,"b":3}"#]).await });
+    let admin = format!("http://{}", p.admin_addr);
+    let bearer = "Bearer dashboards-operator-token";
+    let mut id = None;
+    for _ in 0..200 {
+        let (status, body) = get_with(&format!("{admin}/approvals"), &[("authorization", bearer)]).await;
+        assert_eq!(status, 200, "{body}");
+        let listed: Value = serde_json::from_str(&body).unwrap();
+        id = listed["pending"].as_array().and_then(|a| a.first()).map(|a| a["id"].clone());
+        if id.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let id = id.expect("the add call was parked for approval");
+    let (status, _, body) = post(
+        &format!("{admin}/approvals/{id}"),
+        &[("authorization", bearer)],
+        r#"{"decision":"allow_once"}"#,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let out = asked.await.unwrap();
+    assert_eq!(out[0]["result"]["structuredContent"]["result"], 5, "{}", out[0]);
 
     // The scrape Prometheus makes: the admin listener's /metrics, no token.
     let (status, text) = get(&format!("http://{}/metrics", p.admin_addr)).await;
@@ -665,6 +722,7 @@ async fn dashboards_query_only_metrics_and_labels_a_running_proxy_exports() {
         "portcullis_prefilter_skips_total",
         "portcullis_approvals_pending",
         "portcullis_approvals_total",
+        "portcullis_approval_wait_seconds_bucket",
         "portcullis_proxy_overhead_seconds_bucket",
         "portcullis_rubric_info",
         "up",
@@ -699,6 +757,7 @@ async fn dashboards_query_only_metrics_and_labels_a_running_proxy_exports() {
         ("sum by (outcome)", "sum by (result)", "portcullis_tool_calls_total has no label result"),
         ("mode=\\\"advisory\\\"", "mode=\\\"advise\\\"", "no such value \"advise\""),
         ("verdict=~\\\"safe|unsafe\\\"", "verdict=~\\\"safe|unsure\\\"", "no such value \"unsure\""),
+        ("decision!=\\\"timeout\\\"", "decision!=\\\"timed_out\\\"", "no such value \"timed_out\""),
     ] {
         let json = read("dashboards/portcullis.json");
         assert!(json.contains(from), "{from} is in the dashboard");
