@@ -56,10 +56,17 @@ impl Parts {
     /// Fails only when the guardrails cannot be built (a checker API key variable is unset).
     /// `operator`: an admin token is configured, so parked asks can be answered.
     pub fn new(config: &Config, metrics: Arc<Metrics>, operator: bool) -> Result<Parts, String> {
+        let audit = Arc::new(
+            crate::audit::Audit::start(&config.audit, metrics.clone())
+                .map_err(|e| format!("the audit log cannot be opened: {e}"))?,
+        );
         let shared = Arc::new(Shared {
-            guard: arc_swap::ArcSwap::from_pointee(Guard::new(&config.policy, metrics.clone())?),
+            guard: arc_swap::ArcSwap::from_pointee(
+                Guard::new(&config.policy, metrics.clone())?.with_audit(audit.clone()),
+            ),
             metrics: metrics.clone(),
-            approvals: crate::approval::Approvals::new(&config.approvals, operator, metrics.clone()),
+            approvals: crate::approval::Approvals::new(&config.approvals, operator, metrics.clone())
+                .with_audit(audit),
             sessions: Sessions::default(),
             limits: config.limits.clone(),
         });

@@ -25,6 +25,7 @@
 pub mod admin;
 pub mod app;
 pub mod approval;
+pub mod audit;
 pub mod call;
 pub mod check;
 pub mod checker;

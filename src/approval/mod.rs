@@ -191,6 +191,7 @@ pub struct Approvals {
     pub seals: mrtr::Seals,
     pub flags: flags::Flags,
     metrics: Arc<Metrics>,
+    audit: Arc<crate::audit::Audit>,
 }
 
 impl Approvals {
@@ -216,7 +217,14 @@ impl Approvals {
             seals: mrtr::Seals::new(settings.timeout),
             flags: flags::Flags::new(settings.flag_consecutive, settings.flag_total, metrics.clone()),
             metrics,
+            audit: Arc::new(crate::audit::Audit::off()),
         }
+    }
+
+    /// The same approvals, writing each decision to `audit`.
+    pub fn with_audit(mut self, audit: Arc<crate::audit::Audit>) -> Approvals {
+        self.audit = audit;
+        self
     }
 
     /// Nobody can be asked.
@@ -318,6 +326,19 @@ impl Approvals {
         let label = resolution.as_str();
         self.metrics.approvals(label);
         self.metrics.approval_wait(via.as_str(), label, waited.as_secs_f64());
+        let args = serde_json::from_str::<serde_json::Value>(&ask.args).ok();
+        self.audit.record(crate::audit::Entry {
+            phase: crate::audit::Phase::Approval,
+            upstream: ask.tool.split("__").nth(1).unwrap_or(""),
+            tool: &ask.tool,
+            session: ask.session.as_deref(),
+            outcome: label,
+            rule: None,
+            reason: Some(&ask.reason),
+            subject: args.as_ref(),
+            channel: Some(via.as_str()),
+            latency: waited,
+        });
         tracing::info!(
             tool = %ask.tool,
             session = ask.session.as_deref().unwrap_or("-"),

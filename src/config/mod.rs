@@ -5,6 +5,7 @@
 //! problem it finds instead of stopping at the first.
 
 mod approvals;
+mod audit;
 mod guardrails;
 mod permissions;
 mod raw;
@@ -34,6 +35,8 @@ pub struct Config {
     pub limits: Limits,
     /// How asks reach a human.
     pub approvals: crate::approval::Settings,
+    /// Where the decision log goes (off unless configured).
+    pub audit: crate::audit::Settings,
     /// Things that are legal but probably not meant (a rule that can never match).
     pub warnings: Vec<Problem>,
 }
@@ -135,6 +138,7 @@ const TOP_KEYS: &[&str] = &[
     "redact",
     "guardrails",
     "approvals",
+    "audit",
     "limits",
 ];
 
@@ -308,6 +312,7 @@ impl Compiler {
         let limits: raw::Limits = self.section(&mut doc, "limits");
         let guardrails: Option<guardrails::Raw> = self.section(&mut doc, "guardrails");
         let approvals: approvals::Raw = self.section(&mut doc, "approvals");
+        let audit: Option<audit::Raw> = self.section(&mut doc, "audit");
         let yolo = posture.as_deref() == Some("yolo");
 
         let listen = self.addr("listen", listen.as_deref().unwrap_or("127.0.0.1:8686"));
@@ -330,6 +335,7 @@ impl Compiler {
         let limits = self.limits(limits);
         let guardrails = guardrails.and_then(|g| guardrails::compile(g, yolo, &mut self.p));
         let approvals = approvals::compile(approvals, &mut self.p);
+        let audit = audit::compile(audit, &mut self.p);
         Some(Config {
             listen: listen?,
             admin: Admin { listen: admin_listen?, token_env: admin.token_env },
@@ -337,6 +343,7 @@ impl Compiler {
             policy: Policy { engine, redact, guardrails },
             limits,
             approvals,
+            audit,
             warnings: std::mem::take(&mut self.p.warnings),
         })
     }

@@ -28,6 +28,7 @@ pub struct Guard {
     redact: Vec<String>,
     metrics: Arc<Metrics>,
     guardrails: Option<Arc<Guardrails>>,
+    audit: Arc<crate::audit::Audit>,
 }
 
 impl Default for Guard {
@@ -130,7 +131,24 @@ impl Guard {
             Some(g) => Some(Arc::new(Guardrails::new(g, metrics.clone())?)),
             None => None,
         };
-        Ok(Guard { engine: policy.engine.clone(), redact: policy.redact.clone(), metrics, guardrails })
+        Ok(Guard {
+            engine: policy.engine.clone(),
+            redact: policy.redact.clone(),
+            metrics,
+            guardrails,
+            audit: Arc::new(crate::audit::Audit::off()),
+        })
+    }
+
+    /// The same guard, recording its decisions in `audit`.
+    pub fn with_audit(mut self, audit: Arc<crate::audit::Audit>) -> Guard {
+        self.audit = audit;
+        self
+    }
+
+    /// Where decisions are recorded (kept across reloads).
+    pub fn audit(&self) -> &crate::audit::Audit {
+        &self.audit
     }
 
     /// A guard for a reloaded `policy`, keeping this one's checker client, cache and breaker
@@ -147,6 +165,7 @@ impl Guard {
             redact: policy.redact.clone(),
             metrics: self.metrics.clone(),
             guardrails,
+            audit: self.audit.clone(),
         })
     }
 

@@ -251,8 +251,13 @@ async fn inspect_one(text: &str, watched: &mut Watched, guard: &Guard, seen: &mu
                 (None, Some(e)) => ("error", e),
                 (None, None) => return One::Malformed,
             };
+            let started = std::time::Instant::now();
             let check = guard.post_check(&call);
             if !guard.inspects_results() || (check.is_none() && !guard.redacts()) {
+                if guard.audit().is_on() {
+                    let raw_text = Value::String(raw.get().to_owned());
+                    audit_post(guard, &call, PostOutcome::Pass, &raw_text, started);
+                }
                 seen.push(Seen::Call { call, outcome: PostOutcome::Pass });
                 return One::Unchanged;
             }
@@ -280,6 +285,7 @@ async fn inspect_one(text: &str, watched: &mut Watched, guard: &Guard, seen: &mu
                     }
                 }
             }
+            audit_post(guard, &call, outcome, &value, started);
             seen.push(Seen::Call { call, outcome });
             match outcome {
                 PostOutcome::Pass => One::Unchanged,
@@ -295,6 +301,19 @@ async fn inspect_one(text: &str, watched: &mut Watched, guard: &Guard, seen: &mu
             }
         }
     }
+}
+
+/// The audit line of a result's decision; `released` is what the agent gets (its digest and a
+/// masked preview are written, never the text).
+fn audit_post(
+    guard: &Guard,
+    call: &ToolCall,
+    outcome: PostOutcome,
+    released: &Value,
+    started: std::time::Instant,
+) {
+    let label = crate::gate::CallOutcome::from(outcome).as_str();
+    guard.audit().call(crate::audit::Phase::Post, call, label, None, None, Some(released), started.elapsed());
 }
 
 #[cfg(test)]

@@ -81,6 +81,10 @@ impl Pending {
         &self.id
     }
 
+    pub fn call(&self) -> &ToolCall {
+        &self.call
+    }
+
     pub fn call_upstream(&self) -> Arc<str> {
         self.call.upstream.clone()
     }
@@ -120,11 +124,13 @@ enum One {
     Answer {
         id: Box<RawValue>,
         result: serde_json::Value,
+        call: Box<ToolCall>,
     },
     Ask(Box<Pending>),
     Deny {
         id: Box<RawValue>,
-        qualified: String,
+        call: Box<ToolCall>,
+        rule: String,
         reason: String,
         outcome: CallOutcome,
     },
@@ -255,6 +261,28 @@ fn record(one: &One, cx: &Context<'_>) {
     }
 }
 
+/// Writes the audit line of one message's pre-call decision (calls only).
+fn audited(one: One, guard: &Guard, started: std::time::Instant) -> One {
+    use crate::audit::Phase;
+    let audit = guard.audit();
+    if !audit.is_on() {
+        return one;
+    }
+    let latency = started.elapsed();
+    match &one {
+        One::Forward(Some((_, Watch::Call(call)))) | One::Rewrite((_, Watch::Call(call)), _) => {
+            audit.call(Phase::Pre, call, "forwarded", None, None, None, latency)
+        }
+        One::Ask(p) => audit.call(Phase::Pre, p.call(), "ask", None, Some(&p.ask.reason), None, latency),
+        One::Answer { call, .. } => audit.call(Phase::Pre, call, "ask", None, None, None, latency),
+        One::Deny { call, rule, reason, outcome, .. } => {
+            audit.call(Phase::Pre, call, outcome.as_str(), Some(rule), Some(reason), None, latency)
+        }
+        _ => {}
+    }
+    one
+}
+
 fn recorded(one: One, cx: &Context<'_>) -> One {
     record(&one, cx);
     one
@@ -294,9 +322,11 @@ fn refused(
                 outcome: d.outcome,
                 era: cx.era,
             })),
-            None => One::Deny { id, qualified: call.qualified, reason: d.reason, outcome: d.outcome },
+            None => {
+                One::Deny { id, call: Box::new(call), rule: d.rule, reason: d.reason, outcome: d.outcome }
+            }
         },
-        None => One::Deny { id, qualified: call.qualified, reason: d.reason, outcome: d.outcome },
+        None => One::Deny { id, call: Box::new(call), rule: d.rule, reason: d.reason, outcome: d.outcome },
     }
 }
 
@@ -313,7 +343,7 @@ fn round_trip(
     use crate::approval::mrtr::Round;
     use crate::approval::{Decision, Resolution};
     match cx.approvals.seals.round(params, &ask, cx.principal) {
-        Round::Ask(result) => One::Answer { id, result },
+        Round::Ask(result) => One::Answer { id, result, call: Box::new(call) },
         Round::Refused(why) => One::Rejected {
             id,
             message: format!("portcullis refused this retry's requestState: {why}. The call was not sent."),
@@ -338,7 +368,7 @@ fn round_trip(
             };
             let reason =
                 format!("portcullis asked a human to approve {}: {}. {}", ask.tool, ask.reason, why.0);
-            One::Deny { id, qualified: call.qualified, reason, outcome: why.1 }
+            One::Deny { id, call: Box::new(call), rule: "approval".into(), reason, outcome: why.1 }
         }
     }
 }
@@ -373,32 +403,35 @@ async fn settle(p: Pre<'_>, cx: &Context<'_>) -> One {
 /// Decides a payload: Layer 1 for every element, then the Layer 2 checks it asked for (all of a
 /// batch's at once). Without a pending check nothing is awaited.
 pub async fn decide(payload: &Payload<'_>, cx: &Context<'_>, guard: &Guard) -> Decision {
+    let started = std::time::Instant::now();
     match payload {
-        Payload::Single(msg) => match recorded(settle(one(msg, cx, guard), cx).await, cx) {
-            One::Forward(w) => Decision::Forward(Watched::from_iter(w)),
-            One::Rewrite(w, body) => Decision::Rewrite(Watched::from_iter([w]), body),
-            One::Ask(p) => Decision::Ask(p),
-            One::Answer { id, result } => Decision::Refuse(Refusal {
-                body: jsonrpc::result_response(&id, &result.to_string()),
-                invalid: false,
-                calls: Vec::new(),
-            }),
-            One::Rejected { id, message } => Decision::Refuse(Refusal {
-                body: jsonrpc::error_response(Some(&id), code::INVALID_PARAMS, &message),
-                invalid: true,
-                calls: Vec::new(),
-            }),
-            One::Deny { id, qualified, reason, outcome } => Decision::Refuse(Refusal {
-                body: jsonrpc::result_response(&id, &result::refusal(&reason, cx.era)),
-                invalid: false,
-                calls: vec![(qualified, outcome)],
-            }),
-            One::Invalid { id, message } => Decision::Refuse(Refusal {
-                body: jsonrpc::error_response(id.as_deref(), code::INVALID_REQUEST, &message),
-                invalid: true,
-                calls: Vec::new(),
-            }),
-        },
+        Payload::Single(msg) => {
+            match audited(recorded(settle(one(msg, cx, guard), cx).await, cx), guard, started) {
+                One::Forward(w) => Decision::Forward(Watched::from_iter(w)),
+                One::Rewrite(w, body) => Decision::Rewrite(Watched::from_iter([w]), body),
+                One::Ask(p) => Decision::Ask(p),
+                One::Answer { id, result, .. } => Decision::Refuse(Refusal {
+                    body: jsonrpc::result_response(&id, &result.to_string()),
+                    invalid: false,
+                    calls: Vec::new(),
+                }),
+                One::Rejected { id, message } => Decision::Refuse(Refusal {
+                    body: jsonrpc::error_response(Some(&id), code::INVALID_PARAMS, &message),
+                    invalid: true,
+                    calls: Vec::new(),
+                }),
+                One::Deny { id, call, reason, outcome, .. } => Decision::Refuse(Refusal {
+                    body: jsonrpc::result_response(&id, &result::refusal(&reason, cx.era)),
+                    invalid: false,
+                    calls: vec![(call.qualified, outcome)],
+                }),
+                One::Invalid { id, message } => Decision::Refuse(Refusal {
+                    body: jsonrpc::error_response(id.as_deref(), code::INVALID_REQUEST, &message),
+                    invalid: true,
+                    calls: Vec::new(),
+                }),
+            }
+        }
         Payload::Batch(msgs) => batch(msgs, cx, guard).await,
     }
 }
@@ -422,6 +455,8 @@ async fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decisio
     let decided: Vec<Pre> = msgs.iter().map(|m| one(m, cx, guard)).collect();
     let decided: Vec<One> = futures_util::future::join_all(decided.into_iter().map(|p| settle(p, cx))).await;
     decided.iter().for_each(|o| record(o, cx));
+    let started = std::time::Instant::now();
+    let decided: Vec<One> = decided.into_iter().map(|o| audited(o, guard, started)).collect();
     if decided.iter().all(|d| matches!(d, One::Forward(_))) {
         return Decision::Forward(
             decided.into_iter().filter_map(|d| if let One::Forward(w) = d { w } else { None }).collect(),
@@ -432,9 +467,9 @@ async fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decisio
     let mut invalid = false;
     for (d, m) in decided.into_iter().zip(msgs) {
         match d {
-            One::Deny { id, qualified, reason, outcome } => {
+            One::Deny { id, call, reason, outcome, .. } => {
                 bodies.push(jsonrpc::result_response(&id, &result::refusal(&reason, cx.era)));
-                calls.push((qualified, outcome));
+                calls.push((call.qualified, outcome));
             }
             // A human is asked about one call at a time: inside a batch an ask stands refused.
             One::Ask(p) => {

@@ -260,6 +260,8 @@ async fn http_tool(resp: Resp, call: crate::call::ToolCall, shared: Arc<Shared>)
         }
     }
     shared.metrics.tool_call(&call.upstream, &call.qualified, outcome.into());
+    let label = CallOutcome::from(outcome).as_str();
+    guard.audit().call(crate::audit::Phase::Post, &call, label, None, None, Some(&value), Default::default());
     let body = match (outcome, value) {
         (PostOutcome::Pass, _) => bytes,
         (_, serde_json::Value::String(t)) => Bytes::from(t),

@@ -326,6 +326,10 @@ where
             ask: None,
         }),
     };
+    let label = denial.as_ref().map_or("forwarded", |d| d.outcome.as_str());
+    let (rule, reason) =
+        (denial.as_ref().map(|d| d.rule.as_str()), denial.as_ref().map(|d| d.reason.as_str()));
+    guard.audit().call(crate::audit::Phase::Pre, &call, label, rule, reason, None, Default::default());
     match denial {
         Some(d) => {
             shared.metrics.tool_call(&upstream, &call.qualified, d.outcome);

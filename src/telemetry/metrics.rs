@@ -32,6 +32,7 @@ pub struct Metrics {
     sessions_flagged: prometheus::IntCounter,
     waivers_active: prometheus::IntGauge,
     approval_wait: HistogramVec,
+    audit_dropped: prometheus::IntCounter,
 }
 
 impl Default for Metrics {
@@ -124,6 +125,12 @@ impl Metrics {
         )
         .expect("static metric");
         registry.register(Box::new(approval_wait.clone())).expect("registered once");
+        let audit_dropped = prometheus::IntCounter::new(
+            "audit_dropped_total",
+            "Audit lines dropped because the writer could not keep up",
+        )
+        .expect("static metric");
+        registry.register(Box::new(audit_dropped.clone())).expect("registered once");
         for d in ["allow_once", "allow_session", "deny", "cancel", "timeout"] {
             approvals.with_label_values(&[d]);
         }
@@ -140,6 +147,7 @@ impl Metrics {
             sessions_flagged,
             waivers_active,
             approval_wait,
+            audit_dropped,
         }
     }
 
@@ -159,6 +167,10 @@ impl Metrics {
         if decision != "headless" {
             self.approvals.with_label_values(&[decision]).inc();
         }
+    }
+
+    pub fn audit_dropped(&self) {
+        self.audit_dropped.inc();
     }
 
     /// How long one ask waited for a human (`channel`: elicitation or api).

@@ -2,6 +2,7 @@
 //! Peers come from the registries (see tests/peers/README.md); every socket is 127.0.0.1:0.
 
 mod approvals;
+mod audit;
 mod checker_openai;
 mod cli;
 mod dashboards;

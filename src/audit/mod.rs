@@ -1,0 +1,296 @@
+//! The audit log: one JSON line per decision — a call decided before it runs (`pre`), a result
+//! decided on its way back (`post`), an ask a human decided (`approval`) — to stdout or a file
+//! rotated by size. Arguments and results are never written raw: a digest (SHA-256 of the
+//! canonical JSON, 16 bytes hex) and a short preview in which every secret the local detectors
+//! find is masked. Refusal reasons are written exactly as the agent read them.
+//!
+//! Writing is a dedicated thread behind a bounded queue: the proxy never waits on the disk. When
+//! the queue is full a line is dropped and counted (`audit_dropped_total`), never blocked on.
+//! The last few entries are kept in memory for the operator console (`GET /decisions`).
+
+mod sink;
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::checker::detect::{self, Direction};
+use crate::rules::kinds::canonical_json;
+use crate::telemetry::Metrics;
+
+pub use sink::Target;
+
+/// Characters of arguments or results shown in a preview.
+const PREVIEW: usize = 160;
+/// Lines waiting for the writer at most.
+const QUEUE: usize = 8_192;
+
+/// Validated `audit:` settings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub target: Target,
+    /// A file is rotated (`F` → `F.1` → … → `F.keep`) when it would grow past this.
+    pub max_size: u64,
+    pub keep: u32,
+    /// Entries kept in memory for the console.
+    pub recent: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { target: Target::Off, max_size: 100 << 20, keep: 5, recent: 200 }
+    }
+}
+
+/// Which decision a line records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    Pre,
+    Post,
+    Approval,
+}
+
+/// One decision, as the code that made it knows it.
+#[derive(Debug, Clone)]
+pub struct Entry<'a> {
+    pub phase: Phase,
+    pub upstream: &'a str,
+    pub tool: &'a str,
+    pub session: Option<&'a str>,
+    /// The metrics label of what happened (`forwarded`, `denied`, `blocked`, `allow_once`, …).
+    pub outcome: &'a str,
+    /// The rule that decided (Layer 1's, `guardrail`, `floor`…), when one did.
+    pub rule: Option<&'a str>,
+    /// What the agent was told, when it was refused.
+    pub reason: Option<&'a str>,
+    /// The arguments (pre, approval) or the result (post) this decision was about.
+    pub subject: Option<&'a Value>,
+    /// `elicitation` or `api` for an approval.
+    pub channel: Option<&'a str>,
+    pub latency: Duration,
+}
+
+/// A line as written (and as the console shows it).
+#[derive(Debug, Clone, Serialize)]
+pub struct Record {
+    /// Unix milliseconds.
+    pub ts: u64,
+    pub phase: Phase,
+    pub upstream: String,
+    pub tool: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    pub outcome: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preview: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    pub latency_ms: f64,
+}
+
+pub struct Audit {
+    queue: Option<SyncSender<String>>,
+    recent: Mutex<VecDeque<Record>>,
+    keep_recent: usize,
+    dropped: AtomicU64,
+    metrics: Option<Arc<Metrics>>,
+}
+
+impl std::fmt::Debug for Audit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Audit").field("on", &self.queue.is_some()).finish_non_exhaustive()
+    }
+}
+
+impl Default for Audit {
+    fn default() -> Self {
+        Audit::off()
+    }
+}
+
+/// The digest and masked preview of a value.
+pub fn describe(v: &Value) -> (String, String) {
+    let text = match v {
+        Value::String(s) => s.clone(),
+        other => canonical_json(other),
+    };
+    let d: [u8; 32] = Sha256::digest(text.as_bytes()).into();
+    let digest = d[..16].iter().map(|b| format!("{b:02x}")).collect();
+    // Masked over the whole text first, so a secret cut in half by the preview is still masked.
+    let findings = detect::scan(&text, Direction::Outbound);
+    let masked = if findings.is_empty() { text } else { detect::mask(&text, &findings) };
+    let mut preview: String = masked.chars().take(PREVIEW).collect();
+    if masked.chars().count() > PREVIEW {
+        preview.push('…');
+    }
+    (digest, preview)
+}
+
+impl Audit {
+    /// Records nothing (and keeps nothing).
+    pub fn off() -> Audit {
+        Audit {
+            queue: None,
+            recent: Mutex::default(),
+            keep_recent: 0,
+            dropped: AtomicU64::new(0),
+            metrics: None,
+        }
+    }
+
+    /// Starts the writer for `settings` (nothing when the target is off).
+    pub fn start(settings: &Settings, metrics: Arc<Metrics>) -> std::io::Result<Audit> {
+        let queue = match &settings.target {
+            Target::Off => None,
+            target => {
+                let mut writer = sink::Writer::open(target, settings.max_size, settings.keep)?;
+                let (tx, rx) = sync_channel::<String>(QUEUE);
+                std::thread::Builder::new().name("portcullis-audit".into()).spawn(move || {
+                    while let Ok(line) = rx.recv() {
+                        if let Err(e) = writer.write(&line) {
+                            eprintln!("portcullis: the audit log cannot be written: {e}");
+                        }
+                    }
+                })?;
+                Some(tx)
+            }
+        };
+        Ok(Audit {
+            queue,
+            recent: Mutex::default(),
+            keep_recent: settings.recent,
+            dropped: AtomicU64::new(0),
+            metrics: Some(metrics),
+        })
+    }
+
+    pub fn is_on(&self) -> bool {
+        self.queue.is_some() || self.keep_recent > 0
+    }
+
+    /// Writes one decision.
+    pub fn record(&self, e: Entry<'_>) {
+        if !self.is_on() {
+            return;
+        }
+        let (digest, preview) = match e.subject.map(describe) {
+            Some((d, p)) => (Some(d), Some(p)),
+            None => (None, None),
+        };
+        let r = Record {
+            ts: SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64),
+            phase: e.phase,
+            upstream: e.upstream.to_owned(),
+            tool: e.tool.to_owned(),
+            session: e.session.map(str::to_owned),
+            outcome: e.outcome.to_owned(),
+            rule: e.rule.map(str::to_owned),
+            reason: e.reason.map(str::to_owned),
+            digest,
+            preview,
+            channel: e.channel.map(str::to_owned),
+            latency_ms: (e.latency.as_secs_f64() * 1e6).round() / 1e3,
+        };
+        if let Some(q) = &self.queue {
+            let line = serde_json::to_string(&r).unwrap_or_default();
+            match q.try_send(line) {
+                Ok(()) => {}
+                Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
+                    if self.dropped.fetch_add(1, Ordering::Relaxed) == 0 {
+                        tracing::warn!(
+                            "the audit log cannot keep up: lines are being dropped (audit_dropped_total)"
+                        );
+                    }
+                    if let Some(m) = &self.metrics {
+                        m.audit_dropped();
+                    }
+                }
+            }
+        }
+        if self.keep_recent > 0 {
+            let mut recent = self.recent.lock().unwrap_or_else(|p| p.into_inner());
+            if recent.len() >= self.keep_recent {
+                recent.pop_front();
+            }
+            recent.push_back(r);
+        }
+    }
+
+    /// Records a decision about `call`; `subject` is its arguments unless given (a result).
+    #[allow(clippy::too_many_arguments)]
+    pub fn call(
+        &self,
+        phase: Phase,
+        call: &crate::call::ToolCall,
+        outcome: &str,
+        rule: Option<&str>,
+        reason: Option<&str>,
+        subject: Option<&Value>,
+        latency: Duration,
+    ) {
+        if !self.is_on() {
+            return;
+        }
+        let args;
+        let subject = match (phase, subject) {
+            (_, Some(v)) => Some(v),
+            (Phase::Pre | Phase::Approval, None) => {
+                args = call.args.as_deref().map(|a| {
+                    serde_json::from_str::<Value>(a.get())
+                        .unwrap_or_else(|_| Value::String(a.get().to_owned()))
+                });
+                args.as_ref()
+            }
+            (Phase::Post, None) => None,
+        };
+        self.record(Entry {
+            phase,
+            upstream: &call.upstream,
+            tool: &call.qualified,
+            session: call.session.as_deref(),
+            outcome,
+            rule,
+            reason,
+            subject,
+            channel: None,
+            latency,
+        });
+    }
+
+    /// The latest entries, newest last.
+    pub fn recent(&self) -> Vec<Record> {
+        self.recent.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn previews_mask_secrets_and_digests_do_not_depend_on_key_order() {
+        // A GitHub token shape with mixed-case random-looking body (not a documented example).
+        let key = "ghp_".to_owned() + "R7q2ZkX9vLw3Tn8YbC5mPd1HsGf6Ja4Ue0Qx";
+        let a = json!({"cmd": format!("deploy --key {key}"), "n": 1});
+        let b = json!({"n": 1, "cmd": format!("deploy --key {key}")});
+        let (da, pa) = describe(&a);
+        assert_eq!(da, describe(&b).0);
+        assert!(!pa.contains(&key), "{pa}");
+        let long = json!("x".repeat(1000));
+        assert_eq!(describe(&long).1.chars().count(), PREVIEW + 1);
+    }
+}

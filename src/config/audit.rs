@@ -1,0 +1,42 @@
+//! The `audit:` section: where the decision log goes.
+
+use serde::Deserialize;
+
+use super::raw::Scalar;
+use super::Problems;
+use crate::audit::{Settings, Target};
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Raw {
+    to: Option<String>,
+    max_size: Option<Scalar>,
+    keep: Option<u32>,
+    recent: Option<usize>,
+}
+
+pub(crate) fn compile(raw: Option<Raw>, p: &mut Problems) -> Settings {
+    let d = Settings::default();
+    let Some(raw) = raw else {
+        return d;
+    };
+    let target = match raw.to.as_deref() {
+        None | Some("stdout") => Target::Stdout,
+        Some("off") => Target::Off,
+        Some("") => {
+            p.add("audit.to", "stdout, off, or a file path");
+            Target::Off
+        }
+        Some(path) => Target::File(path.into()),
+    };
+    let s = Settings {
+        target,
+        max_size: p.size("audit.max_size", raw.max_size, d.max_size as usize) as u64,
+        keep: raw.keep.unwrap_or(d.keep),
+        recent: raw.recent.unwrap_or(d.recent),
+    };
+    if s.max_size < 4096 {
+        p.add("audit.max_size", "must be at least 4KiB");
+    }
+    s
+}
