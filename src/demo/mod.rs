@@ -51,6 +51,9 @@ pub async fn run(
 
     // The operator's side of approvals: a token made for this run, printed below.
     config.approvals.channel = crate::approval::Channel::Api;
+    // Every decision of the run, one JSON line each (beside the jail, not in it).
+    let audit_log = std::env::temp_dir().join(format!("portcullis-demo-{}-audit.jsonl", std::process::id()));
+    config.audit.target = crate::audit::Target::File(audit_log.clone());
     let token = crate::checker::prompt::random_token();
     let running = crate::app::start_with_token(&config, Some(token.clone()))
         .await
@@ -60,6 +63,7 @@ pub async fn run(
     println!("  sample tool server  {}  (scratch dir {})", sample.url, sample.scratch.display());
     println!("  proxy               {proxy_url}");
     println!("  metrics             http://{}/metrics", running.admin_addr);
+    println!("  audit log           {}", audit_log.display());
     println!("  approvals (operator) http://{}/approvals  token {token}", running.admin_addr);
     println!(
         "                      PORTCULLIS_ADMIN_TOKEN={token} portcullis approvals --admin http://{} list",
