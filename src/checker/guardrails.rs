@@ -293,7 +293,7 @@ impl Guardrails {
         };
         let content = content::of_result(result);
         if content.model.len() < self.min_content_bytes {
-            self.metrics.checker.check(Phase::Post, &rule.label, rule.mode, CheckLabel::Skipped);
+            self.metrics.checker.check(Phase::Post, &rule.label, rule.mode, &rubric, CheckLabel::Skipped);
             return report(PostJudgement::Pass, CheckLabel::Skipped);
         }
         let result_v = self.verdict(Phase::Post, tool, &content, &rubric).await;
@@ -400,11 +400,11 @@ impl Guardrails {
         let m = &self.metrics.checker;
         match result {
             Ok((Verdict::Safe, _)) => {
-                m.check(phase, &rule.label, rule.mode, CheckLabel::Safe);
+                m.check(phase, &rule.label, rule.mode, rubric, CheckLabel::Safe);
                 (Settled::Pass, CheckLabel::Safe)
             }
             Ok((Verdict::Unsafe { reason, sanitized }, source)) => {
-                m.check(phase, &rule.label, rule.mode, CheckLabel::Unsafe);
+                m.check(phase, &rule.label, rule.mode, rubric, CheckLabel::Unsafe);
                 let reason = tame(&reason);
                 tracing::warn!(
                     phase = phase.as_str(), tool, rule = %rule.label, mode = rule.mode.as_str(),
@@ -418,7 +418,7 @@ impl Guardrails {
                 (settled, CheckLabel::Unsafe)
             }
             Err(failure) => {
-                m.check(phase, &rule.label, rule.mode, CheckLabel::Failed);
+                m.check(phase, &rule.label, rule.mode, rubric, CheckLabel::Failed);
                 // An advisory rule never refuses, so it never fails closed either.
                 let closed = rule.mode != Mode::Advisory
                     && rule.failure_mode(self.on_checker_down) == FailureMode::Closed;

@@ -61,8 +61,8 @@ impl CheckerMetrics {
         };
         let checks = counter(
             "checks_total",
-            "Layer 2 checks by phase, guardrail rule, mode and verdict",
-            &["phase", "rule", "mode", "verdict"],
+            "Layer 2 checks by phase, guardrail rule, mode, rubric and its version, and verdict",
+            &["phase", "rule", "mode", "rubric", "rubric_version", "verdict"],
         );
         let requests = counter("checker_requests_total", "Model checker requests by result", &["result"]);
         let unguarded = counter(
@@ -118,8 +118,18 @@ impl CheckerMetrics {
         CheckerMetrics { checks, requests, latency, up, breaker, unguarded, prefilter_skips, cache, rubrics }
     }
 
-    pub fn check(&self, phase: Phase, rule: &str, mode: Mode, verdict: CheckLabel) {
-        self.checks.with_label_values(&[phase.as_str(), rule, mode.as_str(), verdict.as_str()]).inc();
+    /// One check. The rubric version is a label so a rubric edit shows as a before/after on
+    /// the dashboard; versions change only when an operator edits a rubric, so it stays bounded.
+    pub fn check(
+        &self,
+        phase: Phase,
+        rule: &str,
+        mode: Mode,
+        rubric: &crate::checker::rubric::Rubric,
+        verdict: CheckLabel,
+    ) {
+        let labels = [phase.as_str(), rule, mode.as_str(), &rubric.name, &rubric.version, verdict.as_str()];
+        self.checks.with_label_values(&labels).inc();
     }
 
     /// One model request's result: `Ok` or the failure.

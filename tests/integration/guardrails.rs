@@ -184,13 +184,16 @@ async fn post_modes_rewrite_exactly_over_json_and_sse() {
         direct.next = s.next - 1;
         let (_, direct_body, _) = direct.call("write_note", json!({"path":"a","text":"noted"}), &[]).await;
         assert_eq!(message_text(&body), message_text(&direct_body), "{kind}: advisory passes the bytes");
-        assert_eq!(
-            metric(
-                &p,
-                r#"portcullis_checks_total{mode="advisory",phase="post",rule="mcp__py__write_note",verdict="unsafe"}"#
-            ),
-            1.0
-        );
+        // Labelled by the rubric and its version too (a rubric edit is a before/after).
+        let text = String::from_utf8(p.metrics.render()).unwrap();
+        let line = text
+            .lines()
+            .find(|l| {
+                l.starts_with(r#"portcullis_checks_total{mode="advisory",phase="post",rubric="injection",rubric_version=""#)
+                    && l.contains(r#"rule="mcp__py__write_note",verdict="unsafe"} "#)
+            })
+            .unwrap_or_else(|| panic!("no advisory finding counted:\n{text}"));
+        assert!(line.ends_with(" 1"), "{line}");
         assert_eq!(peer.tools_run(), ["echo", "leak", "write_note", "write_note"], "{kind}");
     }
 }
