@@ -97,7 +97,7 @@ where
     B::Error: Into<BoxError>,
 {
     ServiceBuilder::new()
-        .layer(RescueLayer)
+        .layer(RescueLayer::new(parts.metrics.clone()))
         .layer(TelemetryLayer::new(parts.metrics.clone()))
         .layer(GlobalConcurrencyLimitLayer::with_semaphore(parts.in_flight.clone()))
         .layer(RouteLayer::new(parts.targets.clone()))

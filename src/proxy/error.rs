@@ -120,6 +120,18 @@ impl ProxyError {
     /// 200, so the client fails that one request and keeps its session. Everything else carries
     /// its HTTP status with a JSON-RPC error body (id null where unknown), as MCP asks for input
     /// a server cannot accept.
+    /// The upstream and the `upstream_errors_total{kind}` label, for a failure of an upstream.
+    pub fn upstream_failure(&self) -> Option<(&str, &'static str)> {
+        match &self.kind {
+            ErrorKind::Connect { upstream, .. } => Some((upstream, "connect")),
+            ErrorKind::UpstreamTimeout { upstream, .. } => Some((upstream, "timeout")),
+            ErrorKind::Upstream { upstream, .. } => Some((upstream, "failed")),
+            ErrorKind::ResultTooLarge { upstream, .. } => Some((upstream, "too_large")),
+            ErrorKind::Uninspectable { upstream, .. } => Some((upstream, "uninspectable")),
+            _ => None,
+        }
+    }
+
     pub fn into_response(self) -> Resp {
         let message = error_chain(&self.kind);
         let status = match (self.fault(), &self.id) {
@@ -147,19 +159,29 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 /// Outermost layer: every error becomes a response; the service it makes cannot fail.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RescueLayer;
+/// Answers every error as a response, counting the upstream's failures by kind.
+#[derive(Debug, Clone, Default)]
+pub struct RescueLayer {
+    metrics: Option<std::sync::Arc<crate::telemetry::Metrics>>,
+}
+
+impl RescueLayer {
+    pub fn new(metrics: std::sync::Arc<crate::telemetry::Metrics>) -> Self {
+        RescueLayer { metrics: Some(metrics) }
+    }
+}
 
 impl<S> Layer<S> for RescueLayer {
     type Service = Rescue<S>;
     fn layer(&self, inner: S) -> Rescue<S> {
-        Rescue { inner }
+        Rescue { inner, metrics: self.metrics.clone() }
     }
 }
 
 #[derive(Debug, Clone)]
 pub struct Rescue<S> {
     inner: S,
+    metrics: Option<std::sync::Arc<crate::telemetry::Metrics>>,
 }
 
 impl<S, R> Service<R> for Rescue<S>
@@ -182,10 +204,18 @@ where
 
     fn call(&mut self, req: R) -> Self::Future {
         let fut = self.inner.call(req);
+        let metrics = self.metrics.clone();
         Box::pin(async move {
             Ok(match fut.await {
                 Ok(resp) => resp,
-                Err(e) => rescue(e),
+                Err(e) => {
+                    if let (Some(m), Some(pe)) = (&metrics, e.downcast_ref::<ProxyError>()) {
+                        if let Some((upstream, kind)) = pe.upstream_failure() {
+                            m.upstream_error(upstream, kind);
+                        }
+                    }
+                    rescue(e)
+                }
             })
         })
     }

@@ -33,6 +33,7 @@ pub struct Metrics {
     waivers_active: prometheus::IntGauge,
     approval_wait: HistogramVec,
     audit_dropped: prometheus::IntCounter,
+    upstream_errors: IntCounterVec,
 }
 
 impl Default for Metrics {
@@ -131,6 +132,15 @@ impl Metrics {
         )
         .expect("static metric");
         registry.register(Box::new(audit_dropped.clone())).expect("registered once");
+        let upstream_errors = IntCounterVec::new(
+            Opts::new(
+                "upstream_errors_total",
+                "Requests an upstream failed, by kind (connect, timeout, failed, too_large, uninspectable)",
+            ),
+            &["upstream", "kind"],
+        )
+        .expect("static metric");
+        registry.register(Box::new(upstream_errors.clone())).expect("registered once");
         for d in ["allow_once", "allow_session", "deny", "cancel", "timeout"] {
             approvals.with_label_values(&[d]);
         }
@@ -148,6 +158,7 @@ impl Metrics {
             waivers_active,
             approval_wait,
             audit_dropped,
+            upstream_errors,
         }
     }
 
@@ -167,6 +178,11 @@ impl Metrics {
         if decision != "headless" {
             self.approvals.with_label_values(&[decision]).inc();
         }
+    }
+
+    /// One request an upstream failed (`upstream` is a configured name: bounded).
+    pub fn upstream_error(&self, upstream: &str, kind: &str) {
+        self.upstream_errors.with_label_values(&[upstream, kind]).inc();
     }
 
     pub fn audit_dropped(&self) {

@@ -150,6 +150,11 @@ async fn a_killed_upstream_yields_a_clear_jsonrpc_error_not_a_dropped_connection
     assert_eq!(v["id"], "call-9");
     assert_eq!(v["error"]["code"], -32001);
     assert!(v["error"]["message"].as_str().unwrap().contains("upstream py is unreachable"), "{text}");
+    let metrics = String::from_utf8(p.metrics.render()).unwrap();
+    assert!(
+        metrics.contains(r#"portcullis_upstream_errors_total{kind="connect",upstream="py"} 1"#),
+        "counted by kind: {metrics}"
+    );
 }
 
 #[tokio::test]
