@@ -134,7 +134,9 @@ fn init_logging(json: bool) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     if json {
-        builder.json().init();
+        // Structured logs close every tool call's span with a line of its own (session, tool,
+        // outcome, time busy and idle).
+        builder.json().with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE).init();
     } else {
         builder.init();
     }

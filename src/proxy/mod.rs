@@ -65,7 +65,11 @@ impl Shared {
     pub fn saw(&self, seen: crate::gate::post::Seen, upstream: &str, session: Option<&str>) {
         use crate::gate::post::Seen;
         match seen {
-            Seen::Call { call, outcome } => self.metrics.tool_call(upstream, &call.qualified, outcome.into()),
+            Seen::Call { call, outcome } => {
+                let outcome = outcome.into();
+                self.metrics.tool_call(upstream, &call.qualified, outcome);
+                tracing::Span::current().record("outcome", crate::gate::CallOutcome::as_str(outcome));
+            }
             Seen::Initialized { version, elicits } => {
                 if let Some(s) = session {
                     self.sessions.record(s, version, elicits);

@@ -14,6 +14,7 @@ use bytes::Bytes;
 use http::{Method, StatusCode};
 use serde_json::value::RawValue;
 use tower::{Layer, Service};
+use tracing::Instrument;
 
 use super::error::{ErrorKind, ProxyError};
 use super::route::{Route, RouteKind};
@@ -204,10 +205,16 @@ where
         principal: req.headers().get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()),
     };
     let guard = shared.guard.load_full();
-    let watched = match decide(&payload, &cx, &guard).await {
+    let decision = decide(&payload, &cx, &guard).await;
+    // One span per tool call (session, tool, outcome): whatever is logged while it is forwarded,
+    // held or answered carries them, and JSON logs close it with a line of its own.
+    let span = call_span(&decision, session.as_deref());
+    let _entered = span.enter();
+    let watched = match decision {
         Decision::Refuse(r) => {
             for (tool, outcome) in &r.calls {
                 shared.metrics.tool_call(&upstream, tool, *outcome);
+                span.record("outcome", outcome.as_str());
             }
             let status = if r.invalid { StatusCode::BAD_REQUEST } else { StatusCode::OK };
             return Ok(json_response(status, r.body));
@@ -222,10 +229,12 @@ where
             *req.body_mut() = Bytes::from(body);
             let len = http::HeaderValue::from(req.body().len());
             req.headers_mut().insert(http::header::CONTENT_LENGTH, len);
-            return forward(inner, shared, req, upstream, era, w, id).await;
+            drop(_entered);
+            return forward(inner, shared, req, upstream, era, w, id).instrument(span).await;
         }
         Decision::Ask(pending) => {
             drop(payload);
+            span.record("outcome", "ask");
             return Ok(super::parked::respond(inner, shared, req, pending, upstream, era));
         }
     };
@@ -235,7 +244,30 @@ where
         Payload::Batch(_) => None,
     };
     drop(payload);
-    forward(inner, shared, req, upstream, era, watched, id).await
+    drop(_entered);
+    forward(inner, shared, req, upstream, era, watched, id).instrument(span).await
+}
+
+/// The span of a decision about exactly one tool call (none for other requests and batches).
+fn call_span(decision: &Decision, session: Option<&str>) -> tracing::Span {
+    let tool = match decision {
+        Decision::Forward(w) | Decision::Rewrite(w, _) => {
+            let names = w.call_names();
+            (names.len() == 1).then(|| names.into_iter().next().unwrap_or_default())
+        }
+        Decision::Refuse(r) if r.calls.len() == 1 => Some(r.calls[0].0.clone()),
+        Decision::Refuse(_) => None,
+        Decision::Ask(p) => Some(p.call().qualified.clone()),
+    };
+    match tool {
+        Some(tool) => tracing::info_span!(
+            "tool_call",
+            session = session.unwrap_or("-"),
+            %tool,
+            outcome = tracing::field::Empty
+        ),
+        None => tracing::Span::none(),
+    }
 }
 
 /// Sends a decided request on, watching `watched`; an upstream failure answers `id`.

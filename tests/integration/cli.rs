@@ -31,6 +31,38 @@ fn demo_runs_the_scripted_session_on_the_embedded_default() {
 }
 
 #[test]
+fn json_logs_close_one_span_per_tool_call_and_the_demo_writes_an_audit_line_per_decision() {
+    let out = portcullis()
+        .args(["--log-json", "demo", "--listen", "127.0.0.1:0", "--once"])
+        .env("PORTCULLIS_LOG", "info")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let spans: Vec<serde_json::Value> = stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|l| l["span"]["name"] == "tool_call" && l["fields"]["message"] == "close")
+        .collect();
+    assert!(spans.len() >= 10, "one closed span per tool call: {}", spans.len());
+    for s in &spans {
+        assert_eq!(s["span"]["session"], "demo-session", "{s}");
+        assert!(s["span"]["tool"].as_str().unwrap().starts_with("mcp__sample__"), "{s}");
+        assert!(s["span"]["outcome"].is_string(), "every span says how the call ended: {s}");
+    }
+    let outcomes: Vec<&str> = spans.iter().filter_map(|s| s["span"]["outcome"].as_str()).collect();
+    assert!(outcomes.contains(&"denied") && outcomes.contains(&"forwarded"), "{outcomes:?}");
+    // The run's audit log: every line JSON, printed path.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let path = stdout.lines().find_map(|l| l.trim().strip_prefix("audit log")).map(str::trim).unwrap();
+    let audit = std::fs::read_to_string(path).unwrap();
+    let lines: Vec<serde_json::Value> = audit.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(lines.iter().any(|l| l["phase"] == "approval" && l["channel"] == "api"), "{audit}");
+    assert!(lines.iter().any(|l| l["phase"] == "pre" && l["outcome"] == "denied"), "{audit}");
+    let _ = std::fs::remove_file(path);
+}
+
+#[test]
 fn validate_reports_every_problem_and_fails() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.yaml");
