@@ -1,10 +1,11 @@
 //! The admin listener: `/metrics` (Prometheus text), `/healthz` (the process answers) and
 //! `/readyz` (ready to guard traffic). Open, as Prometheus and orchestrators expect; it binds
-//! loopback by default. Token-protected endpoints (approvals, status) arrive with their issues.
+//! loopback by default. With `admin.token_env` set: the approvals API behind a bearer token, and
+//! `/console`, the operator's page that calls it (docs/console.md).
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use http::{Method, Request, StatusCode};
 use hyper::body::Incoming;
@@ -36,10 +37,12 @@ pub fn service(
                 p if p == "/approvals"
                     || p.starts_with("/approvals/")
                     || p == "/status"
+                    || p == "/decisions"
                     || p.starts_with("/sessions/") =>
                 {
                     approvals(req, &shared, &token).await
                 }
+                "/console" => console(&req, token.is_some()),
                 _ => {
                     let ready = shared.guard.load().guardrails().is_none_or(|g| g.ready());
                     route(&req, &metrics, ready)
@@ -61,6 +64,61 @@ fn json(status: StatusCode, v: serde_json::Value) -> Resp {
     text(status, "application/json", v.to_string())
 }
 
+/// The operator console: one self-contained page, no data in it. Its script and style are inline
+/// and allowed by hash, so nothing else can run or load in it; it talks only to this listener.
+const CONSOLE: &str = include_str!("console.html");
+
+/// The SHA-256 (base64) of the text between the page's one `<{tag}>` and `</{tag}>`, as CSP wants.
+fn inline_hash(html: &str, tag: &str) -> String {
+    use base64::Engine;
+    use sha2::Digest;
+    let (open, close) = (format!("<{tag}>"), format!("</{tag}>"));
+    let start = html.find(&open).map(|i| i + open.len()).expect("the console has one inline element");
+    let end = html[start..].find(&close).map(|i| i + start).expect("and it is closed");
+    base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(&html.as_bytes()[start..end]))
+}
+
+fn console_csp() -> &'static str {
+    static CSP: OnceLock<String> = OnceLock::new();
+    CSP.get_or_init(|| {
+        format!(
+            "default-src 'none'; script-src 'sha256-{}'; style-src 'sha256-{}'; connect-src 'self'; \
+             img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+            inline_hash(CONSOLE, "script"),
+            inline_hash(CONSOLE, "style")
+        )
+    })
+}
+
+/// `GET /console`. Without an admin token there is no API for it to call: 404, like the API.
+fn console<B>(req: &Request<B>, enabled: bool) -> Resp {
+    if !enabled {
+        return text(
+            StatusCode::NOT_FOUND,
+            "text/plain",
+            "the console is disabled: set admin.token_env and that variable\n",
+        );
+    }
+    if req.method() != Method::GET {
+        return text(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "GET only\n");
+    }
+    let mut resp = text(StatusCode::OK, "text/html; charset=utf-8", CONSOLE);
+    let h = resp.headers_mut();
+    let csp = http::HeaderValue::from_str(console_csp()).expect("the policy is ASCII");
+    h.insert(http::header::CONTENT_SECURITY_POLICY, csp);
+    for (name, value) in [
+        (http::header::X_FRAME_OPTIONS, "DENY"),
+        (http::header::CACHE_CONTROL, "no-store"),
+        (http::header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (http::header::REFERRER_POLICY, "no-referrer"),
+        (http::HeaderName::from_static("cross-origin-opener-policy"), "same-origin"),
+        (http::HeaderName::from_static("cross-origin-resource-policy"), "same-origin"),
+    ] {
+        h.insert(name, http::HeaderValue::from_static(value));
+    }
+    resp
+}
+
 /// Compares in time independent of where the strings differ.
 fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
@@ -68,7 +126,8 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 
 /// `GET /approvals` lists parked calls; `POST /approvals/{id}` with
 /// `{"decision": "allow_once" | "allow_session" | "deny"}` decides one; `GET /status` shows the
-/// flagged sessions, `POST /sessions/{id}/clear` clears one. Bearer token required.
+/// flagged sessions, `POST /sessions/{id}/clear` clears one, `GET /decisions` the audit log's
+/// latest entries (newest first). Bearer token required.
 async fn approvals(req: Request<Incoming>, shared: &Shared, token: &Option<String>) -> Resp {
     let Some(token) = token else {
         return json(
@@ -88,6 +147,20 @@ async fn approvals(req: Request<Incoming>, shared: &Shared, token: &Option<Strin
         return resp;
     }
     let path = req.uri().path().to_owned();
+    if path == "/decisions" && req.method() == Method::GET {
+        // The audit log's latest entries (already digested and masked); 404 when it is off.
+        let guard = shared.guard.load();
+        let audit = guard.audit();
+        if !audit.is_on() {
+            return json(
+                StatusCode::NOT_FOUND,
+                serde_json::json!({"error": "the audit log is off: configure audit: in the config"}),
+            );
+        }
+        let mut recent = audit.recent();
+        recent.reverse();
+        return json(StatusCode::OK, serde_json::json!({"decisions": recent}));
+    }
     if path == "/status" && req.method() == Method::GET {
         let a = &shared.approvals;
         let flagged: Vec<serde_json::Value> = a
@@ -178,5 +251,30 @@ fn route<B>(req: &Request<B>, metrics: &Metrics, ready: bool) -> Resp {
             "not ready: the checker is down and a fail-closed guardrail rule depends on it\n",
         ),
         _ => text(StatusCode::NOT_FOUND, "text/plain", "not found: try /metrics, /healthz or /readyz\n"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_console_is_one_inline_script_and_style_allowed_by_hash_and_nothing_external() {
+        for tag in ["script", "style"] {
+            assert_eq!(CONSOLE.matches(&format!("<{tag}")).count(), 1, "one <{tag}>");
+            assert_eq!(CONSOLE.matches(&format!("</{tag}>")).count(), 1, "one </{tag}>");
+        }
+        let csp = console_csp();
+        assert!(csp.starts_with("default-src 'none'; script-src 'sha256-"), "{csp}");
+        assert!(!csp.contains("unsafe"), "{csp}");
+        let lower = CONSOLE.to_ascii_lowercase();
+        for external in
+            ["src=", "href=", "url(", "@import", "http:", "https:", "//cdn", "innerhtml", "outerhtml"]
+        {
+            assert!(!lower.contains(external), "the console must not use {external}");
+        }
+        for risky in ["insertAdjacentHTML", "document.write", "eval(", "new Function"] {
+            assert!(!CONSOLE.contains(risky), "the console must not use {risky}");
+        }
     }
 }

@@ -38,13 +38,14 @@ pub struct Settings {
     /// A file is rotated (`F` → `F.1` → … → `F.keep`) when it would grow past this.
     pub max_size: u64,
     pub keep: u32,
-    /// Entries kept in memory for the console.
+    /// Entries kept in memory for the console (200 when an `audit:` section is given).
     pub recent: usize,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        Settings { target: Target::Off, max_size: 100 << 20, keep: 5, recent: 200 }
+        // Off means off: no line written and none kept (no cost on the call path).
+        Settings { target: Target::Off, max_size: 100 << 20, keep: 5, recent: 0 }
     }
 }
 

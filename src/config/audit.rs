@@ -9,10 +9,18 @@ use crate::audit::{Settings, Target};
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Raw {
-    to: Option<String>,
+    to: Option<To>,
     max_size: Option<Scalar>,
     keep: Option<u32>,
     recent: Option<usize>,
+}
+
+/// `to: off` reads as YAML's boolean false; `to: stdout`, a path, or "off" as text.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum To {
+    Flag(bool),
+    Text(String),
 }
 
 pub(crate) fn compile(raw: Option<Raw>, p: &mut Problems) -> Settings {
@@ -20,7 +28,16 @@ pub(crate) fn compile(raw: Option<Raw>, p: &mut Problems) -> Settings {
     let Some(raw) = raw else {
         return d;
     };
-    let target = match raw.to.as_deref() {
+    let to = match raw.to {
+        Some(To::Flag(false)) => Some("off".to_owned()),
+        Some(To::Flag(true)) => {
+            p.add("audit.to", "stdout, off, or a file path");
+            None
+        }
+        Some(To::Text(t)) => Some(t),
+        None => None,
+    };
+    let target = match to.as_deref() {
         None | Some("stdout") => Target::Stdout,
         Some("off") => Target::Off,
         Some("") => {
@@ -33,7 +50,7 @@ pub(crate) fn compile(raw: Option<Raw>, p: &mut Problems) -> Settings {
         target,
         max_size: p.size("audit.max_size", raw.max_size, d.max_size as usize) as u64,
         keep: raw.keep.unwrap_or(d.keep),
-        recent: raw.recent.unwrap_or(d.recent),
+        recent: raw.recent.unwrap_or(200),
     };
     if s.max_size < 4096 {
         p.add("audit.max_size", "must be at least 4KiB");

@@ -5,6 +5,7 @@ mod approvals;
 mod audit;
 mod checker_openai;
 mod cli;
+mod console;
 mod dashboards;
 mod elicitation;
 mod guardrails;

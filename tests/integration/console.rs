@@ -1,0 +1,436 @@
+//! The operator console (`GET /console` on the admin listener) in a real browser: Debian's
+//! headless Chromium, driven through Debian's ChromeDriver over WebDriver (plain HTTP JSON, sent
+//! with hyper). An operator types the token, sees the parked call, clicks "Allow once", and the
+//! agent's call completes with the tool's real answer; a flagged session is cleared the same way.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::Method;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::{connect::HttpConnector, Client};
+use serde_json::{json, Value};
+
+use crate::support::{get, post, proxy, proxy_url, rpc_body, text_of, Peer};
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+/// The W3C WebDriver key of an element reference.
+const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
+/// How long any one thing may take before the test gives up (bounded polling, never a sleep
+/// standing in for an assertion).
+const PATIENCE: Duration = Duration::from_secs(30);
+const LEGACY: &str = "2025-06-18";
+
+/// Headless Chromium behind ChromeDriver, with a fresh profile. Dropping it ends the WebDriver
+/// session (ChromeDriver quits the browser) and kills ChromeDriver.
+struct Browser {
+    driver: Child,
+    addr: String,
+    session: String,
+    client: Client<HttpConnector, Full<Bytes>>,
+    dir: tempfile::TempDir,
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        // After a failure only (`quit` ends a passing test's session): blocking, so the page's
+        // requests to an in-process admin listener stall and Chromium takes a while to close.
+        if self.session.is_empty() {
+            let _ = self.driver.kill();
+            let _ = self.driver.wait();
+            return;
+        }
+        if let Ok(mut s) = std::net::TcpStream::connect(&self.addr) {
+            let _ = s.set_read_timeout(Some(Duration::from_secs(10)));
+            let req = format!(
+                "DELETE /session/{} HTTP/1.1\r\nHost: {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                self.session, self.addr
+            );
+            if s.write_all(req.as_bytes()).is_ok() {
+                let _ = s.read_to_end(&mut Vec::new());
+            }
+        }
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+impl Browser {
+    async fn start() -> Browser {
+        for bin in [CHROMIUM, CHROMEDRIVER] {
+            assert!(
+                Path::new(bin).exists(),
+                "{bin} is missing: apt-get install -y --no-install-recommends chromium chromium-driver \
+                 (.ci/run does)"
+            );
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let profile = dir.path().join("profile");
+        std::fs::create_dir(&profile).unwrap();
+        // --port=0: ChromeDriver picks a free port and says which on stdout.
+        let mut driver = Command::new(CHROMEDRIVER)
+            .arg("--port=0")
+            .arg(format!("--log-path={}", dir.path().join("chromedriver.log").display()))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {CHROMEDRIVER}: {e}"));
+        let stdout = driver.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(p) = line.split("started successfully on port ").nth(1) {
+                    let _ = tx.send(p.trim_end_matches('.').trim().parse::<u16>().ok());
+                }
+            }
+        });
+        let port = rx.recv_timeout(PATIENCE).ok().flatten().expect("chromedriver did not say its port");
+        let client = Client::builder(hyper_util::rt::TokioExecutor::new()).build_http::<Full<Bytes>>();
+        let mut b =
+            Browser { driver, addr: format!("127.0.0.1:{port}"), session: String::new(), client, dir };
+        let caps = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {"binary": CHROMIUM, "args": [
+                "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                "--disable-background-networking",
+                format!("--user-data-dir={}", profile.display()),
+            ]}
+        }}});
+        let created = b.request(Method::POST, "/session".into(), Some(caps)).await;
+        let created = created.unwrap_or_else(|e| panic!("no browser session: {e}\n{}", b.log_tail()));
+        b.session = created["sessionId"].as_str().expect("a session id").to_owned();
+        b
+    }
+
+    /// Ends the WebDriver session: ChromeDriver closes the browser.
+    async fn quit(mut self) {
+        let path = format!("/session/{}", std::mem::take(&mut self.session));
+        self.request(Method::DELETE, path, None).await.expect("the browser closes");
+    }
+
+    fn log_tail(&self) -> String {
+        let log = std::fs::read_to_string(self.dir.path().join("chromedriver.log")).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        lines[lines.len().saturating_sub(30)..].join("\n")
+    }
+
+    /// One WebDriver request; `Ok(value)` on success, `Err(value)` with the driver's error.
+    async fn request(&self, method: Method, path: String, body: Option<Value>) -> Result<Value, Value> {
+        let body = body.map(|b| b.to_string()).unwrap_or_default();
+        let req = http::Request::builder()
+            .method(method)
+            .uri(format!("http://{}{path}", self.addr))
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(body)))
+            .unwrap();
+        let resp = tokio::time::timeout(PATIENCE * 2, self.client.request(req))
+            .await
+            .expect("chromedriver answers in time")
+            .expect("chromedriver is reachable");
+        let ok = resp.status().is_success();
+        let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+        let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        if ok {
+            Ok(v["value"].clone())
+        } else {
+            Err(v["value"].clone())
+        }
+    }
+
+    async fn cmd(&self, method: Method, path: &str, body: Option<Value>) -> Value {
+        let path = format!("/session/{}{path}", self.session);
+        self.request(method, path.clone(), body)
+            .await
+            .unwrap_or_else(|e| panic!("WebDriver {path}: {e}\n{}", self.log_tail()))
+    }
+
+    async fn goto(&self, url: &str) {
+        self.cmd(Method::POST, "/url", Some(json!({ "url": url }))).await;
+    }
+
+    async fn refresh(&self) {
+        self.cmd(Method::POST, "/refresh", Some(json!({}))).await;
+    }
+
+    async fn find(&self, css: &str) -> String {
+        let el =
+            self.cmd(Method::POST, "/element", Some(json!({"using": "css selector", "value": css}))).await;
+        el[ELEMENT].as_str().unwrap_or_else(|| panic!("no element {css}: {el}")).to_owned()
+    }
+
+    async fn click(&self, element: &str) {
+        self.cmd(Method::POST, &format!("/element/{element}/click"), Some(json!({}))).await;
+    }
+
+    async fn type_into(&self, element: &str, text: &str) {
+        self.cmd(Method::POST, &format!("/element/{element}/value"), Some(json!({ "text": text }))).await;
+    }
+
+    /// Runs `script` (a function body; `arguments` are `args`) in the page.
+    async fn js(&self, script: &str, args: Value) -> Value {
+        self.cmd(Method::POST, "/execute/sync", Some(json!({"script": script, "args": args}))).await
+    }
+
+    /// Evaluates `script` until `done` holds for its value (bounded); returns that value.
+    async fn wait_for(&self, what: &str, script: &str, args: Value, done: impl Fn(&Value) -> bool) -> Value {
+        let start = Instant::now();
+        loop {
+            let v = self.js(script, args.clone()).await;
+            if done(&v) {
+                return v;
+            }
+            if start.elapsed() > PATIENCE {
+                let page = self.js("return document.body.innerText", json!([])).await;
+                panic!(
+                    "waited {PATIENCE:?} for {what}; last {v}\npage text:\n{}",
+                    page.as_str().unwrap_or("")
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+async fn open(url: &str) -> String {
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    let (_, headers, _) = post(url, &[], init.to_string()).await;
+    let id = headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+    post(url, &[("mcp-session-id", &id), ("mcp-protocol-version", LEGACY)], note.to_string()).await;
+    id
+}
+
+/// Starts a call in the background; its answer arrives when someone decides.
+fn call(url: &str, session: &str, id: u64, tool: &str, args: Value) -> tokio::task::JoinHandle<Value> {
+    let (url, session, tool) = (url.to_owned(), session.to_owned(), tool.to_owned());
+    tokio::spawn(async move {
+        let body =
+            json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":tool,"arguments":args}});
+        let h = [("mcp-session-id", session.as_str()), ("mcp-protocol-version", LEGACY)];
+        rpc_body(&post(&url, &h, body.to_string()).await.2)
+    })
+}
+
+/// `GET {admin}{path}` with the token, as JSON.
+async fn admin_get(admin: &str, path: &str, token: &str) -> (u16, Value) {
+    let bearer = format!("Bearer {token}");
+    let (status, _, body) = get(&format!("{admin}{path}"), &[("authorization", &bearer)]).await;
+    (status, serde_json::from_str(&body).unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn an_operator_allows_a_parked_call_from_the_console_in_headless_chromium() {
+    let token_env = "PORTCULLIS_TEST_ADMIN_TOKEN_CONSOLE";
+    let token = "console-operator-token-9d2c41";
+    std::env::set_var(token_env, token);
+    let peer = Peer::python("legacy");
+    let yaml = format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\nupstreams:\n  py: {{ url: \"{}\" }}\n\
+         permissions: {{ ask: [mcp__py__echo], deny: [mcp__py__add] }}\napprovals: {{ channel: api, timeout: 60s }}\naudit: {{ to: off, recent: 50 }}\n",
+        peer.url()
+    );
+    let p = proxy(&portcullis::config::Config::parse(&yaml, "test").unwrap()).await;
+    let (url, admin) = (proxy_url(&p, "py"), format!("http://{}", p.admin_addr));
+
+    // The page: served without the token (a browser cannot send one on navigation) and holding
+    // nothing worth one — no data, no token, nothing loaded from anywhere else.
+    let (status, headers, page) = get(&format!("{admin}/console"), &[]).await;
+    assert_eq!(status, 200);
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+    assert!(header("content-type").starts_with("text/html"), "{headers:?}");
+    let csp = header("content-security-policy");
+    for part in ["default-src 'none'", "script-src 'sha256-", "style-src 'sha256-", "connect-src 'self'"] {
+        assert!(csp.contains(part), "CSP lacks {part}: {csp}");
+    }
+    assert!(!csp.contains("unsafe-inline") && !csp.contains("unsafe-eval"), "{csp}");
+    assert_eq!(header("x-frame-options"), "DENY");
+    assert_eq!(header("cache-control"), "no-store");
+    assert!(!page.contains(token), "the page holds no token");
+    let lower = page.to_ascii_lowercase();
+    for external in ["src=", "href=", "http:", "https:", "url(", "@import"] {
+        assert!(!lower.contains(external), "the page refers to something external ({external})");
+    }
+
+    // Without the token the admin API refuses.
+    for path in ["/approvals", "/status"] {
+        assert_eq!(get(&format!("{admin}{path}"), &[]).await.0, 401, "{path}");
+        assert_eq!(admin_get(&admin, path, "not-the-token").await.0, 401, "{path}");
+    }
+
+    // A session refused three times in a row (add is denied) is flagged.
+    let hammering = open(&url).await;
+    for id in 1..=3 {
+        let msg = call(&url, &hammering, id, "add", json!({"a": 1, "b": 2})).await.unwrap();
+        assert!(text_of(&msg).contains("portcullis denied"), "{msg}");
+    }
+    let (_, s) = admin_get(&admin, "/status", token).await;
+    assert_eq!(s["flagged_sessions"][0]["session"], hammering.as_str(), "{s}");
+
+    // write_note has no allow rule: the built-in floor asks and the call is parked. Its arguments
+    // carry markup, as an attacker's would.
+    let session = open(&url).await;
+    let markup = "<img src=x onerror=document.title='pwned'><b>bold</b>";
+    let parked = call(&url, &session, 1, "write_note", json!({"path": "a", "text": markup}));
+    // echo is asked by a configured rule: it can be allowed once, never for the session.
+    let asked = call(&url, &session, 2, "echo", json!({"message": "configured"}));
+    let start = Instant::now();
+    let (id, echo_id) = loop {
+        let (_, list) = admin_get(&admin, "/approvals", token).await;
+        let of = |tool: &str| {
+            let ends = |a: &&Value| a["tool"].as_str().is_some_and(|t| t.ends_with(tool));
+            list["pending"].as_array()?.iter().find(ends)?["id"].as_u64()
+        };
+        if let (Some(a), Some(b)) = (of("__write_note"), of("__echo")) {
+            break (a, b);
+        }
+        assert!(start.elapsed() < PATIENCE, "the calls were never parked: {list}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert!(peer.tools_run().is_empty(), "nothing runs while it waits");
+
+    let b = Browser::start().await;
+    b.goto(&format!("{admin}/console")).await;
+    let field = b.find("#token").await;
+    b.type_into(&field, token).await;
+    b.click(&b.find("#connect").await).await;
+
+    let card = format!(".approval[data-id=\"{id}\"]");
+    let shown = b
+        .wait_for(
+            "the parked call in the console",
+            "var c = document.querySelector(arguments[0]); return c ? c.innerText : null;",
+            json!([card]),
+            |v| v.is_string(),
+        )
+        .await;
+    let shown = shown.as_str().unwrap();
+    for part in ["write_note", "floor", session.as_str(), markup, "Allow once", "Allow for session", "Deny"] {
+        assert!(shown.contains(part), "the card lacks {part:?}:\n{shown}");
+    }
+    // The arguments were shown as text, never parsed as markup.
+    let dom = b
+        .js(
+            "return {imgs: document.getElementsByTagName('img').length, bolds: document.getElementsByTagName('b').length, \
+             title: document.title, url: location.href, html: document.documentElement.outerHTML, \
+             stored: sessionStorage.getItem('portcullis.admin.token'), \
+             resources: performance.getEntriesByType('resource').map(function (e) { return e.name; })};",
+            json!([]),
+        )
+        .await;
+    assert_eq!(dom["imgs"], 0, "markup in arguments became elements");
+    assert_eq!(dom["bolds"], 0, "markup in arguments became elements");
+    assert_eq!(dom["title"], "portcullis console");
+    // The token is in this tab's session storage, not in the address or the document.
+    assert_eq!(dom["stored"], token);
+    assert!(!dom["url"].as_str().unwrap().contains(token), "{}", dom["url"]);
+    assert!(!dom["html"].as_str().unwrap().contains(token), "the document holds the token");
+    // Everything the page fetched came from the admin listener itself.
+    let resources = dom["resources"].as_array().unwrap();
+    assert!(!resources.is_empty(), "the page polls the admin API");
+    for r in resources {
+        assert!(r.as_str().unwrap().starts_with(&format!("{admin}/")), "external resource {r}");
+    }
+
+    // A reload keeps the token (session storage) and shows the same call again.
+    b.refresh().await;
+    b.wait_for(
+        "the parked call after a reload",
+        "return !!document.querySelector(arguments[0]);",
+        json!([card]),
+        |v| v == &json!(true),
+    )
+    .await;
+
+    // The flagged session is listed; "Clear" clears it at the API.
+    let clear = b
+        .wait_for(
+            "the flagged session in the console",
+            "var s = arguments[0]; var c = Array.from(document.querySelectorAll('.flagged')) \
+             .find(function (c) { return c.dataset.session === s; }); \
+             return c ? c.querySelector('button.clear') : null;",
+            json!([hammering]),
+            |v| v.get(ELEMENT).is_some(),
+        )
+        .await;
+    b.click(clear[ELEMENT].as_str().unwrap()).await;
+    let start = Instant::now();
+    loop {
+        let (_, s) = admin_get(&admin, "/status", token).await;
+        if s["flagged_sessions"].as_array().is_some_and(|a| a.is_empty()) {
+            break;
+        }
+        assert!(start.elapsed() < PATIENCE, "the session was never cleared: {s}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // "Allow once": the parked call goes to the upstream and the agent gets its real answer.
+    b.click(&b.find(&format!("{card} button.allow-once")).await).await;
+    let msg = tokio::time::timeout(PATIENCE, parked).await.expect("the call was released").unwrap();
+    assert_eq!(text_of(&msg), format!("wrote {} bytes to a", markup.len()), "{msg}");
+    assert_eq!(peer.tools_run(), ["write_note"]);
+    b.wait_for(
+        "the decided call to leave the console",
+        "return !document.querySelector(arguments[0]) && document.getElementById('approvals-msg').innerText;",
+        json!([card]),
+        |v| v.as_str().is_some_and(|t| t.contains(&format!("call {id}: allow once"))),
+    )
+    .await;
+
+    // The configured ask offers no "Allow for session"; "Deny" refuses it and the tool never runs.
+    let echo_card = format!(".approval[data-id=\"{echo_id}\"]");
+    let offered = b
+        .js(
+            "var c = document.querySelector(arguments[0]); return c && {text: c.innerText, \
+             session: !!c.querySelector('button.allow-session')};",
+            json!([echo_card]),
+        )
+        .await;
+    assert_eq!(offered["session"], false, "{offered}");
+    assert!(offered["text"].as_str().unwrap().contains("configured ask: allow once only"), "{offered}");
+    b.click(&b.find(&format!("{echo_card} button.deny")).await).await;
+    let msg = tokio::time::timeout(PATIENCE, asked).await.expect("the call was answered").unwrap();
+    assert_eq!(msg["result"]["isError"], true, "{msg}");
+    assert!(text_of(&msg).contains("An operator denied it"), "{msg}");
+    assert_eq!(peer.tools_run(), ["write_note"], "the denied call never ran");
+    assert!(peer.calls_received().iter().all(|t| t == "write_note"), "no refused call reached the upstream");
+    b.wait_for(
+        "an empty console",
+        "return document.querySelectorAll('.approval, .flagged').length === 0 && \
+         document.getElementById('approvals-empty').innerText;",
+        json!([]),
+        |v| v.as_str().is_some_and(|t| t.contains("No call is waiting")),
+    )
+    .await;
+
+    // Recent decisions: this proxy keeps the audit log's latest entries (`audit: { to: off, recent }`).
+    let (status, decisions) = admin_get(&admin, "/decisions", token).await;
+    {
+        assert_eq!(status, 200, "{decisions}");
+        assert!(decisions["decisions"].as_array().is_some_and(|d| !d.is_empty()), "{decisions}");
+        b.wait_for(
+            "the audited decisions in the console",
+            "return document.querySelectorAll('.decision').length;",
+            json!([]),
+            |v| v.as_u64().is_some_and(|n| n > 0),
+        )
+        .await;
+    }
+    let metrics = String::from_utf8(p.metrics.render()).unwrap();
+    assert!(metrics.contains(r#"portcullis_approvals_total{decision="allow_once"} 1"#), "{metrics}");
+    assert!(metrics.contains(r#"portcullis_approvals_total{decision="deny"} 1"#), "{metrics}");
+    b.quit().await;
+}
+
+#[tokio::test]
+async fn without_an_admin_token_the_console_is_not_served() {
+    let p = proxy(&crate::support::config(&[], "")).await;
+    let (status, _, body) = get(&format!("http://{}/console", p.admin_addr), &[]).await;
+    assert_eq!(status, 404);
+    assert!(body.contains("admin.token_env"), "{body}");
+}
