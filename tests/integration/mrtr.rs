@@ -140,3 +140,45 @@ async fn tampered_replayed_expired_and_changed_states_are_refused_before_the_ups
     assert!(!seen.contains(KEY) && !seen.contains("portcullis:"), "{seen}");
     assert!(!seen.contains("hello!") && !seen.contains("late"), "{seen}");
 }
+
+#[tokio::test]
+async fn an_upstream_that_asks_its_own_questions_keeps_working_through_the_proxy() {
+    for era in ["modern", "legacy"] {
+        let peer = Peer::python(era);
+        let p = proxy(&config(
+            &[("py", &peer.url())],
+            "permissions: { allow: [mcp__py__echo], ask: [mcp__py__confirm_delete] }\napprovals: { channel: elicitation }\n",
+        ))
+        .await;
+        let args = json!({"path": "/tmp/x"}).to_string();
+        // The proxy asks (allow once), then the server asks its own question ("sure"). In the
+        // modern era the server's input_required round comes back as a retry the proxy asks
+        // about again (allowed once more), with the server's state and answer restored inside.
+        let answers = if era == "modern" { "allow_once,sure,allow_once" } else { "allow_once,sure" };
+        let out = py_client_with(
+            &proxy_url(&p, "py"),
+            era,
+            &["--elicit", answers],
+            &["call", "confirm_delete", &args],
+        )
+        .await;
+        assert_eq!(text_of(&out[0]), "deleted /tmp/x", "{era}: {}", out[0]);
+        let forms: Vec<String> = out[0]["elicitations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["message"].as_str().unwrap_or("").to_owned())
+            .collect();
+        assert!(
+            forms.iter().any(|m| m.contains("Really delete /tmp/x?")),
+            "{era}: the server's own question: {forms:?}"
+        );
+        assert!(forms.iter().any(|m| m.contains("portcullis is holding")), "{era}: {forms:?}");
+        assert_eq!(peer.tools_run(), ["confirm_delete"], "{era}");
+        let seen = bodies(&peer);
+        assert!(
+            !seen.contains(KEY) && !seen.contains("portcullis:") && !seen.contains("portcullis-elicit"),
+            "{era}: {seen}"
+        );
+    }
+}

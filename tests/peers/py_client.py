@@ -16,7 +16,8 @@ stdout: exactly one JSON line per step, in order:
     {"step": ..., "tool": ..., "error": {"code": int|null, "message": str, "data": ..., "kind": ...}}
 With --elicit the client declares the elicitation capability and answers each elicitation it
 receives with the next ANSWER: allow_once | allow_session | deny (accept with that `decision`),
-decline, cancel, or error (a JSON-RPC error); a step during which elicitations arrived also
+sure (accept with {"sure": true}, the Python peer's confirm_delete form), decline, cancel, or
+error (a JSON-RPC error); a step during which elicitations arrived also
 carries "elicitations": [{"message": str, "choices": [...]}]. --protocol pins the legacy
 handshake's offered version (e.g. 2025-06-18; the SDK offers its latest otherwise).
 Results are the SDK models dumped as JSON by alias (wire names, e.g. structuredContent, isError).
@@ -117,6 +118,8 @@ def elicitation_callback(answers: list[str], seen: list[dict[str, Any]]):
         answer = answers.pop(0) if answers else "cancel"
         if answer in ("allow_once", "allow_session", "deny"):
             return ElicitResult(action="accept", content={"decision": answer})
+        if answer == "sure":  # the Python peer's own confirm_delete form
+            return ElicitResult(action="accept", content={"sure": True})
         if answer == "error":
             return ErrorData(code=-32603, message="this client cannot show forms right now")
         return ElicitResult(action=answer)

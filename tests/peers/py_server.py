@@ -34,6 +34,7 @@ from typing import Annotated, Any
 import anyio
 import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.types import CallToolResult, TextContent
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
@@ -110,6 +111,21 @@ def write_note(path: str, text: str) -> str:
     journal_tool("write_note", {"path": path, "text": text})
     notes[path] = text
     return f"wrote {len(text)} bytes to {path}"
+
+
+class Confirm(BaseModel):
+    sure: bool
+
+
+def ask_sure(path: str) -> Elicit[Confirm]:
+    return Elicit(f"Really delete {path}?", Confirm)
+
+
+@mcp.tool(structured_output=False)
+def confirm_delete(path: str, confirm: Annotated[Confirm, Resolve(ask_sure)]) -> str:
+    """Ask the user (the server's own elicitation: input_required in 2026-07-28) before 'deleting'."""
+    journal_tool("confirm_delete", {"path": path, "sure": confirm.sure})
+    return f"deleted {path}" if confirm.sure else f"kept {path}"
 
 
 @mcp.tool(structured_output=False)
