@@ -1,0 +1,157 @@
+//! The pre gate's asks: whether a refusal may be overruled by a human — a session waiver, the
+//! client's user (elicitation in the legacy eras, an MRTR round trip in the modern one) or an
+//! operator — and what the client can do to be asked.
+
+use serde_json::value::RawValue;
+
+use super::{Context, One, Pending};
+use crate::approval::{Ask, Source, Via};
+use crate::call::ToolCall;
+use crate::gate::post::Watch;
+use crate::gate::CallOutcome;
+use crate::mcp::era::Era;
+use crate::mcp::jsonrpc::{CallParams, IdKey};
+use crate::rules::kinds::canonical_json;
+
+/// True when `params` at `pointer` holds an elicitation capability that allows forms: `{}`
+/// (2025-06-18, and form by default in 2025-11-25) or one naming `form`.
+pub(super) fn declares_elicitation(params: Option<&RawValue>, pointer: &str) -> bool {
+    let Some(v) = params.and_then(|p| serde_json::from_str::<serde_json::Value>(p.get()).ok()) else {
+        return false;
+    };
+    match v.pointer(pointer).and_then(serde_json::Value::as_object) {
+        Some(cap) => cap.is_empty() || cap.contains_key("form"),
+        None => false,
+    }
+}
+
+/// The `_meta.progressToken` of a call's params.
+pub(super) fn progress_token(params: Option<&RawValue>) -> Option<Box<RawValue>> {
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        #[serde(rename = "progressToken")]
+        token: Option<Box<RawValue>>,
+    }
+    let p = serde_json::from_str::<CallParams<'_>>(params?.get()).ok()?;
+    serde_json::from_str::<Meta>(p.meta?.get()).ok()?.token
+}
+
+/// The ask every call of a flagged session becomes.
+pub(super) fn flagged(call: &ToolCall) -> crate::gate::Denial {
+    let args = call
+        .args
+        .as_deref()
+        .and_then(|a| serde_json::from_str::<serde_json::Value>(a.get()).ok())
+        .map(|v| canonical_json(&v))
+        .unwrap_or_else(|| "{}".into());
+    let why = "this session was flagged after repeated refusals, so every call in it needs a human until an operator clears it";
+    crate::gate::Denial {
+        reason: format!("portcullis needs a human to approve {}: {why}. It was not sent.", call.qualified),
+        rule: "flagged session".into(),
+        outcome: CallOutcome::AskRefused,
+        ask: Some(Box::new(Ask {
+            tool: call.qualified.clone(),
+            args,
+            reason: why.into(),
+            source: Source::Flagged,
+            session: call.session.clone(),
+            definition: 0,
+        })),
+    }
+}
+
+/// A refusal, unless a human may overrule it: a session waiver for the exact call forwards it,
+/// a reachable human turns it into an ask, and otherwise it stands (headless).
+pub(super) fn refused(
+    id: Box<RawValue>,
+    call: ToolCall,
+    mut d: crate::gate::Denial,
+    cx: &Context<'_>,
+    params: Option<&RawValue>,
+) -> One {
+    if let Some(ask) = d.ask.as_mut() {
+        ask.definition = cx.approvals.tools.version(&ask.tool);
+    }
+    match d.ask {
+        Some(ask) if cx.approvals.waived(&ask) => {
+            tracing::info!(tool = %call.qualified, "session waiver: forwarded without asking");
+            One::Forward(Some((IdKey::new(&id), Watch::Call(call))))
+        }
+        Some(ask) => match cx.approvals.route(client_elicits(cx, params)) {
+            Some(Via::Client) if cx.era == Era::Modern => round_trip(id, call, *ask, cx, params),
+            Some(via) => One::Ask(Box::new(Pending {
+                // What the agent reads if the answer is no: why it was asked, then what happened
+                // (a Layer 1 reason says "headless", which is no longer true once someone is asked).
+                reason: match ask.source {
+                    Source::Checker => d.reason,
+                    _ => format!("portcullis asked a human to approve {}: {}.", ask.tool, ask.reason),
+                },
+                ask: *ask,
+                via,
+                progress: progress_token(params),
+                id,
+                call,
+                outcome: d.outcome,
+                era: cx.era,
+            })),
+            None => {
+                One::Deny { id, call: Box::new(call), rule: d.rule, reason: d.reason, outcome: d.outcome }
+            }
+        },
+        None => One::Deny { id, call: Box::new(call), rule: d.rule, reason: d.reason, outcome: d.outcome },
+    }
+}
+
+/// An ask in the modern era: answered with `input_required` (the user's client asks and
+/// retries), or — on the retry — decided by the answer the sealed state vouches for.
+pub(super) fn round_trip(
+    id: Box<RawValue>,
+    call: ToolCall,
+    ask: Ask,
+    cx: &Context<'_>,
+    params: Option<&RawValue>,
+) -> One {
+    use crate::approval::elicit::Reply;
+    use crate::approval::mrtr::Round;
+    use crate::approval::{Decision, Resolution};
+    match cx.approvals.seals.round(params, &ask, cx.principal) {
+        Round::Ask(result) => One::Answer { id, result, call: Box::new(call) },
+        Round::Refused(why) => One::Rejected {
+            id,
+            message: format!("portcullis refused this retry's requestState: {why}. The call was not sent."),
+        },
+        Round::Answered { reply, waited, params } => {
+            let resolution = match reply {
+                Reply::Accept(Decision::Deny) | Reply::Decline => Resolution::Denied,
+                Reply::Accept(d) => Resolution::Allowed(d),
+                Reply::Cancel | Reply::Failed => Resolution::Cancelled,
+            };
+            cx.approvals.decided(&ask, &resolution, waited);
+            let why = match resolution {
+                Resolution::Allowed(_) => {
+                    let body = serde_json::json!({
+                        "jsonrpc": "2.0", "id": &id, "method": "tools/call", "params": params,
+                    });
+                    let body = serde_json::to_vec(&body).unwrap_or_default();
+                    return One::Rewrite((IdKey::new(&id), Watch::Call(call)), body);
+                }
+                Resolution::Denied => ("The user denied it.", CallOutcome::Denied),
+                _ => ("The user dismissed the approval without allowing it.", CallOutcome::AskRefused),
+            };
+            let reason =
+                format!("portcullis asked a human to approve {}: {}. {}", ask.tool, ask.reason, why.0);
+            One::Deny { id, call: Box::new(call), rule: "approval".into(), reason, outcome: why.1 }
+        }
+    }
+}
+
+/// Whether the client that sent a call can elicit: the session's `initialize` said so (legacy),
+/// or the call's own envelope does (modern, where every request carries its capabilities).
+pub(super) fn client_elicits(cx: &Context<'_>, params: Option<&RawValue>) -> bool {
+    match cx.era {
+        Era::Legacy => cx.elicits,
+        Era::Modern => {
+            declares_elicitation(params, "/_meta/io.modelcontextprotocol~1clientCapabilities/elicitation")
+        }
+    }
+}
