@@ -296,6 +296,7 @@ pub async fn decide(payload: &Payload<'_>, cx: &Context<'_>, guard: &Guard) -> D
 }
 
 async fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decision {
+    let started = std::time::Instant::now();
     if !cx.negotiated.is_some_and(Version::allows_batches) {
         let version = cx.negotiated.map(Version::as_str).unwrap_or("this session's protocol version");
         return Decision::Refuse(Refusal {
@@ -314,7 +315,6 @@ async fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decisio
     let decided: Vec<Pre> = msgs.iter().map(|m| one(m, cx, guard)).collect();
     let decided: Vec<One> = futures_util::future::join_all(decided.into_iter().map(|p| settle(p, cx))).await;
     decided.iter().for_each(|o| record(o, cx));
-    let started = std::time::Instant::now();
     let decided: Vec<One> = decided.into_iter().map(|o| audited(o, guard, started)).collect();
     if decided.iter().all(|d| matches!(d, One::Forward(_))) {
         return Decision::Forward(
