@@ -9,16 +9,10 @@ use serde_json::{json, Value};
 
 use crate::support::{post, proxy, proxy_url, rpc_body, text_of, Peer};
 
-const LEGACY: &str = "2025-06-18";
+use crate::support::LEGACY;
 
 async fn open(url: &str) -> String {
-    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-        "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
-    let (_, headers, _) = post(url, &[], init.to_string()).await;
-    let id = headers["mcp-session-id"].to_str().unwrap().to_owned();
-    let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
-    post(url, &[("mcp-session-id", &id), ("mcp-protocol-version", LEGACY)], note.to_string()).await;
-    id
+    crate::support::open_legacy_session(url).await
 }
 
 /// Starts a call in the background; its answer arrives when someone decides.

@@ -23,7 +23,7 @@ const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 /// How long any one thing may take before the test gives up (bounded polling, never a sleep
 /// standing in for an assertion).
 const PATIENCE: Duration = Duration::from_secs(30);
-const LEGACY: &str = "2025-06-18";
+use crate::support::LEGACY;
 
 /// Headless Chromium behind ChromeDriver, with a fresh profile. Dropping it ends the WebDriver
 /// session (ChromeDriver quits the browser) and kills ChromeDriver.
@@ -197,13 +197,7 @@ impl Browser {
 }
 
 async fn open(url: &str) -> String {
-    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-        "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
-    let (_, headers, _) = post(url, &[], init.to_string()).await;
-    let id = headers["mcp-session-id"].to_str().unwrap().to_owned();
-    let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
-    post(url, &[("mcp-session-id", &id), ("mcp-protocol-version", LEGACY)], note.to_string()).await;
-    id
+    crate::support::open_legacy_session(url).await
 }
 
 /// Starts a call in the background; its answer arrives when someone decides.

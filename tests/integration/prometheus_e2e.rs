@@ -283,18 +283,11 @@ struct Session {
     next: u64,
 }
 
-const LEGACY: &str = "2025-06-18";
+use crate::support::LEGACY;
 
 impl Session {
     async fn open(url: &str) -> Session {
-        let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-            "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "prometheus-e2e", "version": "1"}}});
-        let (status, headers, body) = post(url, &[], init.to_string()).await;
-        assert_eq!(status, 200, "{body}");
-        let id = headers["mcp-session-id"].to_str().unwrap().to_owned();
-        let note = json!({"jsonrpc":"2.0","method":"notifications/initialized"});
-        post(url, &[("mcp-session-id", &id), ("mcp-protocol-version", LEGACY)], note.to_string()).await;
-        Session { url: url.to_owned(), id, next: 1 }
+        Session { url: url.to_owned(), id: crate::support::open_legacy_session(url).await, next: 1 }
     }
 
     /// Calls `echo` with words never sent before (a cached verdict would skip the checker and

@@ -243,3 +243,19 @@ pub async fn get(url: &str, headers: &[(&str, &str)]) -> (u16, http::HeaderMap, 
     let body = resp.into_body().collect().await.unwrap().to_bytes();
     (status, headers, String::from_utf8_lossy(&body).into_owned())
 }
+
+/// The legacy protocol version the raw-request tests speak.
+pub const LEGACY: &str = "2025-06-18";
+
+/// Opens a legacy-era MCP session with raw requests (initialize, then initialized); returns its
+/// `Mcp-Session-Id`.
+pub async fn open_legacy_session(url: &str) -> String {
+    let init = serde_json::json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    let (status, headers, body) = post(url, &[], init.to_string()).await;
+    assert_eq!(status, 200, "{body}");
+    let id = headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let note = serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+    post(url, &[("mcp-session-id", &id), ("mcp-protocol-version", LEGACY)], note.to_string()).await;
+    id
+}
