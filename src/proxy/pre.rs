@@ -250,6 +250,10 @@ where
 
 /// The span of a decision about exactly one tool call (none for other requests and batches).
 fn call_span(decision: &Decision, session: Option<&str>) -> tracing::Span {
+    // Logging below info (the benchmarks' `warn`): no span, and no names copied to make one.
+    if !tracing::enabled!(tracing::Level::INFO) {
+        return tracing::Span::none();
+    }
     let tool = match decision {
         Decision::Forward(w) | Decision::Rewrite(w, _) => {
             let names = w.call_names();
