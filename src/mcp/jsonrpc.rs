@@ -92,6 +92,11 @@ impl ParseError {
 
 /// Parses a body as one JSON-RPC message or a batch.
 pub fn parse(bytes: &[u8]) -> Result<Payload<'_>, ParseError> {
+    // JSON text is UTF-8 (RFC 8259 §8.1). serde_json validates the strings it reads but not the
+    // ones it skips, so without this an unknown field could carry bytes the server decodes as
+    // something else (U+FFFD, or a Latin-1 reading): what the proxy read would not be what runs.
+    let bytes =
+        std::str::from_utf8(bytes).map_err(|e| ParseError::Json(serde::de::Error::custom(e)))?.as_bytes();
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if first == Some(&b'[') {
         let raw: Vec<&RawValue> = serde_json::from_slice(bytes).map_err(ParseError::Json)?;
@@ -201,6 +206,21 @@ mod tests {
         for (text, want) in cases {
             let Payload::Single(m) = parse(text.as_bytes()).unwrap() else { panic!("{text}") };
             assert_eq!(m.kind(), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_not_json_even_where_the_proxy_does_not_look() {
+        // Found by the `jsonrpc` fuzz target: an invalid byte in a field the proxy skips.
+        let cases: [&[u8]; 4] = [
+            b"{\"jsonrpc\":\"2.\x95\",\"id\":1,\"method\":\"ping\"}",
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"x\xff\":1}",
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"text\":\"\xc0\xaf\"}}",
+            b"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"_\":\"\xed\xa0\x80\"}]",
+        ];
+        for bytes in cases {
+            let e = parse(bytes).expect_err("invalid UTF-8 accepted");
+            assert_eq!(e.code(), code::PARSE_ERROR, "{bytes:?}");
         }
     }
 
