@@ -68,6 +68,7 @@ impl Parts {
             approvals: crate::approval::Approvals::new(&config.approvals, operator, metrics.clone())
                 .with_audit(audit),
             sessions: Sessions::default(),
+            stream_order: Default::default(),
             limits: config.limits.clone(),
         });
         Ok(Parts {

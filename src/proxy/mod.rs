@@ -9,6 +9,7 @@ pub mod pre;
 pub mod route;
 pub mod sessions;
 pub mod sse_body;
+pub mod stream_order;
 pub mod telemetry;
 
 use std::sync::Arc;
@@ -56,6 +57,8 @@ pub struct Shared {
     /// Parked asks and session waivers; kept across policy reloads.
     pub approvals: crate::approval::Approvals,
     pub sessions: sessions::Sessions,
+    /// Holds a session's POSTs while its GET stream is being attached upstream.
+    pub stream_order: stream_order::StreamOrder,
     pub limits: Limits,
 }
 

@@ -95,7 +95,14 @@ where
             }
             (RouteKind::Mcp, _) => {
                 req.extensions_mut().insert(PostWatch::Resumed { upstream });
-                Box::pin(self.inner.call(req))
+                // The session's POSTs wait until the upstream has attached this stream.
+                let opening = self.shared.stream_order.opening(session_of(&req).as_deref());
+                let response = self.inner.call(req);
+                Box::pin(async move {
+                    let response = response.await;
+                    drop(opening);
+                    response
+                })
             }
             (RouteKind::Http { path_and_query }, _) => {
                 let path = path_and_query.split('?').next().unwrap_or("").to_owned();
@@ -230,6 +237,7 @@ where
             let len = http::HeaderValue::from(req.body().len());
             req.headers_mut().insert(http::header::CONTENT_LENGTH, len);
             drop(_entered);
+            shared.stream_order.settled(session.as_deref()).await;
             return forward(inner, shared, req, upstream, era, w, id).instrument(span).await;
         }
         Decision::Ask(pending) => {
@@ -245,6 +253,7 @@ where
     };
     drop(payload);
     drop(_entered);
+    shared.stream_order.settled(session.as_deref()).await;
     forward(inner, shared, req, upstream, era, watched, id).instrument(span).await
 }
 
