@@ -80,6 +80,9 @@ pub(crate) struct Walker {
     pub commands: Vec<Command>,
     /// Functions and aliases defined on the line.
     pub defined: Vec<String>,
+    /// Set by a command that changes how the shell reads what follows (`set -k`, `shopt -s`,
+    /// `BASH_ENV=x`): every later command carries it.
+    sticky: Vec<Opacity>,
     depth: usize,
 }
 
@@ -286,6 +289,23 @@ impl Walker {
         context.redirects.extend(parts.redirects.iter().cloned());
         context.opaque.extend(parts.opaque.iter().cloned());
         context.opaque.extend(unwrapped.opaque.iter().cloned());
+        for sticky in &self.sticky {
+            if !context.opaque.contains(sticky) {
+                context.opaque.push(sticky.clone());
+            }
+        }
+        let startup = context.assignments.iter().find(|(name, _)| options::is_startup_variable(name));
+        if let Some((name, _)) = startup {
+            let why = Opacity::ShellOption(format!("{name} is set"));
+            if parts.words.is_empty() {
+                // A bare `BASH_ENV=x` holds for what follows.
+                self.sticky.push(why.clone());
+            }
+            context.opaque.push(why);
+        }
+        if let Some(why) = options::changes_later_words(&unwrapped.words) {
+            self.sticky.push(Opacity::ShellOption(why));
+        }
         let mut wrapped = context.clone();
         wrapped.wrappers.extend(unwrapped.wrappers.iter().cloned());
         self.defined.extend(unwrapped.defines.iter().cloned());
@@ -439,5 +459,6 @@ fn test_words(expr: &ast::ExtendedTestExpr, parts: &mut Parts<'_>) {
     }
 }
 
+mod options;
 #[cfg(test)]
 mod tests;
