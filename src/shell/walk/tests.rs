@@ -380,3 +380,24 @@ fn globs_that_could_expand_to_an_option_are_marked() {
         assert!(!first(line).option_globs, "{line}");
     }
 }
+
+#[test]
+fn the_issue_examples_are_not_proven_read_only() {
+    for line in [
+        "bash --rcfile /dev/stdin -ic true",
+        "bash -k -c 'git log GIT_PAGER=x'",
+        "bash -lc 'cat foo.txt'",
+        "bash -O extglob -c 'ls'",
+        "BASH_ENV=./x bash -c ls",
+        "env ENV=./x sh -c ls",
+        "set -k; git log GIT_PAGER=x",
+        "tree {-o,out.txt} .",
+        "tree {-R,-o,out.txt} .",
+        "$'rm\\0' -rf x",
+        "ls\0",
+    ] {
+        assert!(!read_only_proven(line), "{line:?}");
+    }
+    // The transparent options still prove.
+    assert!(read_only_proven("bash --norc --noprofile -euo pipefail -c 'git status'"));
+}
