@@ -324,6 +324,12 @@ fn a_shell_rm_deny_holds_for_every_nul_spelling_at_every_posture() {
         "ls\0; rm -rf x",
         "{rm,-rf,x}",
         "{,}rm -rf x",
+        "bash -lc 'rm -rf x'",
+        "bash --rcfile /dev/stdin -ic 'rm -rf x'",
+        "bash -k -c 'rm -rf x A=b'",
+        "bash $OPTS -c 'rm -rf x'",
+        "mksh -T x -c 'rm -rf x'",
+        "BASH_ENV=./y bash -c 'rm -rf x'",
     ];
     for posture in ["strict", "trusted", "auto", "yolo"] {
         let text = format!("{tools}posture: {posture}\npermissions: {{ deny: [\"Shell(rm:*)\"] }}\n");
