@@ -34,7 +34,7 @@ pub(crate) fn split(walker: &mut Walker, src: &str, scope: &Scope) {
                 if let Some(kind) = pending.take() {
                     parts.redirects.push(Redirect { fd: None, kind, target: decode(text).text });
                 } else if !(parts.words.is_empty() && RESERVED.contains(&text.as_str())) {
-                    parts.push_word(decode(text));
+                    parts.push_words(super::word::expand(text));
                 }
             }
             Token::Operator(op, _) => match redirect_kind(op) {

@@ -20,6 +20,7 @@
 //!      Analysis { commands, parse_error } ─▶ read_only (per-program argv rules, secrets, redirects)
 //! ```
 
+mod braces;
 mod fallback;
 mod guard;
 mod interpreters;
@@ -76,6 +77,10 @@ pub struct Command {
     /// Some argument has an unquoted glob or brace pattern (`*.txt`, `{a,b}`): the argv at run
     /// time may differ (file names can look like options).
     pub globs: bool,
+    /// Some argument's glob could expand to a name that starts with `-` (`*`, `*.rs`, `?x`,
+    /// `[ab]*`, `-*`): a file in the directory can become an option (`tree *` beside a file
+    /// named `-o` writes). `src/*.rs`, `./*`, `a*` cannot. Implies [`Command::globs`].
+    pub option_globs: bool,
 }
 
 impl Command {
@@ -191,6 +196,10 @@ pub enum Opacity {
     OpaqueWrapper(String),
     /// The command is a function or alias defined on the same line, or runs inside one.
     Function,
+    /// A shell option or start-up variable changes what the shell reads or how it splits words:
+    /// `bash -i` / `-l` / `--rcfile` read files, `bash -k` and `set -k` turn words into
+    /// environment variables, `shopt -s …` changes globbing, `BASH_ENV=` runs a file first.
+    ShellOption(String),
     /// Anything else the analysis does not model (a line that does not parse, nesting too deep).
     Unsupported(String),
 }
@@ -208,6 +217,7 @@ impl fmt::Display for Opacity {
             Self::DynamicWord => f.write_str("expansion known only at run time"),
             Self::OpaqueWrapper(why) => write!(f, "opaque wrapper: {why}"),
             Self::Function => f.write_str("function or alias defined on the same line"),
+            Self::ShellOption(why) => write!(f, "shell option: {why}"),
             Self::Unsupported(why) => write!(f, "unsupported: {why}"),
         }
     }

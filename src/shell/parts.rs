@@ -6,7 +6,7 @@
 
 use brush_parser::ast;
 
-use super::word::{decode, decode_heredoc, Word};
+use super::word::{decode, decode_heredoc, expand, Word};
 use super::{Opacity, Redirect, RedirectKind};
 
 /// The pieces of one simple command, decoded.
@@ -43,16 +43,23 @@ impl<'a> Parts<'a> {
         self.words.push(word);
     }
 
+    pub(crate) fn push_words(&mut self, words: Vec<Word>) {
+        for word in words {
+            self.push_word(word);
+        }
+    }
+
     pub(crate) fn item(&mut self, item: &'a ast::CommandPrefixOrSuffixItem) {
         match item {
             ast::CommandPrefixOrSuffixItem::IoRedirect(r) => self.redirect(r),
-            ast::CommandPrefixOrSuffixItem::Word(w) => self.push_word(decode(&w.value)),
+            ast::CommandPrefixOrSuffixItem::Word(w) => self.push_words(expand(&w.value)),
             ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w) => {
                 if self.words.is_empty() {
                     self.assignment(a);
                 } else {
-                    // `export A=b`, `declare x=1`: an argument of a declaration builtin.
-                    self.push_word(decode(&w.value));
+                    // `export A=b`, `declare x=1`: an argument of a declaration builtin, brace
+                    // expanded like any (`export a={x,y}` exports `a=y`).
+                    self.push_words(expand(&w.value));
                 }
             }
             ast::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, sub) => {

@@ -174,3 +174,20 @@ proptest! {
         prop_assert!(a.commands.iter().any(|c| c.program == "rm"), "{:?}: {:?}", line, a);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// bash's C strings end at a NUL: no decoded `$'…'` may hold one, whatever the escapes.
+    #[test]
+    fn no_ansi_c_string_decodes_to_a_nul(body in "([a-z0-9{}x]|\\\\[0-7xuUcabefnrtv'\"?\\\\@`{}]){0,24}") {
+        prop_assert!(!crate::shell::word::ansi_c(&body).text.contains('\0'), "{:?}", body);
+    }
+
+    /// Brace expansion is bounded and never panics; an unknown one is a single dynamic word.
+    #[test]
+    fn brace_expansion_is_bounded(raw in "[a-c{},.0-9'\"\\\\-]{0,30}") {
+        let words = crate::shell::word::expand(&raw);
+        prop_assert!(words.len() <= crate::shell::braces::MAX_WORDS, "{:?}", raw);
+    }
+}

@@ -12,7 +12,7 @@ use super::fallback;
 use super::guard;
 use super::interpreters;
 use super::parts::Parts;
-use super::word::{decode, parser_options, Word};
+use super::word::{decode, expand, parser_options, Word};
 use super::wrappers::{self, program_name};
 use super::{Analysis, Command, Opacity, Redirect, RedirectKind};
 
@@ -21,6 +21,9 @@ const MAX_DEPTH: usize = 12;
 
 /// Analyse a whole line (the entry point behind [`super::analyze`]).
 pub(crate) fn analyze_line(line: &str) -> Analysis {
+    if let Some(nul) = line.find('\0') {
+        return with_nul(line, nul);
+    }
     let mut walker = Walker::default();
     let parse_error = walker.script(line, &Scope::default()).err();
     let mut commands = walker.commands;
@@ -30,6 +33,20 @@ pub(crate) fn analyze_line(line: &str) -> Analysis {
         }
     }
     Analysis { commands, parse_error }
+}
+
+/// A NUL byte in the line itself: an executor passing the line through a C string runs only
+/// what comes before it, one that refuses it runs nothing, bash given the bytes by other means
+/// runs something else again. Every command is opaque (never proven read-only, asked below
+/// `yolo`), and deny rules see the commands of both readings.
+fn with_nul(line: &str, nul: usize) -> Analysis {
+    let mut commands = analyze_line(&line[..nul]).commands;
+    commands.extend(analyze_line(&line.replace('\0', " ")).commands);
+    let why = Opacity::Unsupported("a NUL byte in the line".into());
+    for command in &mut commands {
+        command.opaque.push(why.clone());
+    }
+    Analysis { commands, parse_error: None }
 }
 
 /// What an enclosing construct imposes on every command inside it.
@@ -63,6 +80,9 @@ pub(crate) struct Walker {
     pub commands: Vec<Command>,
     /// Functions and aliases defined on the line.
     pub defined: Vec<String>,
+    /// Set by a command that changes how the shell reads what follows (`set -k`, `shopt -s`,
+    /// `BASH_ENV=x`): every later command carries it.
+    sticky: Vec<Opacity>,
     depth: usize,
 }
 
@@ -146,7 +166,7 @@ impl Walker {
                     parts.item(item);
                 }
                 if let Some(w) = &simple.word_or_name {
-                    parts.push_word(decode(&w.value));
+                    parts.push_words(expand(&w.value));
                 }
                 for item in simple.suffix.iter().flat_map(|s| &s.0) {
                     parts.item(item);
@@ -269,6 +289,23 @@ impl Walker {
         context.redirects.extend(parts.redirects.iter().cloned());
         context.opaque.extend(parts.opaque.iter().cloned());
         context.opaque.extend(unwrapped.opaque.iter().cloned());
+        for sticky in &self.sticky {
+            if !context.opaque.contains(sticky) {
+                context.opaque.push(sticky.clone());
+            }
+        }
+        let startup = context.assignments.iter().find(|(name, _)| options::is_startup_variable(name));
+        if let Some((name, _)) = startup {
+            let why = Opacity::ShellOption(format!("{name} is set"));
+            if parts.words.is_empty() {
+                // A bare `BASH_ENV=x` holds for what follows.
+                self.sticky.push(why.clone());
+            }
+            context.opaque.push(why);
+        }
+        if let Some(why) = options::changes_later_words(&unwrapped.words) {
+            self.sticky.push(Opacity::ShellOption(why));
+        }
         let mut wrapped = context.clone();
         wrapped.wrappers.extend(unwrapped.wrappers.iter().cloned());
         self.defined.extend(unwrapped.defines.iter().cloned());
@@ -359,6 +396,7 @@ fn build(words: &[Word], scope: &Scope) -> Command {
         }
         command.args = rest.iter().map(|w| w.text.clone()).collect();
         command.globs = rest.iter().any(|w| w.glob);
+        command.option_globs = rest.iter().any(|w| w.option_glob);
     }
     command
 }
@@ -421,5 +459,6 @@ fn test_words(expr: &ast::ExtendedTestExpr, parts: &mut Parts<'_>) {
     }
 }
 
+mod options;
 #[cfg(test)]
 mod tests;

@@ -15,5 +15,6 @@ mod lifecycle;
 mod mcp_http;
 mod mrtr;
 mod prometheus_e2e;
+mod shell_differential;
 mod stdio;
 mod support;

@@ -25,7 +25,7 @@ fn plain_reads_and_their_compositions_are_proven() {
         "cat <<EOF\nrm -rf /home/user\nEOF",
         "wc -l <<'EOF'\n$(rm -rf /)\nEOF",
         "sh -c 'ls -l'",
-        "bash -lc 'cd foo && cat foo.txt'",
+        "bash -ec 'cd foo && cat foo.txt'",
         "command git status",
         "command -v docker",
         "/usr/bin/rg pattern file.txt",

@@ -264,3 +264,146 @@ fn deep_but_bounded_nesting_does_not_overflow_the_stack() {
         assert!(!analysis.commands.is_empty());
     }
 }
+
+#[test]
+fn the_program_layer_one_matches_is_the_one_bash_execs_whatever_the_nul_spelling() {
+    let spellings = [
+        r"\0",
+        r"\00",
+        r"\000",
+        r"\0000",
+        r"\x0",
+        r"\x00",
+        r"\x{}",
+        r"\x{00}",
+        r"\x{100}",
+        r"\u0000",
+        r"\u0",
+        r"\U00000000",
+        r"\c@",
+        r"\c`",
+        r"\400",
+    ];
+    // Escapes that decode to nothing at all (bash's conversion of a negative code point).
+    for empty in [r"\U80000000", r"\UFFFFFFFF", r"\Uffffffff"] {
+        assert_eq!(first(&format!("$'r{empty}m' -rf x")).program, "rm", "{empty}");
+    }
+    for nul in spellings {
+        for line in [
+            format!("$'rm{nul}' -rf x"),
+            format!("$'rm{nul}junk' -rf x"),
+            format!("r$'m{nul}'  -rf x"),
+            format!("$'r{nul}'m -rf x"),
+            format!("sudo $'rm{nul}' -rf x"),
+            format!("bash -c \"\\$'rm{}' -rf x\"", nul.replace('`', "\\`")),
+            format!("ls; $'\\x72\\x6d{nul}' -rf x"),
+        ] {
+            let a = analyze(&line);
+            assert!(a.commands.iter().any(|c| c.program == "rm"), "{line}: {a:?}");
+        }
+    }
+}
+
+#[test]
+fn a_shell_rm_deny_holds_for_every_nul_spelling_at_every_posture() {
+    use crate::config::Config;
+    use crate::rules::Effect;
+    use serde_json::json;
+    let tools = "tools:\n  - { match: mcp__sh__run, kind: shell, command: /command }\n";
+    let lines = [
+        r"$'rm\0' -rf x",
+        r"$'rm\x00' -rf x",
+        r"$'rm\u0000' -rf x",
+        r"$'rm\c@' -rf x",
+        r"$'rm\c`' -rf x",
+        r"$'rm\x{}' -rf x",
+        r"$'rm\400' -rf x",
+        r"$'rm\U00000000' -rf x",
+        r"$'rm\U80000000' -rf x",
+        "rm\0 -rf x",
+        "ls\0; rm -rf x",
+        "{rm,-rf,x}",
+        "{,}rm -rf x",
+        "bash -lc 'rm -rf x'",
+        "bash --rcfile /dev/stdin -ic 'rm -rf x'",
+        "bash -k -c 'rm -rf x A=b'",
+        "bash $OPTS -c 'rm -rf x'",
+        "mksh -T x -c 'rm -rf x'",
+        "BASH_ENV=./y bash -c 'rm -rf x'",
+    ];
+    for posture in ["strict", "trusted", "auto", "yolo"] {
+        let text = format!("{tools}posture: {posture}\npermissions: {{ deny: [\"Shell(rm:*)\"] }}\n");
+        let config = Config::parse(&text, "t").unwrap_or_else(|e| panic!("{e}"));
+        for line in lines {
+            let d = config.policy.engine.decide("sh", "mcp__sh__run", &json!({ "command": line }));
+            assert_eq!(d.effect, Effect::Deny, "{posture}: {line:?} -> {d:?}");
+        }
+    }
+}
+
+#[test]
+fn a_nul_byte_in_the_line_is_never_judged() {
+    let a = analyze("ls\0; rm -rf x");
+    assert!(!read_only_proven("ls\0"));
+    assert!(a.commands.iter().any(|c| c.program == "rm"));
+    assert!(a.commands.iter().all(|c| !c.opaque.is_empty()));
+}
+
+#[test]
+fn brace_expansion_runs_before_the_words_are_judged() {
+    let cases: &[(&str, &str)] = &[
+        ("tree {-o,out.txt} .", "tree -o out.txt ."),
+        ("{rm,-rf,x}", "rm -rf x"),
+        ("ls {a,b}{1..2}", "ls a1 a2 b1 b2"),
+        ("ls -{l,a}", "ls -l -a"),
+        ("cat '{-o,x}'", "cat {-o,x}"),
+        ("cat \\{-o,x}", "cat {-o,x}"),
+        ("cat {a}", "cat {a}"),
+        ("find . -name {} -exec echo {} +", "find . -name {} -exec echo {} +"),
+        ("git log --format={x}", "git log --format={x}"),
+        ("sort -{o,} x", "sort -o - x"),
+        ("echo {,}", "echo"),
+        ("export a={x,y}", "export a=x a=y"),
+    ];
+    for (line, want) in cases {
+        assert_eq!(first(line).canonical(), *want, "{line}");
+    }
+    assert_eq!(first("a={x,y} ls").assignments, [("a".into(), "{x,y}".into())]);
+    assert!(!read_only_proven("tree {-o,out.txt} ."));
+    assert!(first("ls {1..100000}").opaque.contains(&Opacity::DynamicWord));
+}
+
+fn read_only_proven(line: &str) -> bool {
+    crate::shell::read_only(&analyze(line)) == crate::shell::ReadOnly::Proven
+}
+
+#[test]
+fn globs_that_could_expand_to_an_option_are_marked() {
+    for line in ["ls *", "tree *.rs", "wc -l ?x", "du [ab]*", "cat -- -*", "ls {a,*}"] {
+        assert!(first(line).option_globs, "{line}");
+    }
+    for line in ["ls src/*.rs", "ls ./*", "wc a*", "cat '*'", "ls"] {
+        assert!(!first(line).option_globs, "{line}");
+    }
+}
+
+#[test]
+fn the_issue_examples_are_not_proven_read_only() {
+    for line in [
+        "bash --rcfile /dev/stdin -ic true",
+        "bash -k -c 'git log GIT_PAGER=x'",
+        "bash -lc 'cat foo.txt'",
+        "bash -O extglob -c 'ls'",
+        "BASH_ENV=./x bash -c ls",
+        "env ENV=./x sh -c ls",
+        "set -k; git log GIT_PAGER=x",
+        "tree {-o,out.txt} .",
+        "tree {-R,-o,out.txt} .",
+        "$'rm\\0' -rf x",
+        "ls\0",
+    ] {
+        assert!(!read_only_proven(line), "{line:?}");
+    }
+    // The transparent options still prove.
+    assert!(read_only_proven("bash --norc --noprofile -euo pipefail -c 'git status'"));
+}
