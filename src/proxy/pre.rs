@@ -178,6 +178,10 @@ where
             *resp.status_mut() = StatusCode::ACCEPTED;
             return Ok(resp);
         }
+        if msg.method() == Some("notifications/initialized") {
+            // The client opens its GET stream as soon as this is accepted; see stream_order.
+            shared.stream_order.expect_get(session.as_deref());
+        }
     }
     let era = match &payload {
         Payload::Single(msg) => match check_request(req.headers(), msg) {
