@@ -5,9 +5,11 @@
 //! The operator hears about it twice, not once per call: one sticky "checker DOWN" warning when
 //! it opens, one recovery line when it closes. `checker_up` and `breaker_state` follow it.
 //!
-//! Only transport failures (timeouts, connection and HTTP errors) count. A malformed reply comes
-//! from a checker that is up; counting it would let content crafted to confuse the model open
-//! the breaker and so switch the checker off for everyone.
+//! Only transport failures (timeouts, connection and HTTP errors) count. A malformed reply, a
+//! context-length or content-filter refusal, all come from a checker that is up; counting them
+//! would let content crafted to confuse (or overflow) the model open the breaker and so switch
+//! the checker off for everyone. Waiting for a concurrency slot is never seen here at all: a
+//! call is admitted only once it holds its slot, so load cannot open the breaker either.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -95,6 +97,16 @@ impl Breaker {
             (State::Closed { failures }, false) => *s = State::Closed { failures: failures + 1 },
             // A call admitted before the breaker opened, landing late: the state already says it.
             (State::Open { .. }, _) => {}
+        }
+    }
+
+    /// True while [`Breaker::admit`] would refuse: open with the cooldown still running, or a
+    /// probe out. Lets a caller skip queueing for a checker known to be down.
+    pub fn refusing(&self) -> bool {
+        match *self.state.lock().unwrap_or_else(|p| p.into_inner()) {
+            State::Closed { .. } => false,
+            State::Open { until } => Instant::now() < until,
+            State::HalfOpen => true,
         }
     }
 
