@@ -5,10 +5,11 @@
 //!  Guardrails::pre / ::post ── rule for (tool, phase)? ── no ──▶ pass (no work)
 //!        │ yes
 //!        ▼
-//!  content (args │ result text) ─▶ bounds ─▶ local detectors ─ finding ─▶ verdict
+//!  content (all a client shows) ─▶ local detectors, over all of it ─ finding ─▶ verdict
 //!        │ clean, and a model is configured
 //!        ▼
-//!  cache (moka, single-flight) ─▶ breaker ─▶ concurrency limit ─▶ timeout ─▶ OpenAI-compatible call
+//!  windows of max_content_bytes ─▶ per window: cache (moka, single-flight) ─▶ fair-share slot
+//!        (bounded wait: load, not failure) ─▶ breaker ─▶ timeout ─▶ OpenAI-compatible call
 //!        ▼
 //!  Judgement (pass │ block │ sanitize │ advisory │ unguarded │ refuse-retryable)
 //! ```

@@ -27,7 +27,8 @@ pub enum Backend {
 pub struct GuardrailsConfig {
     pub backend: Backend,
     pub rules: GuardRules,
-    /// Inbound results shorter than this skip the checker (arguments are always inspected).
+    /// Inbound results shorter than this skip the model (arguments are always inspected, and
+    /// the local detectors read everything).
     pub min_content_bytes: usize,
     /// The most the model is shown per call (a window). The local detectors read everything.
     pub max_content_bytes: usize,
@@ -282,4 +283,31 @@ fn rule(i: usize, v: Value, default_mode: Mode, rubrics: &Rubrics, p: &mut Probl
         rubric: r.rubric,
         fail_closed: r.fail_closed,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::checker::FailureMode;
+    use crate::config::Config;
+    use std::time::Duration;
+
+    #[test]
+    fn the_off_switch_keys_default_safe_and_bad_values_are_reported() {
+        let c = Config::parse("guardrails: { checker: local }\n", "t").unwrap();
+        let g = c.policy.guardrails.unwrap();
+        assert_eq!(g.on_malformed, FailureMode::Closed, "a malformed verdict is not a pass by default");
+        assert_eq!((g.queue_timeout, g.model_windows), (Duration::from_secs(5), 4));
+        let yaml =
+            "guardrails: { checker: local, on_malformed: open, queue_timeout: 250ms, model_windows: 2 }\n";
+        let g = Config::parse(yaml, "t").unwrap().policy.guardrails.unwrap();
+        assert_eq!(
+            (g.on_malformed, g.queue_timeout, g.model_windows),
+            (FailureMode::Open, Duration::from_millis(250), 2)
+        );
+        let bad = "guardrails: { checker: local, on_malformed: maybe, queue_timeout: 5, model_windows: 0 }\n";
+        let err = Config::parse(bad, "t").unwrap_err().to_string();
+        for key in ["guardrails.on_malformed", "guardrails.queue_timeout", "guardrails.model_windows"] {
+            assert!(err.contains(key), "{key} reported: {err}");
+        }
+    }
 }
