@@ -533,12 +533,16 @@ enum Settled {
 
 /// The windows' verdicts as one: any unsafe window makes the content unsafe; else a failure
 /// (an unjudged answer first, as `on_malformed` is the stricter policy); else content the model
-/// was not shown is [`Failure::TooLarge`] — never a silent pass.
+/// was not shown is [`Failure::TooLarge`] — never a silent pass. A rewrite of one window of
+/// several is not a rewrite of the content, so sanitize falls back to block there.
 fn combine(verdicts: Vec<Result<Verdict, Failure>>, unseen: usize, len: usize) -> Result<Verdict, Failure> {
+    let whole = verdicts.len() == 1 && unseen == 0;
     let mut failure: Option<Failure> = None;
     for v in verdicts {
         match v {
-            Ok(unsafe_ @ Verdict::Unsafe { .. }) => return Ok(unsafe_),
+            Ok(Verdict::Unsafe { reason, sanitized }) => {
+                return Ok(Verdict::Unsafe { reason, sanitized: sanitized.filter(|_| whole) })
+            }
             Ok(Verdict::Safe) => {}
             Err(f) => {
                 if failure.as_ref().is_none_or(|held| !held.unjudged_answer() && f.unjudged_answer()) {
@@ -672,6 +676,16 @@ mod tests {
         assert!(matches!(combine(vec![Ok(Verdict::Safe), timeout()], 0, 9), Err(Failure::Timeout(_))));
         assert_eq!(combine(vec![Ok(Verdict::Safe), Ok(Verdict::Safe)], 3, 9), Err(Failure::TooLarge(9)));
         assert_eq!(combine(vec![Ok(Verdict::Safe)], 0, 9), Ok(Verdict::Safe));
+        let rewrite = || Ok(Verdict::Unsafe { reason: "x".into(), sanitized: Some("clean".into()) });
+        let kept = Ok(Verdict::Unsafe { reason: "x".into(), sanitized: Some("clean".into()) });
+        assert_eq!(combine(vec![rewrite()], 0, 9), kept, "one window is the whole content");
+        let dropped = Ok(Verdict::Unsafe { reason: "x".into(), sanitized: None });
+        assert_eq!(
+            combine(vec![Ok(Verdict::Safe), rewrite()], 0, 9),
+            dropped,
+            "a window's rewrite is not the content's"
+        );
+        assert_eq!(combine(vec![rewrite()], 4, 9), dropped);
     }
 
     #[test]
