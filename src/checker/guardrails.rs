@@ -568,13 +568,13 @@ async fn ask_model(
     metrics: Arc<Metrics>,
 ) -> Result<Verdict, Failure> {
     // An open breaker refuses at once: nobody queues for a checker known to be down.
-    if m.breaker.refusing() {
+    if m.breaker.refusing(&key) {
         return Err(Failure::BreakerOpen);
     }
     let Ok(_slot) = tokio::time::timeout(m.queue_timeout, m.limit.acquire(&key)).await else {
         return Err(Failure::Overloaded(m.queue_timeout));
     };
-    let Some(admit) = m.breaker.admit() else {
+    let Some(admit) = m.breaker.admit(&key) else {
         return Err(Failure::BreakerOpen);
     };
     // The model's timeout starts now: time spent waiting for the slot is not the checker's.
@@ -584,7 +584,7 @@ async fn ask_model(
         .unwrap_or(Err(Failure::Timeout(m.timeout)));
     metrics.checker.latency.observe(started.elapsed().as_secs_f64());
     // Only a checker that did not answer counts; a content failure proves it is up.
-    m.breaker.record(admit, !reply.as_ref().is_err_and(Failure::checker_down));
+    m.breaker.record(admit, &key, !reply.as_ref().is_err_and(Failure::checker_down));
     let verdict = reply.and_then(|text| verdict::parse(&text).map_err(|e| Failure::Malformed(e.to_string())));
     metrics.checker.request(verdict.as_ref().map(|_| ()));
     verdict

@@ -273,3 +273,28 @@ async fn what_the_client_reads_is_what_the_checker_judges() {
         p.shutdown().await;
     }
 }
+
+#[tokio::test]
+async fn one_session_whose_content_times_the_model_out_does_not_switch_it_off_for_another() {
+    let peer = Peer::python("legacy");
+    // Content the model takes too long over (a long prompt on a small server): a timeout.
+    let checker = FakeChecker::start(|r| match r.data() {
+        d if d.contains("slowpoke") => (Reply::Hang, None),
+        d if d.contains("attacker") => (Reply::Unsafe("exfiltration to attacker".into()), None),
+        _ => (Reply::Safe, None),
+    })
+    .await;
+    let p = proxy(&guarded(&peer.url(), &checker, "", "[{ match: mcp__py__echo, phases: [pre] }]")).await;
+    let url = proxy_url(&p, "py");
+    let mut flood = Session::open(&url).await;
+    let mut victim = Session::open(&url).await;
+    for i in 0..4 {
+        let (_, _, msg) = flood.call("echo", json!({"message": format!("slowpoke {i}")}), &[]).await;
+        assert_eq!(msg["result"]["isError"], false, "fail-open: {msg}");
+    }
+    assert!(breaker_closed(&p), "one caller's streak does not open the breaker for everyone");
+    assert_eq!(checker.calls(), 3, "the caller's own fourth check did not wait on the checker");
+    let (_, _, msg) = victim.call("echo", json!({"message": EXFIL}), &[]).await;
+    assert!(text_of(&msg).contains("exfiltration to attacker"), "the other session is still judged: {msg}");
+    assert!(peer.calls_received().iter().all(|c| !c.contains("attacker")));
+}
