@@ -14,7 +14,8 @@
 //! The streak is keyed by who is calling. Content can still make a model slow (a long prompt on
 //! a small server) and so cause timeouts; if one caller's streak could open the breaker, that
 //! caller could switch the checker off for everyone. So a streak opens the breaker for everyone
-//! only when at least two callers (keys) failed in it; a streak of one caller's failures opens it
+//! only when at least two callers (keys) failed in it, or the checker was unreachable (refused
+//! connections, HTTP errors: nothing content causes); a streak of one caller's timeouts opens it
 //! for that caller alone (its calls go straight to the failure policy for the cooldown, then one
 //! probes), and everyone else is still judged.
 
@@ -54,6 +55,17 @@ pub struct Breaker {
 }
 
 const CLOSED: State = State::Closed { failures: 0, first: None, several: false };
+
+/// How an admitted call went, as the breaker counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The checker answered: a verdict, a malformed reply, a content failure.
+    Answered,
+    /// No connection, or an HTTP error: nothing the content can cause.
+    Unreachable,
+    /// No answer in time: a dead checker, or content slow enough to time the model out.
+    TimedOut,
+}
 
 /// Leave to make one call; report how it went with [`Breaker::record`].
 #[derive(Debug)]
@@ -105,11 +117,11 @@ impl Breaker {
         }
     }
 
-    /// Reports the admitted call made for `key`. `ok` is "the checker answered" (a verdict, a
-    /// malformed reply, a content failure).
-    pub fn record(&self, _admit: Admit, key: &str, ok: bool) {
+    /// Reports the admitted call made for `key`.
+    pub fn record(&self, _admit: Admit, key: &str, outcome: Outcome) {
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let until = Instant::now() + self.cooldown;
+        let ok = outcome == Outcome::Answered;
         match (s.clone(), ok) {
             (State::HalfOpen, true) => {
                 tracing::warn!(checker = self.name, "checker recovered: tool I/O is guarded again");
@@ -125,7 +137,10 @@ impl Breaker {
             (State::HalfOpen, false) => self.set(&mut s, State::Open { until }),
             (State::Closed { failures, first, several }, false) => {
                 let failures = failures + 1;
-                let several = several || first.as_deref().is_some_and(|f| f != key);
+                // An unreachable checker is the checker's fault whoever asked; a timeout may
+                // be the caller's content, so it takes a second caller to be believed.
+                let several =
+                    several || outcome == Outcome::Unreachable || first.as_deref().is_some_and(|f| f != key);
                 let first = first.or_else(|| Some(key.into()));
                 if failures < self.threshold {
                     *s = State::Closed { failures, first, several };
@@ -179,27 +194,28 @@ impl Breaker {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use Outcome::{Answered, TimedOut, Unreachable};
 
     #[tokio::test(start_paused = true)]
     async fn opens_after_n_failures_probes_after_cooldown_and_recovers() {
         let m = Arc::new(Metrics::new());
         let b = Breaker::new("openai", 3, Duration::from_secs(30), m.clone());
         for _ in 0..2 {
-            b.record(b.admit("a").unwrap(), "a", false);
+            b.record(b.admit("a").unwrap(), "a", TimedOut);
         }
-        b.record(b.admit("a").unwrap(), "a", true);
+        b.record(b.admit("a").unwrap(), "a", Answered);
         for k in ["a", "b", "a"] {
-            b.record(b.admit(k).unwrap(), k, false);
+            b.record(b.admit(k).unwrap(), k, TimedOut);
         }
         assert!(b.admit("c").is_none(), "open: no waiting on a dead checker");
         assert_eq!(m.checker.up.get(), 0);
         tokio::time::advance(Duration::from_secs(31)).await;
         let probe = b.admit("a").expect("half-open lets one probe through");
         assert!(b.admit("b").is_none(), "only one");
-        b.record(probe, "a", false);
+        b.record(probe, "a", Unreachable);
         assert!(b.admit("a").is_none(), "a failed probe reopens");
         tokio::time::advance(Duration::from_secs(31)).await;
-        b.record(b.admit("a").unwrap(), "a", true);
+        b.record(b.admit("a").unwrap(), "a", Answered);
         assert!(!b.is_down());
         assert_eq!(m.checker.up.get(), 1);
         let text = String::from_utf8(m.render()).unwrap();
@@ -212,17 +228,25 @@ mod tests {
         let b = Breaker::new("openai", 3, Duration::from_secs(30), m.clone());
         for _ in 0..5 {
             if let Some(admit) = b.admit("flood") {
-                b.record(admit, "flood", false);
+                b.record(admit, "flood", TimedOut);
             }
         }
         assert!(b.admit("flood").is_none() && b.refusing("flood"), "the caller's own checks stop waiting");
         assert!(!b.is_down() && !b.refusing("victim"), "everyone else is still judged");
         assert_eq!(m.checker.up.get(), 1);
         let victim = b.admit("victim").expect("judged");
-        b.record(victim, "victim", false);
+        b.record(victim, "victim", TimedOut);
         assert!(b.is_down(), "a second caller failing too: the checker is down for everyone");
         tokio::time::advance(Duration::from_secs(31)).await;
-        b.record(b.admit("victim").unwrap(), "victim", true);
+        b.record(b.admit("victim").unwrap(), "victim", Answered);
         assert!(!b.is_down() && b.admit("flood").is_some(), "recovery clears the bench");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_unreachable_checker_is_down_for_everyone_even_with_one_caller() {
+        let b = Breaker::new("openai", 2, Duration::from_secs(30), Arc::new(Metrics::new()));
+        b.record(b.admit("solo").unwrap(), "solo", TimedOut);
+        b.record(b.admit("solo").unwrap(), "solo", Unreachable);
+        assert!(b.is_down(), "a refused connection is not the caller's doing");
     }
 }

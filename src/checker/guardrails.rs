@@ -19,7 +19,7 @@ use std::time::Duration;
 use futures_util::FutureExt;
 use serde_json::Value;
 
-use super::breaker::Breaker;
+use super::breaker::{Breaker, Outcome};
 use super::cache::{self, Lookup, VerdictCache};
 use super::content::{self, Content};
 use super::detect::Direction;
@@ -584,7 +584,12 @@ async fn ask_model(
         .unwrap_or(Err(Failure::Timeout(m.timeout)));
     metrics.checker.latency.observe(started.elapsed().as_secs_f64());
     // Only a checker that did not answer counts; a content failure proves it is up.
-    m.breaker.record(admit, &key, !reply.as_ref().is_err_and(Failure::checker_down));
+    let outcome = match &reply {
+        Err(Failure::Timeout(_)) => Outcome::TimedOut,
+        Err(f) if f.checker_down() => Outcome::Unreachable,
+        _ => Outcome::Answered,
+    };
+    m.breaker.record(admit, &key, outcome);
     let verdict = reply.and_then(|text| verdict::parse(&text).map_err(|e| Failure::Malformed(e.to_string())));
     metrics.checker.request(verdict.as_ref().map(|_| ()));
     verdict

@@ -340,6 +340,8 @@ fn content_failure(code: u16, body: &str) -> Option<Failure> {
         413 => Some(Failure::ContextLength(shown())),
         400 | 422 if TOO_LONG.iter().any(|m| lower.contains(m)) => Some(Failure::ContextLength(shown())),
         400 | 403 | 422 if REFUSED.iter().any(|m| lower.contains(m)) => Some(Failure::Refused(shown())),
+        // Older llama.cpp answered an over-long prompt with a 500.
+        500 if lower.contains("input is too large to process") => Some(Failure::ContextLength(shown())),
         _ => None,
     }
 }
@@ -491,7 +493,9 @@ mod tests {
         let openai = r#"{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 70001 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
         let vllm = r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 70513 tokens (70001 in the messages, 512 in the completion).","type":"BadRequestError","param":null,"code":400}"#;
         let azure = r#"{"error":{"message":"The response was filtered","type":null,"param":"prompt","code":"content_filter","status":400}}"#;
-        let table: [(u16, &str, Option<&str>); 9] = [
+        let old_llama = r#"{"error":{"code":500,"message":"input is too large to process. increase the physical batch size","type":"server_error"}}"#;
+        let table: [(u16, &str, Option<&str>); 10] = [
+            (500, old_llama, Some("context_length")),
             (400, llama, Some("context_length")),
             (400, openai, Some("context_length")),
             (400, vllm, Some("context_length")),
