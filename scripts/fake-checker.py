@@ -11,7 +11,10 @@ Binds 127.0.0.1 only; port 0 (the default) picks a free port. The bound port is 
 on the first line of stdout. Standard library only: asyncio streams, HTTP/1.1 keep-alive, one
 write per response (no Nagle/delayed-ACK stalls between headers and body).
 
-Usage: scripts/fake-checker.py [--port 0] [--delay-ms 20] [--log FILE]
+With `--n-ctx N`, a prompt over N tokens (estimated as bytes / 4, as a model server would count
+roughly) gets llama.cpp's HTTP 400 `exceed_context_size_error` instead, as `llama-server -c N` sends.
+
+Usage: scripts/fake-checker.py [--port 0] [--delay-ms 20] [--log FILE] [--n-ctx 4096]
 """
 
 import argparse
@@ -55,8 +58,9 @@ def response(status, body, close):
 
 
 class Checker:
-    def __init__(self, delay, log):
+    def __init__(self, delay, log, n_ctx=None):
         self.delay = delay
+        self.n_ctx = n_ctx
         self.log = log
         self.requests = 0
         self.connections = 0
@@ -109,7 +113,13 @@ class Checker:
                         if self.delay > 0:
                             await asyncio.sleep(self.delay)
                         self.record(body, request)
-                        out = response(200, completion_body(str(request.get("model", "fake"))), close)
+                        tokens = sum(len(str(m.get("content", ""))) for m in request.get("messages") or [] if isinstance(m, dict)) // 4
+                        if self.n_ctx is not None and tokens > self.n_ctx:
+                            error = {"error": {"code": 400, "message": "the request exceeds the available context size, try increasing it",
+                                               "type": "exceed_context_size_error", "n_prompt_tokens": tokens, "n_ctx": self.n_ctx}}
+                            out = response(400, json.dumps(error).encode(), close)
+                        else:
+                            out = response(200, completion_body(str(request.get("model", "fake"))), close)
                 else:
                     out = response(404, b'{"error":{"message":"not found"}}', close)
                 writer.write(out)
@@ -127,9 +137,10 @@ async def main():
     p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0: any free one)")
     p.add_argument("--delay-ms", type=float, default=20.0, help="delay before each completion")
     p.add_argument("--log", help="append one JSON line per completion to this file")
+    p.add_argument("--n-ctx", type=int, help="answer prompts over this many tokens with llama.cpp's context-size 400")
     a = p.parse_args()
     log = open(a.log, "a", encoding="utf-8") if a.log else None
-    checker = Checker(a.delay_ms / 1000.0, log)
+    checker = Checker(a.delay_ms / 1000.0, log, a.n_ctx)
     server = await asyncio.start_server(checker.handle, "127.0.0.1", a.port, backlog=1024)
     print(server.sockets[0].getsockname()[1], flush=True)
     async with server:

@@ -5,10 +5,11 @@
 //!  Guardrails::pre / ::post ── rule for (tool, phase)? ── no ──▶ pass (no work)
 //!        │ yes
 //!        ▼
-//!  content (args │ result text) ─▶ bounds ─▶ local detectors ─ finding ─▶ verdict
+//!  content (all a client shows) ─▶ local detectors, over all of it ─ finding ─▶ verdict
 //!        │ clean, and a model is configured
 //!        ▼
-//!  cache (moka, single-flight) ─▶ breaker ─▶ concurrency limit ─▶ timeout ─▶ OpenAI-compatible call
+//!  windows of max_content_bytes ─▶ per window: cache (moka, single-flight) ─▶ fair-share slot
+//!        (bounded wait: load, not failure) ─▶ breaker ─▶ timeout ─▶ OpenAI-compatible call
 //!        ▼
 //!  Judgement (pass │ block │ sanitize │ advisory │ unguarded │ refuse-retryable)
 //! ```
@@ -20,6 +21,7 @@ pub mod breaker;
 pub mod cache;
 pub mod content;
 pub mod detect;
+pub mod fair;
 pub mod guardrails;
 pub mod local;
 pub mod openai;
@@ -27,6 +29,7 @@ pub mod prompt;
 pub mod rubric;
 pub mod rules;
 pub mod verdict;
+pub mod window;
 
 pub use prompt::Phase;
 
@@ -74,6 +77,13 @@ pub enum FailureMode {
 }
 
 /// Why no verdict was had. A failure is never a finding.
+///
+/// Two kinds, and the difference is what keeps anyone outside from switching the checker off:
+/// a *checker* failure ([`Failure::Timeout`], [`Failure::Error`]) says the model server is not
+/// answering and counts toward the breaker; a *content* failure (too long for the model, refused
+/// by its filter, answered with garbage, more than the model can be shown) and *load*
+/// ([`Failure::Overloaded`]) come from a checker that is up, so they never count — content
+/// crafted to fail would otherwise open the breaker for everyone.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Failure {
     #[error("the checker did not answer within {0:?}")]
@@ -84,8 +94,19 @@ pub enum Failure {
     Malformed(String),
     #[error("the checker is down (breaker open)")]
     BreakerOpen,
-    #[error("the content is {0} bytes, over the checker's cap")]
+    /// More content than the model is shown (`max_content_bytes` × the window count): the
+    /// local detectors read all of it, the model only its windows.
+    #[error("the content is {0} bytes, more than the checker model is shown")]
     TooLarge(usize),
+    /// The model server said the content does not fit its context window.
+    #[error("the content does not fit the checker model's context: {0}")]
+    ContextLength(String),
+    /// The model (or its server's content filter) refused to judge the content.
+    #[error("the checker model refused the content: {0}")]
+    Refused(String),
+    /// No checker slot came free within `queue_timeout`: load, not a checker failure.
+    #[error("no checker capacity within {0:?} (overloaded)")]
+    Overloaded(std::time::Duration),
 }
 
 impl Failure {
@@ -97,6 +118,21 @@ impl Failure {
             Failure::Malformed(_) => "malformed",
             Failure::BreakerOpen => "breaker_open",
             Failure::TooLarge(_) => "too_large",
+            Failure::ContextLength(_) => "context_length",
+            Failure::Refused(_) => "refused",
+            Failure::Overloaded(_) => "overloaded",
         }
+    }
+
+    /// True only for failures that say the checker itself is not answering: what the breaker
+    /// counts. Everything else came from a checker that answered (or was never asked).
+    pub fn checker_down(&self) -> bool {
+        matches!(self, Failure::Timeout(_) | Failure::Error(_))
+    }
+
+    /// True when the checker answered but not with a verdict: garbage, or a refusal to judge.
+    /// Decided by `on_malformed`, not by the rule's checker-down policy.
+    pub fn unjudged_answer(&self) -> bool {
+        matches!(self, Failure::Malformed(_) | Failure::Refused(_))
     }
 }

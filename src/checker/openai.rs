@@ -98,6 +98,8 @@ struct Completion {
 #[derive(Deserialize)]
 struct Choice {
     message: Message,
+    #[serde(default)]
+    finish_reason: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -302,7 +304,45 @@ fn failure(e: OpenAIError) -> Failure {
         OpenAIError::JSONDeserialize(e, _) => {
             Failure::Malformed(format!("the answer is not a chat completion: {e}"))
         }
+        OpenAIError::Boxed(b) => {
+            match b.downcast_ref::<Status>().and_then(|s| content_failure(s.code, &s.body)) {
+                Some(f) => f,
+                None => Failure::Error(with_sources(b.as_ref())),
+            }
+        }
         e => Failure::Error(with_sources(&e)),
+    }
+}
+
+/// An error answer the *content* caused, from a server that is up: the prompt does not fit the
+/// context window, or a content filter refused it. These never count toward the breaker — else
+/// five long tool results would switch the checker off for everyone. The markers are what the
+/// servers send: OpenAI's `context_length_exceeded` code and "maximum context length" message
+/// (vLLM says the same), llama.cpp's `exceed_context_size_error` / "the request exceeds the
+/// available context size", Ollama's and TGI's "input is too long", a 413 from any proxy in
+/// front; `content_filter` / `content_policy_violation` (OpenAI, Azure) for refusals.
+fn content_failure(code: u16, body: &str) -> Option<Failure> {
+    const TOO_LONG: [&str; 9] = [
+        "context_length_exceeded",
+        "exceed_context_size",
+        "exceeds the available context size",
+        "maximum context length",
+        "context length",
+        "context window",
+        "too many tokens",
+        "input is too long",
+        "prompt is too long",
+    ];
+    const REFUSED: [&str; 3] = ["content_filter", "content_policy_violation", "responsibleaipolicyviolation"];
+    let lower = body.to_ascii_lowercase();
+    let shown = || clip(format!("HTTP {code}: {body}"));
+    match code {
+        413 => Some(Failure::ContextLength(shown())),
+        400 | 422 if TOO_LONG.iter().any(|m| lower.contains(m)) => Some(Failure::ContextLength(shown())),
+        400 | 403 | 422 if REFUSED.iter().any(|m| lower.contains(m)) => Some(Failure::Refused(shown())),
+        // Older llama.cpp answered an over-long prompt with a 500.
+        500 if lower.contains("input is too large to process") => Some(Failure::ContextLength(shown())),
+        _ => None,
     }
 }
 
@@ -323,15 +363,19 @@ fn with_sources(e: &dyn std::error::Error) -> String {
 }
 
 fn text(completion: Completion) -> Result<String, Failure> {
-    let Some(message) = completion.choices.into_iter().next().map(|c| c.message) else {
+    let Some(choice) = completion.choices.into_iter().next() else {
         return Err(Failure::Malformed("the answer has no choices".into()));
     };
+    if choice.finish_reason.as_deref() == Some("content_filter") {
+        return Err(Failure::Refused("the answer was cut by a content filter".into()));
+    }
+    let message = choice.message;
+    if let Some(refusal) = message.refusal.filter(|r| !r.is_empty()) {
+        return Err(Failure::Refused(format!("the model refused: {refusal}")));
+    }
     match message.content {
         Some(content) if !content.is_empty() => Ok(content),
-        _ => Err(Failure::Malformed(match message.refusal {
-            Some(refusal) => format!("the model refused: {refusal}"),
-            None => "the answer has no text content".into(),
-        })),
+        _ => Err(Failure::Malformed("the answer has no text content".into())),
     }
 }
 
@@ -435,7 +479,37 @@ mod tests {
         assert!(matches!(parse(r#"{"choices":[]}"#), Err(Failure::Malformed(_))));
         assert!(matches!(parse(r#"{"choices":[{"message":{"content":null}}]}"#), Err(Failure::Malformed(_))));
         assert!(matches!(parse(r#"{"choices":[{"message":{"content":""}}]}"#), Err(Failure::Malformed(_))));
+        // A refusal is its own kind now (content failure, decided by `on_malformed` like garbage).
         let refused = parse(r#"{"choices":[{"message":{"content":null,"refusal":"no"}}]}"#);
-        assert_eq!(refused, Err(Failure::Malformed("the model refused: no".into())));
+        assert_eq!(refused, Err(Failure::Refused("the model refused: no".into())));
+        let filtered =
+            parse(r#"{"choices":[{"message":{"content":"{}"},"finish_reason":"content_filter"}]}"#);
+        assert!(matches!(filtered, Err(Failure::Refused(_))), "{filtered:?}");
+    }
+
+    #[test]
+    fn content_caused_error_answers_are_told_apart_from_a_down_checker() {
+        let llama = r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":70001,"n_ctx":4096}}"#;
+        let openai = r#"{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 70001 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
+        let vllm = r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 70513 tokens (70001 in the messages, 512 in the completion).","type":"BadRequestError","param":null,"code":400}"#;
+        let azure = r#"{"error":{"message":"The response was filtered","type":null,"param":"prompt","code":"content_filter","status":400}}"#;
+        let old_llama = r#"{"error":{"code":500,"message":"input is too large to process. increase the physical batch size","type":"server_error"}}"#;
+        let table: [(u16, &str, Option<&str>); 10] = [
+            (500, old_llama, Some("context_length")),
+            (400, llama, Some("context_length")),
+            (400, openai, Some("context_length")),
+            (400, vllm, Some("context_length")),
+            (413, "<html>Request Entity Too Large</html>", Some("context_length")),
+            (400, azure, Some("refused")),
+            (500, llama, None),
+            (503, r#"{"error":{"message":"loading model"}}"#, None),
+            (401, r#"{"error":{"message":"bad key"}}"#, None),
+            (400, r#"{"error":{"message":"'messages' is a required property"}}"#, None),
+        ];
+        for (code, body, expected) in table {
+            let got = content_failure(code, body);
+            assert_eq!(got.as_ref().map(Failure::as_str), expected, "{code} {body}");
+            assert!(!got.is_some_and(|f| f.checker_down()), "never evidence the checker is down");
+        }
     }
 }

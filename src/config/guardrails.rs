@@ -27,11 +27,16 @@ pub enum Backend {
 pub struct GuardrailsConfig {
     pub backend: Backend,
     pub rules: GuardRules,
-    /// Inbound results shorter than this skip the checker (arguments are always inspected).
+    /// Inbound results shorter than this skip the model (arguments are always inspected, and
+    /// the local detectors read everything).
     pub min_content_bytes: usize,
-    /// Content over this goes through the failure policy, never silently unchecked.
+    /// The most the model is shown per call (a window). The local detectors read everything.
     pub max_content_bytes: usize,
+    /// Model calls (windows) per check; content past them goes through the failure policy.
+    pub model_windows: usize,
     pub on_checker_down: FailureMode,
+    /// What a checker answer that is not a verdict does under a blocking rule.
+    pub on_malformed: FailureMode,
     pub rubrics: Rubrics,
     /// Where `rubrics` came from, for reloading; `None` is the built-in set.
     pub rubrics_dir: Option<PathBuf>,
@@ -41,8 +46,10 @@ pub struct GuardrailsConfig {
     pub breaker_failures: u32,
     /// How long the breaker stays open before a probe.
     pub breaker_cooldown: Duration,
-    /// Model calls in flight at once.
+    /// Model calls in flight at once, shared fairly among callers.
     pub max_concurrency: usize,
+    /// The longest a check waits for a model slot before it is shed by its failure mode.
+    pub queue_timeout: Duration,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -52,7 +59,10 @@ pub struct Raw {
     default_mode: Option<String>,
     min_content_bytes: Option<Scalar>,
     max_content_bytes: Option<Scalar>,
+    model_windows: Option<u64>,
     on_checker_down: Option<String>,
+    on_malformed: Option<String>,
+    queue_timeout: Option<Scalar>,
     rubrics: Option<String>,
     cache: Option<RawCache>,
     breaker: Option<RawBreaker>,
@@ -160,6 +170,14 @@ pub(crate) fn compile(raw: Raw, yolo: bool, p: &mut Problems) -> Option<Guardrai
             FailureMode::Open
         }
     };
+    let on_malformed = match raw.on_malformed.as_deref() {
+        None | Some("closed") => FailureMode::Closed,
+        Some("open") => FailureMode::Open,
+        Some(o) => {
+            p.add("guardrails.on_malformed", format!("{o:?}: closed or open"));
+            FailureMode::Closed
+        }
+    };
     let (rubrics, rubrics_dir) = match &raw.rubrics {
         None => (Rubrics::embedded(), None),
         Some(dir) => {
@@ -191,7 +209,9 @@ pub(crate) fn compile(raw: Raw, yolo: bool, p: &mut Problems) -> Option<Guardrai
         rules,
         min_content_bytes: p.size("guardrails.min_content_bytes", raw.min_content_bytes, 16),
         max_content_bytes: p.size("guardrails.max_content_bytes", raw.max_content_bytes, 256 << 10),
+        model_windows: raw.model_windows.map(|n| n as usize).unwrap_or(4),
         on_checker_down,
+        on_malformed,
         rubrics,
         rubrics_dir,
         cache_ttl: p.duration("guardrails.cache.ttl", cache.ttl, Duration::from_secs(600)),
@@ -203,7 +223,11 @@ pub(crate) fn compile(raw: Raw, yolo: bool, p: &mut Problems) -> Option<Guardrai
             Duration::from_secs(30),
         ),
         max_concurrency: raw.max_concurrency.map(|n| n as usize).unwrap_or(16),
+        queue_timeout: p.duration("guardrails.queue_timeout", raw.queue_timeout, Duration::from_secs(5)),
     };
+    if !(1..=64).contains(&out.model_windows) {
+        p.add("guardrails.model_windows", "must be between 1 and 64");
+    }
     if out.breaker_failures == 0 {
         p.add("guardrails.breaker.failures", "must be at least 1");
     }
@@ -259,4 +283,31 @@ fn rule(i: usize, v: Value, default_mode: Mode, rubrics: &Rubrics, p: &mut Probl
         rubric: r.rubric,
         fail_closed: r.fail_closed,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::checker::FailureMode;
+    use crate::config::Config;
+    use std::time::Duration;
+
+    #[test]
+    fn the_off_switch_keys_default_safe_and_bad_values_are_reported() {
+        let c = Config::parse("guardrails: { checker: local }\n", "t").unwrap();
+        let g = c.policy.guardrails.unwrap();
+        assert_eq!(g.on_malformed, FailureMode::Closed, "a malformed verdict is not a pass by default");
+        assert_eq!((g.queue_timeout, g.model_windows), (Duration::from_secs(5), 4));
+        let yaml =
+            "guardrails: { checker: local, on_malformed: open, queue_timeout: 250ms, model_windows: 2 }\n";
+        let g = Config::parse(yaml, "t").unwrap().policy.guardrails.unwrap();
+        assert_eq!(
+            (g.on_malformed, g.queue_timeout, g.model_windows),
+            (FailureMode::Open, Duration::from_millis(250), 2)
+        );
+        let bad = "guardrails: { checker: local, on_malformed: maybe, queue_timeout: 5, model_windows: 0 }\n";
+        let err = Config::parse(bad, "t").unwrap_err().to_string();
+        for key in ["guardrails.on_malformed", "guardrails.queue_timeout", "guardrails.model_windows"] {
+            assert!(err.contains(key), "{key} reported: {err}");
+        }
+    }
 }

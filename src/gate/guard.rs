@@ -98,7 +98,9 @@ impl PostCheck {
     /// The judgement with its verdict, mode and rule (for `portcullis check`); sanitize
     /// rewrites `result` in place.
     pub async fn report(&self, call: &ToolCall, result: &mut Value) -> Report<PostJudgement> {
-        self.guardrails.post(&self.rule, &call.qualified, &self.kind, result).await
+        self.guardrails
+            .post_keyed(&self.rule, &call.qualified, &self.kind, call.session.as_deref(), result)
+            .await
     }
 
     /// Judges `result` (a `result` or `error` value), rewriting it in place as the rule says.
@@ -109,7 +111,12 @@ impl PostCheck {
         result: &mut Value,
         refusal: impl Fn(&str) -> Value,
     ) -> PostOutcome {
-        match self.guardrails.post(&self.rule, &call.qualified, &self.kind, result).await.judgement {
+        match self
+            .guardrails
+            .post_keyed(&self.rule, &call.qualified, &self.kind, call.session.as_deref(), result)
+            .await
+            .judgement
+        {
             PostJudgement::Pass => PostOutcome::Pass,
             PostJudgement::Sanitized => PostOutcome::Rewritten { replacements: 1 },
             PostJudgement::Block { reason } => {
@@ -212,7 +219,9 @@ impl Guard {
                     None => Outcome::Forward,
                     Some(job) => Outcome::Check(Box::new(PreCheck {
                         guardrails: g.clone(),
-                        job,
+                        // The fair share of checker slots is per caller (the lead may swap the
+                        // session for the authenticated principal).
+                        job: job.keyed(call.session.as_deref()),
                         tool: call.qualified.clone(),
                         args,
                         session: call.session.clone(),

@@ -49,8 +49,9 @@ pub struct CheckerMetrics {
     rubrics: IntGaugeVec,
 }
 
-const REQUEST_RESULTS: [&str; 4] = ["ok", "timeout", "error", "malformed"];
-const UNGUARDED_REASONS: [&str; 5] = ["timeout", "error", "malformed", "breaker_open", "too_large"];
+const REQUEST_RESULTS: [&str; 6] = ["ok", "timeout", "error", "malformed", "context_length", "refused"];
+const UNGUARDED_REASONS: [&str; 8] =
+    ["timeout", "error", "malformed", "breaker_open", "too_large", "context_length", "refused", "overloaded"];
 
 impl CheckerMetrics {
     pub fn register(registry: &Registry) -> CheckerMetrics {

@@ -3,6 +3,7 @@
 
 mod approvals;
 mod audit;
+mod checker_offswitch;
 mod checker_openai;
 mod cli;
 mod console;

@@ -38,6 +38,55 @@ pub enum Reply {
     RejectJsonSchema,
     /// Never answers.
     Hang,
+    /// A prompt over `n_ctx` tokens (estimated as bytes / 4) gets the 400 `server` sends for a
+    /// prompt that exceeds its context window; a shorter one gets [`Reply::Safe`].
+    Context { server: Server, n_ctx: usize },
+    /// 200 with `content: null` and this `refusal` (OpenAI's structured-output refusal).
+    Refusal(String),
+    /// 200 with `finish_reason: "content_filter"` and no content (OpenAI, Azure).
+    ContentFilter,
+}
+
+/// Which model server's context-overflow answer [`Reply::Context`] imitates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Server {
+    /// llama.cpp's `llama-server` (`exceed_context_size_error`).
+    LlamaCpp,
+    /// vLLM's OpenAI-compatible server (`BadRequestError`, "maximum context length").
+    Vllm,
+    /// OpenAI (`context_length_exceeded`).
+    OpenAi,
+}
+
+/// What a model server counts as the prompt's tokens, roughly (bytes / 4).
+pub fn prompt_tokens(request: &Request) -> usize {
+    (request.system().len() + request.user().len()) / 4
+}
+
+fn context_exceeded(server: Server, tokens: usize, n_ctx: usize) -> String {
+    match server {
+        Server::LlamaCpp => json!({"error": {
+            "code": 400,
+            "message": "the request exceeds the available context size, try increasing it",
+            "type": "exceed_context_size_error",
+            "n_prompt_tokens": tokens,
+            "n_ctx": n_ctx,
+        }}),
+        Server::Vllm => json!({
+            "object": "error",
+            "message": format!("This model's maximum context length is {n_ctx} tokens. However, you requested {} tokens ({tokens} in the messages, 512 in the completion). Please reduce the length of the messages or completion.", tokens + 512),
+            "type": "BadRequestError",
+            "param": null,
+            "code": 400,
+        }),
+        Server::OpenAi => json!({"error": {
+            "message": format!("This model's maximum context length is {n_ctx} tokens. However, your messages resulted in {tokens} tokens. Please reduce the length of the messages."),
+            "type": "invalid_request_error",
+            "param": "messages",
+            "code": "context_length_exceeded",
+        }}),
+    }
+    .to_string()
 }
 
 /// A request the fake received.
@@ -232,6 +281,22 @@ async fn handle(
             respond(200, completion(&request, &verdict(true, "no threat found", None)))
         }
         Reply::Hang => std::future::pending().await,
+        Reply::Context { server, n_ctx } => match prompt_tokens(&request) {
+            tokens if tokens > n_ctx => respond(400, context_exceeded(server, tokens, n_ctx)),
+            _ => respond(200, completion(&request, &verdict(true, "no threat found", None))),
+        },
+        Reply::Refusal(refusal) => {
+            let mut body: Value = serde_json::from_str(&completion(&request, "")).expect("our JSON");
+            body["choices"][0]["message"]["content"] = Value::Null;
+            body["choices"][0]["message"]["refusal"] = Value::String(refusal);
+            respond(200, body.to_string())
+        }
+        Reply::ContentFilter => {
+            let mut body: Value = serde_json::from_str(&completion(&request, "")).expect("our JSON");
+            body["choices"][0]["message"]["content"] = Value::Null;
+            body["choices"][0]["finish_reason"] = Value::String("content_filter".into());
+            respond(200, body.to_string())
+        }
     })
 }
 
@@ -245,7 +310,7 @@ fn verdict(safe: bool, reason: &str, sanitized: Option<&str>) -> String {
 /// A whole `chat.completion` object, as OpenAI sends it.
 fn completion(request: &Request, content: &str) -> String {
     static ID: AtomicU64 = AtomicU64::new(1);
-    let prompt_tokens = (request.system().len() + request.user().len()) / 4;
+    let prompt_tokens = prompt_tokens(request);
     let completion_tokens = content.len() / 4;
     json!({
         "id": format!("chatcmpl-fake{}", ID.fetch_add(1, Ordering::Relaxed)),
