@@ -128,3 +128,162 @@ fn the_reason_names_the_failing_command() {
     };
     assert!(why.contains("rm -rf build"), "{why}");
 }
+
+#[test]
+fn secrets_reached_by_a_path_the_text_check_does_not_see_are_not_proven() {
+    for line in [
+        // Recursive reads rooted at or above a home directory, root, or a parent.
+        "grep -r PRIVATE //root",
+        "grep -r PRIVATE /root/.",
+        "grep -r PRIVATE /root/./",
+        "grep -r PRIVATE ///root//",
+        "grep -R PRIVATE /home/../root",
+        "grep -r PRIVATE /tmp/../root",
+        "grep -r x ./..",
+        "grep -r x ./../",
+        "grep -r x ../.",
+        "grep -r x src/../..",
+        "grep -r x ~/.",
+        "grep -r x ~/src/..",
+        "grep -r x ~/..",
+        "grep -r x ~/../bob",
+        "grep -r x //",
+        "grep -r x /.",
+        "rg -. X ~",
+        "rg X //root",
+        "rg X /home/alice/.",
+        "rg X ./..",
+        "rg X --search-zip=no ~",
+        "ag X //",
+        "git -C ~ grep --no-index X",
+        "git -C ~ log",
+        "git -C //root status",
+        "git -C .. grep X",
+        "git -C ./.. log",
+        "git grep --no-index X",
+        "git grep --no-i X",
+        "git grep --untracked X",
+        "ls -R ~",
+        "ls -laR /root",
+        "ls --recursive //",
+        "du -a ~",
+        "du -sh /root/.",
+        "du ./..",
+        "tree ~",
+        "tree -a //home/alice",
+        "find ~ -name id_rsa",
+        "find / -name '*.pem'",
+        "find //root -type f",
+        "find ./.. -name x",
+        "find . -files0-from list",
+        "fd id_rsa ~",
+        "fd -H x /",
+        "fd x --base-directory=/root",
+        "cd //root",
+        "cd /root/.",
+        "cd ./..",
+        // Option values that name files to read.
+        "wc --files0-from F",
+        "wc --files0-from=F",
+        "du --files0-from=list",
+        "sort --files0-from=list",
+        "wc --files0=F",
+        "grep -f //etc/shadow x",
+        "grep --file=/etc/./shadow x",
+        "grep --exclude-from=~/.ssh/config -r x src",
+        "rg --ignore-file=/root/.ssh/config x",
+        // /proc and /dev by any spelling.
+        "cat //proc/1/environ",
+        "cat /proc/./1/environ",
+        "cat /proc/self/../1/environ",
+        "cat /proc//self/environ",
+        "cat /proc/1/cmdline",
+        "cat /proc/self/mem",
+        "cat /proc/1/maps",
+        "head -c 512 //dev/sda",
+        "head -c 512 /dev/./sda",
+        "head -c 512 /dev/fd/../sda",
+        "od -N 64 /dev/nvme0n1",
+        "cat /dev/mem",
+        "cat //etc/passwd",
+        "cat /etc/./shadow",
+        // Credential files the list lacked.
+        "cat ~/.m2/settings.xml",
+        "cat ~/.m2/settings-security.xml",
+        "cat /home/u/.m2/settings.xml",
+        "cat ~/.config/hub",
+        "cat ~/.config/github-copilot/hosts.json",
+        "cat ~/.config/github-copilot/apps.json",
+        "cat ~/.config/gh/hosts.yml",
+        "cat ~/.config/gcloud/credentials.db",
+        "cat ~/.docker/config.json",
+        "cat ~/.kube/config",
+        "cat ~/.terraform.d/credentials.tfrc.json",
+        "cat ~/.cargo/credentials",
+        "cat ~/.gem/credentials",
+        "cat ~/.vault-token",
+        "cat ~/.config/op/config",
+        "cat ~/Library/Keychains/login.keychain-db",
+        "cat /var/run/secrets/kubernetes.io/serviceaccount/token",
+        "cat /run/secrets/db_password",
+        "cat vault.kdbx",
+        // Globs that could expand to a secret, or list home or root.
+        "ls ~/.ss?",
+        "ls ~/.ss[h]",
+        "ls ~/.*",
+        "ls .e*",
+        "ls ~/*",
+        "ls /root/*",
+        "ls /*",
+        "du -sh ~/.aw?",
+        "wc -c ~/.ss?/id_*",
+        "stat id_*",
+        "ls *.pem",
+        "cat ~/.ss?/id_*",
+    ] {
+        assert!(!proven(line), "{line} must not be proven: it reaches a secret");
+    }
+}
+
+#[test]
+fn ordinary_paths_stay_proven_after_normalisation() {
+    for line in [
+        "grep -rn TODO src",
+        "grep -rn TODO ./src/../lib",
+        "rg x src/",
+        "ls -R src",
+        "du -sh target",
+        "tree -L 2 src",
+        "find . -name '*.rs'",
+        "find src -type f",
+        "fd x src",
+        "git -C ../other log",
+        "git grep TODO src",
+        "cat ./src/main.rs",
+        "ls ~",
+        "ls -la /tmp/",
+        "ls *",
+        "ls src/*.rs",
+        "cat /proc/cpuinfo",
+        "head -c 16 /dev/urandom",
+    ] {
+        assert!(proven(line), "{line}: {:?}", read_only(&analyze(line)));
+    }
+}
+
+#[test]
+fn sed_scripts_are_judged_by_gnu_seds_grammar_in_whole_lines() {
+    for line in [
+        "sed ':a e touch x' f",
+        "sed ':a;e touch x' f",
+        "sed -n ':x w /tmp/out' f",
+        "sed 'b e touch x' f",
+        "sed -e 'a\\' -e x -e 'e touch x' f",
+        "sed --exp='1e id' f",
+        "sed -ni p f",
+        "sed -n 's/[/]/x/e' f",
+    ] {
+        assert!(!proven(line), "{line} must not be proven");
+    }
+    assert!(proven("sed -n ':a;N;$!ba;p' f"));
+}
