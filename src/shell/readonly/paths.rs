@@ -34,10 +34,19 @@ pub(super) fn normalize(path: &str) -> String {
     }
 }
 
-/// The path-like pieces of a word: the word itself, and what follows each `=` (`--file=PATH`,
-/// `if=PATH`), normalised.
+/// The path-like pieces of a word, normalised: the word itself, what follows each `=`
+/// (`--file=PATH`, `if=PATH`), and the value glued to a short option (`-f//dev/sda`).
 pub(super) fn pieces(word: &str) -> impl Iterator<Item = String> + '_ {
-    std::iter::once(word).chain(word.match_indices('=').map(|(at, _)| &word[at + 1..])).map(normalize)
+    let glued = match word.strip_prefix('-') {
+        Some(rest) if !rest.starts_with('-') && rest.len() > 1 && rest.is_char_boundary(1) => {
+            Some(&rest[1..])
+        }
+        _ => None,
+    };
+    std::iter::once(word)
+        .chain(glued)
+        .chain(word.match_indices('=').map(|(at, _)| &word[at + 1..]))
+        .map(normalize)
 }
 
 /// Whether a glob (`*`, `?`, `[…]`, as the shell matches one component) could match `name`.

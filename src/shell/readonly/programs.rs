@@ -126,7 +126,8 @@ fn grep(args: &[String]) -> Result<(), String> {
     if !pattern_given && !files.is_empty() {
         files.remove(0);
     }
-    let cwd = files.is_empty() || files.iter().any(|f| f.trim_end_matches('/') == ".");
+    // `./.`, `src/..`: the working directory by another name.
+    let cwd = files.is_empty() || files.iter().any(|f| super::paths::normalize(f) == ".");
     if cwd {
         return Err("searches the working directory, hidden files included".into());
     }

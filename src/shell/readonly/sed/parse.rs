@@ -50,7 +50,7 @@ pub(crate) enum Op {
     Label(Vec<u8>),
     /// `b`, `t`, `T` with their (possibly empty) label.
     Branch(u8, Vec<u8>),
-    /// `a`, `i`, `c` with their text as read (escapes still in).
+    /// `a`, `i`, `c` with their text as sed stores it.
     Text(u8, Vec<u8>),
     /// `e COMMAND`, or `e` alone (runs the pattern space).
     Exec(Vec<u8>),
@@ -283,6 +283,8 @@ impl Parser<'_> {
                     let replacement =
                         self.match_slash(slash, false)?.ok_or(ParseError("unterminated `s' command"))?;
                     let flags = self.subst_flags()?;
+                    normalize(&pattern, Text::Regex)?;
+                    normalize(&replacement, Text::Replacement)?;
                     Op::Subst { pattern, replacement, flags }
                 }
                 b'y' => {
@@ -290,7 +292,7 @@ impl Parser<'_> {
                     let from =
                         self.match_slash(slash, false)?.ok_or(ParseError("unterminated `y' command"))?;
                     let to = self.match_slash(slash, false)?.ok_or(ParseError("unterminated `y' command"))?;
-                    if normalize(&from, Text::Buffer).len() != normalize(&to, Text::Buffer).len() {
+                    if normalize(&from, Text::Buffer)?.len() != normalize(&to, Text::Buffer)?.len() {
                         return Err(ParseError("strings for `y' command are different lengths"));
                     }
                     self.end_of_command()?;
@@ -317,6 +319,7 @@ impl Parser<'_> {
                 let slash = if c == Some(b'\\') { self.inchar() } else { c };
                 let pattern =
                     self.match_slash(slash, true)?.ok_or(ParseError("unterminated address regex"))?;
+                normalize(&pattern, Text::Regex)?;
                 let (mut icase, mut multiline) = (false, false);
                 loop {
                     match self.in_nonblank() {
@@ -406,15 +409,16 @@ impl Parser<'_> {
                 Some(b'\n')
             }
         };
-        Ok(self.read_text(leadin))
+        self.read_text(leadin)
     }
 
     /// `read_text`: the text runs to an unescaped newline; a backslash keeps the next byte
-    /// (a newline included) with it.
+    /// (a newline included) with it. The text is returned as sed stores it: normalised, with
+    /// its trailing newline.
     /// The text keeps sed's trailing newline.
-    fn read_text(&mut self, leadin: Option<u8>) -> Vec<u8> {
+    fn read_text(&mut self, leadin: Option<u8>) -> Parsed<Vec<u8>> {
         let mut text = Vec::new();
-        let Some(leadin) = leadin else { return text };
+        let Some(leadin) = leadin else { return Ok(text) };
         if leadin != b'\n' {
             text.push(leadin);
         }
@@ -425,9 +429,10 @@ impl Parser<'_> {
             }
             if b == b'\\' {
                 match self.inchar() {
+                    // Still pending at the end of the program: sed keeps it unnormalised.
                     None => {
                         text.push(b'\n');
-                        return text;
+                        return Ok(text);
                     }
                     Some(next) => {
                         text.push(b'\\');
@@ -440,7 +445,7 @@ impl Parser<'_> {
             c = self.inchar();
         }
         text.push(b'\n');
-        text
+        normalize(&text, Text::Buffer)
     }
 
     /// `match_slash`: the text up to the unescaped `slash`, with `\slash` and `\newline`
@@ -573,20 +578,36 @@ impl Parser<'_> {
     }
 }
 
-/// `strverscmp(version, "4.9") <= 0`, for the plain dotted numbers a script would give.
+/// `strverscmp(version, "4.9") <= 0`: bytes compare as bytes, digit runs as numbers (the
+/// leading-zero fractional rule of glibc is not modelled: such versions are refused).
 fn version_at_most_4_9(version: &[u8]) -> bool {
-    let Ok(text) = std::str::from_utf8(version) else { return false };
-    let parts: Option<Vec<u64>> = text.split('.').map(|p| p.parse().ok()).collect();
-    match parts.as_deref() {
-        Some([major]) => *major <= 4,
-        Some([major, minor, ..]) => (*major, *minor) < (4, 9) || text == "4.9",
-        _ => false,
+    let ours = b"4.9";
+    let (mut a, mut b) = (version, &ours[..]);
+    loop {
+        match (a.first(), b.first()) {
+            (None, _) => return true,
+            (Some(_), None) => return false,
+            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
+                let run = |s: &[u8]| s.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (ra, rb) = (run(a), run(b));
+                if a[0] == b'0' && ra > 1 {
+                    return false;
+                }
+                let num = |s: &[u8]| std::str::from_utf8(s).ok().and_then(|t| t.parse::<u64>().ok());
+                match (num(&a[..ra]), num(&b[..rb])) {
+                    (Some(x), Some(y)) if x != y => return x < y,
+                    (Some(_), Some(_)) => {}
+                    _ => return false,
+                }
+                (a, b) = (&a[ra..], &b[rb..]);
+            }
+            (Some(x), Some(y)) if x != y => return x < y,
+            _ => (a, b) = (&a[1..], &b[1..]),
+        }
     }
 }
 
 /// Which of sed's `normalize_text` buffers a text is.
-// Regexes and replacements are only normalised to render them for the differential test.
-#[cfg_attr(not(test), allow(dead_code))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Text {
     /// `a i c` text and `y` strings: an unknown `\x` is `x`.
@@ -597,7 +618,7 @@ pub(crate) enum Text {
 }
 
 /// sed's `normalize_text`: `\n \t \a \f \v \r`, `\dNNN \oNNN \xHH`, `\cX`.
-pub(crate) fn normalize(buf: &[u8], kind: Text) -> Vec<u8> {
+pub(crate) fn normalize(buf: &[u8], kind: Text) -> Parsed<Vec<u8>> {
     let mut out = Vec::with_capacity(buf.len());
     let mut p = 0;
     while p < buf.len() {
@@ -647,7 +668,13 @@ pub(crate) fn normalize(buf: &[u8], kind: Text) -> Vec<u8> {
         if buf[p] == b'c' {
             if p + 1 < buf.len() {
                 out.push(buf[p + 1].to_ascii_uppercase() ^ 0x40);
-                p += if buf[p + 1] == b'\\' { 3 } else { 2 };
+                if buf[p + 1] == b'\\' {
+                    if buf.get(p + 2) != Some(&b'\\') {
+                        return Err(ParseError("recursive escaping after \\c not allowed"));
+                    }
+                    p += 1;
+                }
+                p += 2;
             } else {
                 if kind != Text::Buffer {
                     out.push(b'\\');
@@ -662,5 +689,5 @@ pub(crate) fn normalize(buf: &[u8], kind: Text) -> Vec<u8> {
         out.push(buf[p]);
         p += 1;
     }
-    out
+    Ok(out)
 }

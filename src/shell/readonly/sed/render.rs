@@ -54,7 +54,7 @@ fn address(out: &mut Vec<u8>, a: &Address) {
 
 fn regex(out: &mut Vec<u8>, pattern: &[u8]) {
     out.push(b'/');
-    for &c in &normalize(pattern, Text::Regex) {
+    for &c in &normalize(pattern, Text::Regex).unwrap_or_default() {
         match c {
             b'/' => out.extend(b"\\/"),
             c => escaped(out, c),
@@ -101,11 +101,11 @@ fn function(out: &mut Vec<u8>, program: &[Command], op: &Op) {
         Op::Text(letter, text) => {
             out.push(*letter);
             out.push(b'\\');
-            out.extend(normalize(text, Text::Buffer));
+            out.extend(text);
         }
         Op::Exec(text) => {
             out.extend(b"e ");
-            out.extend(normalize(text, Text::Buffer));
+            out.extend(text);
         }
         Op::Simple(letter) => out.push(*letter),
         Op::Numbered(letter, n) => {
@@ -150,7 +150,11 @@ fn function(out: &mut Vec<u8>, program: &[Command], op: &Op) {
         Op::Version => {}
         Op::Translit { from, to } => {
             let mut table: Vec<u8> = (0..=255).collect();
-            for (f, t) in normalize(from, Text::Buffer).iter().zip(normalize(to, Text::Buffer)) {
+            for (f, t) in normalize(from, Text::Buffer)
+                .unwrap_or_default()
+                .iter()
+                .zip(normalize(to, Text::Buffer).unwrap_or_default())
+            {
                 table[usize::from(*f)] = t;
             }
             out.extend(b"y/");
@@ -170,7 +174,7 @@ fn replacement(out: &mut Vec<u8>, text: &[u8]) {
     const LOWER: u8 = 2;
     const UPPER_FIRST: u8 = 4;
     const LOWER_FIRST: u8 = 8;
-    let text = normalize(text, Text::Replacement);
+    let text = normalize(text, Text::Replacement).unwrap_or_default();
     // (prefix, reference, conversion)
     let mut parts: Vec<(Vec<u8>, Option<u8>, u8)> = Vec::new();
     let (mut kind, mut saved) = (ASIS, ASIS);
