@@ -81,6 +81,16 @@ const NAMES: &[&str] = &[
     "login data",
     "key4.db",
     "logins.json",
+    // Shell start-up files: where `export GITHUB_TOKEN=…` usually lives.
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    "config.fish",
 ];
 
 /// A component holding secrets only inside a given parent: `~/.m2/settings.xml`,
@@ -118,6 +128,8 @@ const NESTED: &[(&str, &str)] = &[
 /// Component prefixes: `.env`, `.env.local`, `.envrc`, `id_rsa.pub`, `credentials.json`.
 const PREFIXES: &[&str] = &[
     ".env",
+    ".yarnrc",
+    ".npmrc",
     ".credentials",
     ".authinfo",
     ".dockercfg",
@@ -152,6 +164,7 @@ const SUFFIXES: &[&str] = &[
     "_ed25519",
     ".asc",
     ".gpg",
+    "_history",
 ];
 
 /// Whole paths.

@@ -234,6 +234,11 @@ fn secrets_reached_by_a_path_the_text_check_does_not_see_are_not_proven() {
         "cat /var/run/secrets/kubernetes.io/serviceaccount/token",
         "cat /run/secrets/db_password",
         "cat vault.kdbx",
+        "cat ~root/.bashrc",
+        "cat ~/.zshrc",
+        "cat /home/u/.profile",
+        "cat ~/.yarnrc.yml",
+        "cat ~/.node_repl_history",
         // Globs that could expand to a secret, or list home or root.
         "ls ~/.ss?",
         "ls ~/.ss[h]",
