@@ -10,6 +10,7 @@
 //! A script sed would refuse, or one given by `-f`, is not proven.
 
 mod parse;
+mod text;
 
 #[cfg(test)]
 mod differential;
