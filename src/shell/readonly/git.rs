@@ -17,7 +17,12 @@ pub(super) fn check(args: &[String]) -> Result<(), String> {
     let mut i = 0;
     while let Some(arg) = args.get(i) {
         match arg.as_str() {
-            "-C" => i += 1, // like `cd DIR && git …`
+            // Like `cd DIR && git …`, and judged as `cd` is: not home, root or a parent.
+            "-C" => match args.get(i + 1) {
+                Some(dir) if super::secrets::is_broad_root(dir) => return Err(format!("git -C {dir}")),
+                Some(_) => i += 1,
+                None => return Err("git -C without a directory".into()),
+            },
             "--no-pager"
             | "-P"
             | "--no-optional-locks"
@@ -43,7 +48,9 @@ pub(super) fn check(args: &[String]) -> Result<(), String> {
         | "ls-files" | "ls-tree" | "rev-parse" | "rev-list" | "describe" | "cat-file" | "merge-base"
         | "name-rev" | "for-each-ref" | "show-ref" | "count-objects" | "check-ignore" | "check-attr"
         | "cherry" | "show-branch" | "diff-tree" | "diff-files" | "diff-index" | "version" => Ok(()),
-        "grep" => deny(rest, "O", &[]),
+        // `--no-index` (and `--untracked`) search the working tree's files, hidden ones included,
+        // as `grep -r .` does.
+        "grep" => deny(rest, "O", &["no-index", "untracked"]),
         "branch" => branch(rest),
         "tag" => tag(rest),
         "stash" => match rest.first().map(String::as_str) {

@@ -16,12 +16,16 @@
 //! - no redirection that writes a file (`/dev/null`, `/dev/stdout`, `/dev/stderr` and descriptor
 //!   duplication like `2>&1` are not writes), no `<>`, no `/dev/tcp` input;
 //! - a path-qualified program only from a system directory (`/usr/bin/rg`, not `./rg`);
-//! - no word naming a secret (`~/.ssh`, `.env`, `*.pem`, `/etc/shadow` …);
+//! - no word naming a secret (`~/.ssh`, `.env`, `*.pem`, `/etc/shadow` …), every path judged in
+//!   its normal form (`//proc/1/environ`, `/etc/./shadow`), and no glob that could expand to one
+//!   (`~/.ss?`, `id_*`) or that lists home or root (`~/*`);
+//! - no option that takes file names from a file (`--files0-from`): those files are not seen;
 //! - no control or invisible characters (`\r`, U+2029, zero-width, bidi overrides): what a
 //!   reviewer reads must be what runs.
 
 mod flags;
 mod git;
+mod paths;
 mod programs;
 mod scripts;
 mod secrets;
@@ -106,6 +110,15 @@ fn judge(command: &Command) -> Result<(), String> {
         if let Some(secret) = secrets::named_in(path) {
             return Err(format!("names a secret ({secret})"));
         }
+        if command.globs && paths::is_glob(path) {
+            if let Some(secret) = secrets::reachable_by_glob(path) {
+                return Err(format!("a glob could reach a secret ({secret})"));
+            }
+        }
+    }
+    // `wc`, `du`, `sort` … `--files0-from=F` read the names of the files to open from F.
+    if let Some(a) = command.args.iter().find(|a| a.starts_with("--files0")) {
+        return Err(format!("{a} reads file names this check cannot see"));
     }
     let Some(policy) = programs::lookup(&command.program) else {
         return Err(format!("{} is not a known read-only program", command.program));

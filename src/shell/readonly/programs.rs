@@ -24,8 +24,11 @@ const fn policy(check: fn(&[String]) -> Result<(), String>, globs: bool) -> Opti
 pub(super) fn lookup(program: &str) -> Option<Policy> {
     match program {
         // List or measure files; no option writes or runs anything.
-        "ls" | "dir" | "vdir" | "du" | "stat" | "wc" | "echo" | "realpath" | "readlink" => policy(any, true),
-        "tree" => policy(|a| deny(a, "oR", &["output"]), true),
+        "stat" | "wc" | "echo" | "realpath" | "readlink" => policy(any, true),
+        // Recursive listings must not walk home or root (every secret's name and size).
+        "ls" | "dir" | "vdir" => policy(ls, true),
+        "du" => policy(no_broad_root, true),
+        "tree" => policy(|a| deny(a, "oR", &["output"]).and_then(|()| no_broad_root(a)), true),
         // Print facts about the system or their arguments.
         "pwd" | "true" | "false" | ":" | "whoami" | "id" | "groups" | "logname" | "uname" | "arch"
         | "nproc" | "uptime" | "tty" | "sleep" | "basename" | "dirname" | "seq" | "yes" | "df" | "type"
@@ -41,7 +44,9 @@ pub(super) fn lookup(program: &str) -> Option<Policy> {
         "rg" => policy(rg, false),
         "ag" => policy(ag, false),
         "pt" => policy(pt, false),
-        "fd" | "fdfind" => policy(|a| deny(a, "xX", &["exec", "exec-batch"]), false),
+        "fd" | "fdfind" => {
+            policy(|a| deny(a, "xX", &["exec", "exec-batch"]).and_then(|()| no_broad_root(a)), false)
+        }
         "find" => policy(find, false),
         "sort" => policy(|a| deny(a, "o", &["output", "compress-program"]), false),
         "uniq" => policy(uniq, false),
@@ -83,11 +88,25 @@ fn help_only(args: &[String]) -> Result<(), String> {
     }
 }
 
-/// Recursive searches must not start at home, root or `/etc`, where the secrets live.
+/// Recursive searches must not start at home, root or `/etc`, where the secrets live, nor at a
+/// parent directory (`..`). Option values count (`--search-path=~`, `--base-directory /`): an
+/// operand is any argument not starting with `-`, and whatever follows an option's `=`.
 fn no_broad_root(args: &[String]) -> Result<(), String> {
-    match args.iter().find(|a| !a.starts_with('-') && secrets::is_broad_root(a)) {
+    let broad = |a: &&String| match a.strip_prefix('-') {
+        Some(option) => option.split_once('=').is_some_and(|(_, value)| secrets::is_broad_root(value)),
+        None => secrets::is_broad_root(a),
+    };
+    match args.iter().find(broad) {
         Some(root) => Err(format!("searches all of {root}")),
         None => Ok(()),
+    }
+}
+
+/// `ls -R` walks its operands.
+fn ls(args: &[String]) -> Result<(), String> {
+    match super::flags::short(args, "R").is_some() || super::flags::long(args, &["recursive"]).is_some() {
+        true => no_broad_root(args),
+        false => Ok(()),
     }
 }
 
@@ -107,7 +126,8 @@ fn grep(args: &[String]) -> Result<(), String> {
     if !pattern_given && !files.is_empty() {
         files.remove(0);
     }
-    let cwd = files.is_empty() || files.iter().any(|f| f.trim_end_matches('/') == ".");
+    // `./.`, `src/..`: the working directory by another name.
+    let cwd = files.is_empty() || files.iter().any(|f| super::paths::normalize(f) == ".");
     if cwd {
         return Err("searches the working directory, hidden files included".into());
     }
@@ -154,11 +174,16 @@ fn pt(args: &[String]) -> Result<(), String> {
 }
 
 /// find: the actions that run, delete or write are denied by prefix (`-execdir`, `-fprint0`).
+/// Its starting points must not be home, root or a parent (`find ~ -name id_rsa`).
 fn find(args: &[String]) -> Result<(), String> {
     const ACTIONS: [&str; 5] = ["-exec", "-ok", "-delete", "-fprint", "-fls"];
     match args.iter().find(|a| ACTIONS.iter().any(|action| a.starts_with(action))) {
         Some(action) => Err(format!("{action} runs or writes")),
-        None => Ok(()),
+        // `-files0-from F` takes the starting points from a file.
+        None if args.iter().any(|a| a == "-files0-from") => {
+            Err("find -files0-from reads its starting points".into())
+        }
+        None => no_broad_root(args),
     }
 }
 

@@ -1,0 +1,129 @@
+//! Paths as the kernel resolves them, lexically: every path operand is normalised before the
+//! secret and broad-root checks, so `//root`, `/root/.`, `/etc/./shadow`, `./..` and
+//! `/proc/self/../1/environ` are judged as `/root`, `/etc/shadow`, `..` and `/proc/1/environ`.
+//!
+//! Lexical `..` can differ from the kernel's when a component is a symlink, so callers check the
+//! raw word *and* its normal form: a hit on either is a hit.
+
+/// The lexical normal form: `//` and `/./` collapse, `..` pops a component (never above `/`;
+/// kept at the front of a relative path), trailing `/` and `/.` go. `~` and `~user` stay as
+/// written at the front (they are a home directory; the shell expands them).
+pub(super) fn normalize(path: &str) -> String {
+    let absolute = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for c in path.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => match parts.last() {
+                // `~/..` holds the home directories: kept, it is broader than `~`.
+                Some(&home) if parts.len() == 1 && home.starts_with('~') => parts[0] = "~/..",
+                Some(&last) if last != ".." => {
+                    parts.pop();
+                }
+                _ if absolute => {}
+                _ => parts.push(".."),
+            },
+            c => parts.push(c),
+        }
+    }
+    let joined = parts.join("/");
+    match (absolute, joined.is_empty()) {
+        (true, _) => format!("/{joined}"),
+        (false, true) => ".".to_string(),
+        (false, false) => joined,
+    }
+}
+
+/// The path-like pieces of a word, normalised: the word itself, what follows each `=`
+/// (`--file=PATH`, `if=PATH`), and the value glued to a short option (`-f//dev/sda`).
+pub(super) fn pieces(word: &str) -> impl Iterator<Item = String> + '_ {
+    let glued = match word.strip_prefix('-') {
+        Some(rest) if !rest.starts_with('-') && rest.len() > 1 && rest.is_char_boundary(1) => {
+            Some(&rest[1..])
+        }
+        _ => None,
+    };
+    std::iter::once(word)
+        .chain(glued)
+        .chain(word.match_indices('=').map(|(at, _)| &word[at + 1..]))
+        .map(normalize)
+}
+
+/// Whether a glob (`*`, `?`, `[…]`, as the shell matches one component) could match `name`.
+/// A leading `.` is matched only by a literal `.`, as bash does without `dotglob`.
+pub(super) fn glob_matches(pattern: &[u8], name: &[u8]) -> bool {
+    if name.first() == Some(&b'.') && pattern.first() != Some(&b'.') {
+        return false;
+    }
+    matches_from(pattern, name)
+}
+
+fn matches_from(p: &[u8], n: &[u8]) -> bool {
+    match p.first() {
+        None => n.is_empty(),
+        Some(b'*') => (0..=n.len()).any(|skip| matches_from(&p[1..], &n[skip..])),
+        Some(b'?') => !n.is_empty() && matches_from(&p[1..], &n[1..]),
+        Some(b'[') => match p.iter().skip(2).position(|&c| c == b']') {
+            // Any bracket expression is taken to match any one character.
+            Some(end) => !n.is_empty() && matches_from(&p[end + 3..], &n[1..]),
+            None => n.first() == Some(&b'[') && matches_from(&p[1..], &n[1..]),
+        },
+        Some(b'\\') if p.len() > 1 => n.first() == Some(&p[1]) && matches_from(&p[2..], &n[1..]),
+        Some(c) => n.first() == Some(c) && matches_from(&p[1..], &n[1..]),
+    }
+}
+
+/// Whether a word holds glob characters.
+pub(super) fn is_glob(word: &str) -> bool {
+    word.contains(['*', '?', '['])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_normalise_as_the_kernel_resolves_them_lexically() {
+        for (raw, normal) in [
+            ("//root", "/root"),
+            ("/root/.", "/root"),
+            ("/root/./", "/root"),
+            ("///etc//./shadow", "/etc/shadow"),
+            ("/proc/self/../1/environ", "/proc/1/environ"),
+            ("/../../etc/passwd", "/etc/passwd"),
+            ("//dev/sda", "/dev/sda"),
+            ("/dev/fd/../sda", "/dev/sda"),
+            ("./..", ".."),
+            ("./../..", "../.."),
+            ("a/../..", ".."),
+            ("src/./x/../y", "src/y"),
+            (".", "."),
+            ("./", "."),
+            ("", "."),
+            ("~", "~"),
+            ("~/", "~"),
+            ("~/.", "~"),
+            ("~/x/..", "~"),
+            ("~/..", "~/.."),
+            ("~alice/.ssh/../.ssh", "~alice/.ssh"),
+            ("/home/u/.ssh/../.ssh/id_rsa", "/home/u/.ssh/id_rsa"),
+            ("/", "/"),
+            ("/.", "/"),
+            ("/..", "/"),
+        ] {
+            assert_eq!(normalize(raw), normal, "{raw}");
+        }
+    }
+
+    #[test]
+    fn globs_match_one_component_as_bash_does() {
+        for (pattern, name) in
+            [(".ss?", ".ssh"), ("id_*", "id_rsa"), ("*.pem", "x.pem"), (".[e]nv", ".env"), ("*", "id_rsa")]
+        {
+            assert!(glob_matches(pattern.as_bytes(), name.as_bytes()), "{pattern} {name}");
+        }
+        for (pattern, name) in [("*", ".env"), ("?ssh", ".ssh"), ("*.txt", "x.pem"), ("src", ".ssh")] {
+            assert!(!glob_matches(pattern.as_bytes(), name.as_bytes()), "{pattern} {name}");
+        }
+    }
+}
