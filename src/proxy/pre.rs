@@ -178,10 +178,6 @@ where
             *resp.status_mut() = StatusCode::ACCEPTED;
             return Ok(resp);
         }
-        if msg.method() == Some("notifications/initialized") {
-            // The client opens its GET stream as soon as this is accepted; see stream_order.
-            shared.stream_order.expect_get(session.as_deref());
-        }
     }
     let era = match &payload {
         Payload::Single(msg) => match check_request(req.headers(), msg) {
@@ -255,10 +251,17 @@ where
         Payload::Single(m) => m.id.map(RawValue::to_owned),
         Payload::Batch(_) => None,
     };
+    // The client opens its GET stream as soon as this is accepted; see stream_order.
+    let initialized =
+        matches!(&payload, Payload::Single(m) if m.method() == Some("notifications/initialized"));
     drop(payload);
     drop(_entered);
     shared.stream_order.settled(session.as_deref()).await;
-    forward(inner, shared, req, upstream, era, watched, id).instrument(span).await
+    let answer = forward(inner, shared.clone(), req, upstream, era, watched, id).instrument(span).await;
+    if initialized {
+        shared.stream_order.expect_get(session.as_deref());
+    }
+    answer
 }
 
 /// The span of a decision about exactly one tool call (none for other requests and batches).
