@@ -12,6 +12,10 @@ use crate::mcp::era::{Era, Version};
 use crate::mcp::jsonrpc::{IdKey, Message};
 use crate::mcp::result;
 
+pub mod session;
+
+pub use session::SessionCalls;
+
 /// Why a response is watched.
 #[derive(Debug, Clone)]
 pub enum Watch {
@@ -53,7 +57,7 @@ impl Watched {
             return None;
         }
         let key = IdKey::new(id);
-        self.0.iter().find(|(k, _)| *k == key).map(|(_, w)| w)
+        self.0.iter().find(|(k, _)| key.answers(k)).map(|(_, w)| w)
     }
 
     /// Moves out the watches that responses in `text` answer (so they can be inspected without
@@ -79,7 +83,7 @@ impl Watched {
             return None;
         }
         let key = IdKey::new(id);
-        let i = self.0.iter().position(|(k, _)| *k == key)?;
+        let i = self.0.iter().position(|(k, _)| key.answers(k))?;
         Some(self.0.swap_remove(i).1)
     }
 
@@ -162,6 +166,23 @@ fn response_ids(text: &str) -> Vec<&RawValue> {
             .map(|v| v.into_iter().filter_map(id).collect())
             .unwrap_or_default(),
         false => serde_json::from_str::<Message<'_>>(text).ok().and_then(id).into_iter().collect(),
+    }
+}
+
+/// Brings into `watched` the session's calls that responses in `text` may answer: any stream of
+/// a session can carry any of its answers, and a client takes them wherever they turn up. Free
+/// (no parse, no lock) while the session has watched nothing.
+pub fn adopt(text: &str, watched: &mut Watched, calls: &SessionCalls) {
+    if !calls.is_active() {
+        return;
+    }
+    for id in response_ids(text) {
+        let key = IdKey::new(id);
+        let Some(call) = calls.answer(&key) else { continue };
+        // The stream's own watch (if any) is the one inspected.
+        if !watched.0.iter().any(|(k, _)| key.answers(k)) {
+            watched.insert(key, Watch::Call(call));
+        }
     }
 }
 
@@ -400,6 +421,37 @@ mod tests {
             matches!(inspect_now(text, &mut w, &guard).release, Release::Rewritten(_)),
             "JS and Python clients read 5.0 as 5"
         );
+    }
+
+    #[test]
+    fn every_id_spelling_a_client_correlates_is_inspected() {
+        for id in [r#""5""#, r#"" 5 ""#, r#""5.0""#, r#""0x5""#, r#""+5""#, "5e0", r#""\u0665""#] {
+            let (guard, mut w) = setup();
+            let text = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"t":"S3CRET"}}}}"#);
+            let Release::Rewritten(new) = inspect_now(&text, &mut w, &guard).release else {
+                panic!("{id} was released unwatched")
+            };
+            assert!(!new.contains("S3CRET"), "{id}");
+        }
+    }
+
+    #[test]
+    fn a_stream_adopts_the_session_calls_its_responses_answer() {
+        let (guard, _) = setup();
+        let calls = SessionCalls::new("up".into());
+        let mut w = Watched::default();
+        let text = r#"{"jsonrpc":"2.0","id":"9","result":{"t":"S3CRET"}}"#;
+        adopt(text, &mut w, &calls);
+        assert!(w.is_empty(), "nothing watched in the session");
+        calls.watch(
+            IdKey::new(&RawValue::from_string("9".into()).unwrap()),
+            ToolCall::mcp("up".into(), "read", None, Era::Legacy),
+        );
+        adopt(text, &mut w, &calls);
+        let Release::Rewritten(new) = inspect_now(text, &mut w, &guard).release else { panic!() };
+        assert!(!new.contains("S3CRET"));
+        adopt(text, &mut w, &calls);
+        assert_eq!(w.len(), 1, "a second answer to the same id is inspected too");
     }
 
     #[test]
