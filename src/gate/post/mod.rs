@@ -12,6 +12,7 @@ use crate::mcp::era::{Era, Version};
 use crate::mcp::jsonrpc::{IdKey, Message};
 use crate::mcp::result;
 
+pub mod server;
 pub mod session;
 
 pub use session::SessionCalls;
@@ -92,6 +93,14 @@ impl Watched {
         self.0.into_iter()
     }
 
+    /// The watched calls with their ids.
+    pub fn calls(&self) -> impl Iterator<Item = (&IdKey, &ToolCall)> {
+        self.0.iter().filter_map(|(k, w)| match w {
+            Watch::Call(c) => Some((k, c)),
+            Watch::Initialize { .. } | Watch::List(_) => None,
+        })
+    }
+
     /// True when an answer the proxy learns from (`initialize`, `tools/list`) is awaited.
     pub fn has_initialize(&self) -> bool {
         self.0.iter().any(|(_, w)| matches!(w, Watch::Initialize { .. } | Watch::List(_)))
@@ -137,6 +146,8 @@ pub enum Release {
     /// proxy cannot tell whether it carries one (a duplicate `id` key, say, that the client would
     /// read differently). A real server never sends this.
     Withheld,
+    /// Nothing: a server-to-client message a rule refused ([`server`]).
+    Dropped,
 }
 
 /// The result of inspecting one JSON text (a message or an array of messages).
@@ -144,6 +155,8 @@ pub enum Release {
 pub struct Inspection {
     pub release: Release,
     pub seen: Vec<Seen>,
+    /// JSON-RPC errors to send the upstream for server requests that were dropped.
+    pub replies: Vec<Vec<u8>>,
 }
 
 enum One {
@@ -195,6 +208,42 @@ pub fn needs_check(text: &str, watched: &Watched, guard: &Guard) -> bool {
     response_ids(text)
         .into_iter()
         .any(|id| matches!(watched.peek(id), Some(Watch::Call(c)) if guard.checks_result_of(c)))
+}
+
+/// True when inspecting `text` as it came from an upstream will wait on a Layer 2 check: a
+/// watched result or a server-to-client message a guardrail rule covers.
+pub fn waits(text: &str, watched: &Watched, guard: &Guard) -> bool {
+    needs_check(text, watched, guard)
+        || (guard.guardrails().is_some_and(|g| g.watches_results()) && server::present(text))
+}
+
+/// Inspects one JSON text an upstream sent the client: server-to-client messages in it are
+/// judged ([`server`]), responses to watched calls inspected ([`inspect`]). It waits only when
+/// [`waits`] says so.
+pub async fn inspect_from_upstream(
+    text: &str,
+    watched: &mut Watched,
+    guard: &Guard,
+    upstream: &std::sync::Arc<str>,
+) -> Inspection {
+    if !guard.inspects_results() || !server::present(text) {
+        return inspect(text, watched, guard).await;
+    }
+    let call = watched.calls().next().map(|(_, c)| c.clone());
+    let origin = server::Origin { upstream, call: call.as_ref() };
+    match server::judge(text, guard, origin).await {
+        server::Judged::Release => inspect(text, watched, guard).await,
+        server::Judged::Rewritten(new) => {
+            let mut i = inspect(&new, watched, guard).await;
+            if i.release == Release::Unchanged {
+                i.release = Release::Rewritten(new);
+            }
+            i
+        }
+        server::Judged::Drop { replies } => {
+            Inspection { release: Release::Dropped, seen: Vec::new(), replies }
+        }
+    }
 }
 
 /// Inspects `text`, which may be one JSON-RPC message or a batch array of them. It waits only

@@ -17,7 +17,7 @@ use crate::mcp::era::Era;
 use crate::mcp::jsonrpc::IdKey;
 
 /// How many calls (answered or not) one session remembers.
-pub const MAX_CALLS: usize = 256;
+pub const MAX_CALLS: usize = 128;
 
 /// The tool name an answer is judged under when its call is not known (an overflowed session,
 /// a replay on a GET stream): the upstream's catch-all, `mcp__{upstream}__(unknown call)`.
@@ -71,7 +71,15 @@ impl SessionCalls {
                 }
             }
         }
+        // The arguments stay with the stream's own watch; a table of many sessions holds names.
+        let call = ToolCall { args: None, ..call };
         t.entries.push_back(Entry { id, call, answered: false });
+        self.active.store(true, Ordering::Release);
+    }
+
+    /// From now on every response of the session is inspected (its table lost calls).
+    pub fn overflow(&self) {
+        self.table.lock().unwrap_or_else(|p| p.into_inner()).overflowed = true;
         self.active.store(true, Ordering::Release);
     }
 
