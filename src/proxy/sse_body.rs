@@ -25,7 +25,7 @@ use serde_json::value::RawValue;
 use super::{Body, BoxError, Shared};
 use crate::call::ToolCall;
 use crate::gate::post::{
-    adopt, inspect_from_upstream, waits, Inspection, Release, SessionCalls, Watch, Watched,
+    adopt, adopt_strays, inspect_from_upstream, waits, Inspection, Release, SessionCalls, Watch, Watched,
 };
 use crate::gate::CallOutcome;
 use crate::mcp::era::Era;
@@ -83,12 +83,18 @@ pub struct SseGate {
     /// The session's watched calls: an answer to any of them may turn up on this stream.
     calls: Option<Arc<SessionCalls>>,
     replier: Option<Replier>,
+    /// The call this POST stream was opened for: every response on it may be taken as its answer.
+    own: Option<ToolCall>,
 }
 
 impl SseGate {
     pub fn new(inner: Body, watched: Watched, scope: Scope, shared: Arc<Shared>, exchange: Exchange) -> Self {
         let Exchange { upstream, session, calls, replier } = exchange;
         let max = shared.limits.max_response;
+        let own = match scope {
+            Scope::Watched => watched.calls().next().map(|(_, c)| c.clone()),
+            Scope::AllResponses => None,
+        };
         SseGate {
             inner,
             checking: None,
@@ -103,6 +109,7 @@ impl SseGate {
             session,
             calls,
             replier,
+            own,
         }
     }
 
@@ -113,6 +120,9 @@ impl SseGate {
         };
         if let Some(calls) = &self.calls {
             adopt(&data, &mut self.watched, calls);
+        }
+        if let Some(own) = &self.own {
+            adopt_strays(&data, &mut self.watched, own);
         }
         if self.scope == Scope::AllResponses {
             self.watch_any_response(&data);

@@ -199,6 +199,17 @@ pub fn adopt(text: &str, watched: &mut Watched, calls: &SessionCalls) {
     }
 }
 
+/// On the SSE stream of a POST that carried `call`, a response with any other id is inspected as
+/// `call`'s answer: the Python SDK rewrites the id of every response on a request's stream to
+/// the request's own before it routes it.
+pub fn adopt_strays(text: &str, watched: &mut Watched, call: &ToolCall) {
+    for id in response_ids(text) {
+        if watched.peek(id).is_none() {
+            watched.insert(IdKey::new(id), Watch::Call(call.clone()));
+        }
+    }
+}
+
 /// True when inspecting `text` will wait on a Layer 2 check: some response in it answers a
 /// watched call that a guardrail rule covers. Without guardrails on results, this is free.
 pub fn needs_check(text: &str, watched: &Watched, guard: &Guard) -> bool {
@@ -501,6 +512,16 @@ mod tests {
         assert!(!new.contains("S3CRET"));
         adopt(text, &mut w, &calls);
         assert_eq!(w.len(), 1, "a second answer to the same id is inspected too");
+    }
+
+    #[test]
+    fn any_response_on_a_call_stream_is_inspected_as_its_answer() {
+        let (guard, mut w) = setup();
+        let call = ToolCall::mcp("up".into(), "read", None, Era::Legacy);
+        let text = r#"{"jsonrpc":"2.0","id":"not-yours","result":{"t":"S3CRET"}}"#;
+        adopt_strays(text, &mut w, &call);
+        let Release::Rewritten(new) = inspect_now(text, &mut w, &guard).release else { panic!() };
+        assert!(!new.contains("S3CRET"));
     }
 
     #[test]
