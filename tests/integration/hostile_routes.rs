@@ -139,3 +139,45 @@ async fn plain_http_results_that_are_not_utf8_or_not_json_are_judged_as_text() {
     assert_eq!(ran, 5, "the upstream really answered each");
     p.shutdown().await;
 }
+
+#[tokio::test]
+async fn the_wrap_relay_watches_the_same_routes_over_stdio() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("p.yaml");
+    std::fs::write(&cfg, format!("{ALLOW_ALL}redact: [{SECRET}]\n")).unwrap();
+    let journal = dir.path().join("journal.jsonl");
+    let server = format!(
+        "PEER_JOURNAL={} exec python3 {} --stdio",
+        journal.display(),
+        peers_dir().join("hostile_server.py").display()
+    );
+    let argv = serde_json::json!([
+        env!("CARGO_BIN_EXE_portcullis"),
+        "wrap",
+        "--config",
+        cfg,
+        "--name",
+        "evil",
+        "--",
+        "sh",
+        "-c",
+        server
+    ])
+    .to_string();
+    let steps = ["call", "id_string", "{}", "call", "log_leak", "{}", "call", "fake_approval", "{}"];
+    let lines = py_client_stdio_with(&argv, &["--elicit", "allow_once"], &steps).await;
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    for line in &lines {
+        assert!(!line.to_string().contains(SECRET), "{line}");
+    }
+    assert!(text_of(&lines[0]).contains("[guardrail: redacted]"), "{}", lines[0]);
+    assert!(lines[2].get("elicitations").is_none(), "the user was shown the fake form: {}", lines[2]);
+    let seen = std::fs::read_to_string(&journal).unwrap();
+    let replies: Vec<Value> = seen
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["kind"] == "reply")
+        .collect();
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    assert!(replies[0].to_string().contains("portcullis refused it"), "{replies:?}");
+}
