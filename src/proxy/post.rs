@@ -14,9 +14,11 @@ use tower::{Layer, Service};
 
 use super::error::{ErrorKind, ProxyError};
 use super::pre::PostWatch;
-use super::sse_body::{Scope, SseGate};
+use super::pre::HEADER_AGENT_SESSION;
+use super::route::{Route, RouteKind};
+use super::sse_body::{Exchange, Replier, Scope, SseGate};
 use super::{full, BoxError, Req, Resp, Shared};
-use crate::gate::post::{inspect, Release, Watch, Watched};
+use crate::gate::post::{adopt, inspect_from_upstream, Release, Watch, Watched};
 use crate::gate::{CallOutcome, PostOutcome};
 use crate::mcp::era::HEADER_SESSION;
 use crate::mcp::jsonrpc::{self, code};
@@ -64,9 +66,42 @@ fn body_kind(resp: &Resp) -> BodyKind {
     }
 }
 
+/// Answers to refused server requests go back to the upstream on the request's own route and
+/// session headers (a POST of the JSON-RPC error), in the background.
+fn replier<S>(inner: &S, req: &Req) -> Option<Replier>
+where
+    S: Service<Req, Response = Resp, Error = BoxError> + Clone + Send + Sync + 'static,
+    S::Future: Send + 'static,
+{
+    let route = req.extensions().get::<Route>()?.clone();
+    let uri = req.uri().clone();
+    let mut headers = req.headers().clone();
+    // A response names no method: routing headers of the 2026-07-28 era would contradict it.
+    headers.remove(crate::mcp::era::HEADER_METHOD);
+    headers.remove(crate::mcp::era::HEADER_NAME);
+    headers.remove(CONTENT_LENGTH);
+    headers.insert(CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    let inner = inner.clone();
+    Some(Arc::new(move |body: Vec<u8>| {
+        let len = http::HeaderValue::from(body.len());
+        let mut r = http::Request::new(Bytes::from(body));
+        *r.method_mut() = http::Method::POST;
+        *r.uri_mut() = uri.clone();
+        *r.headers_mut() = headers.clone();
+        r.headers_mut().insert(CONTENT_LENGTH, len);
+        r.extensions_mut().insert(route.clone());
+        let inner = inner.clone();
+        tokio::spawn(async move {
+            if let Err(e) = tower::ServiceExt::oneshot(inner, r).await {
+                tracing::debug!(error = %e, "could not answer a refused server request");
+            }
+        });
+    }))
+}
+
 impl<S> Service<Req> for PostGate<S>
 where
-    S: Service<Req, Response = Resp, Error = BoxError>,
+    S: Service<Req, Response = Resp, Error = BoxError> + Clone + Send + Sync + 'static,
     S::Future: Send + 'static,
 {
     type Response = Resp;
@@ -79,20 +114,60 @@ where
 
     fn call(&mut self, mut req: Req) -> Self::Future {
         let watch = req.extensions_mut().remove::<PostWatch>();
-        let session = req.headers().get(HEADER_SESSION).and_then(|v| v.to_str().ok()).map(str::to_owned);
-        let fut = self.inner.call(req);
-        let Some(watch) = watch else {
-            return Box::pin(fut);
+        let session = req
+            .headers()
+            .get(HEADER_SESSION)
+            .or_else(|| req.headers().get(HEADER_AGENT_SESSION))
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let mcp_upstream = req
+            .extensions()
+            .get::<Route>()
+            .filter(|r| r.kind == RouteKind::Mcp)
+            .map(|r| r.target.name.clone());
+        // Every stream of a session is checked against the session's watched calls; with
+        // nothing inspected in results (no guardrails, no redact list) nothing is looked up.
+        let calls = match (&mcp_upstream, &session) {
+            (Some(up), Some(s)) if *req.method() == http::Method::DELETE => {
+                self.shared.sessions.forget_calls(up, s);
+                None
+            }
+            (Some(up), Some(s)) if self.shared.guard.load().inspects_results() => {
+                Some(self.shared.sessions.calls(up, s))
+            }
+            _ => None,
         };
+        if let (Some(PostWatch::Mcp { watched, .. }), Some(calls)) = (&watch, &calls) {
+            // Before the request is sent: its answer cannot come before its watch.
+            for (id, call) in watched.calls() {
+                calls.watch(id.clone(), call.clone());
+            }
+        }
+        let replier = match &mcp_upstream {
+            Some(_) if self.shared.guard.load().inspects_results() => replier(&self.inner, &req),
+            _ => None,
+        };
+        let fut = self.inner.call(req);
         let shared = self.shared.clone();
+        let watch = match (watch, mcp_upstream, &calls) {
+            (Some(w), _, _) => w,
+            // A request that watches nothing (a ping, a notification, a list) still gets an
+            // answer stream the upstream may put a watched call's answer on.
+            (None, Some(upstream), Some(_)) => {
+                PostWatch::Mcp { watched: Watched::default(), upstream, era: crate::mcp::era::Era::Legacy }
+            }
+            (None, _, _) => return Box::pin(fut),
+        };
         Box::pin(async move {
             let resp = fut.await?;
             match watch {
                 PostWatch::Mcp { watched, upstream, .. } => {
-                    mcp(resp, watched, Scope::Watched, shared, upstream, session).await
+                    let ex = Exchange { upstream, session, calls, replier };
+                    mcp(resp, watched, Scope::Watched, shared, ex).await
                 }
                 PostWatch::Resumed { upstream } => {
-                    mcp(resp, Watched::default(), Scope::AllResponses, shared, upstream, session).await
+                    let ex = Exchange { upstream, session, calls, replier };
+                    mcp(resp, Watched::default(), Scope::AllResponses, shared, ex).await
                 }
                 PostWatch::Http { call } => http_tool(resp, call, shared).await,
             }
@@ -144,12 +219,16 @@ async fn mcp(
     mut watched: Watched,
     scope: Scope,
     shared: Arc<Shared>,
-    upstream: Arc<str>,
-    session: Option<String>,
+    exchange: Exchange,
 ) -> Result<Resp, BoxError> {
     // The initialize answer names the session; later requests carry it.
-    let session =
-        resp.headers().get(HEADER_SESSION).and_then(|v| v.to_str().ok()).map(str::to_owned).or(session);
+    let session = resp
+        .headers()
+        .get(HEADER_SESSION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .or(exchange.session.clone());
+    let Exchange { upstream, calls, replier, .. } = exchange.clone();
     let fail_all = |watched: &Watched| {
         for tool in watched.call_names() {
             shared.metrics.tool_call(&upstream, &tool, CallOutcome::Failed);
@@ -173,7 +252,7 @@ async fn mcp(
         BodyKind::EventStream => {
             let (mut parts, body) = resp.into_parts();
             parts.headers.remove(CONTENT_LENGTH);
-            let gate = SseGate::new(body, watched, scope, shared, upstream, session);
+            let gate = SseGate::new(body, watched, scope, shared, Exchange { session, ..exchange });
             Ok(Resp::from_parts(parts, gate.boxed_unsync()))
         }
         // A GET answered with something other than a stream replays nothing.
@@ -182,14 +261,32 @@ async fn mcp(
         _ => {
             let (mut parts, bytes) = read_bounded(resp, shared.limits.max_response, upstream.clone()).await?;
             let text = String::from_utf8_lossy(&bytes);
-            let inspection = inspect(&text, &mut watched, &guard).await;
+            if let Some(calls) = &calls {
+                adopt(&text, &mut watched, calls);
+            }
+            let inspection = inspect_from_upstream(&text, &mut watched, &guard, &upstream).await;
             for seen in inspection.seen {
                 shared.saw(seen, &upstream, session.as_deref());
+            }
+            for reply in inspection.replies {
+                if let Some(send) = &replier {
+                    send(reply);
+                }
             }
             fail_all(&watched);
             let body = match inspection.release {
                 Release::Unchanged => bytes,
                 Release::Rewritten(new) => Bytes::from(new),
+                Release::Dropped => {
+                    let counted = crate::gate::post::server::counted_as(&upstream);
+                    shared.metrics.tool_call(&upstream, &counted, CallOutcome::Blocked);
+                    parts.headers.insert(CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+                    let answer = withheld_answer(&mut watched, &upstream);
+                    if answer.is_empty() {
+                        parts.status = http::StatusCode::ACCEPTED;
+                    }
+                    Bytes::from(answer)
+                }
                 Release::Withheld => {
                     tracing::warn!(%upstream, "withheld a malformed answer to a watched call");
                     parts.headers.insert(CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
@@ -213,6 +310,7 @@ fn withheld_answer(watched: &mut Watched, upstream: &str) -> Vec<u8> {
         })
         .collect();
     match errors.len() {
+        0 => Vec::new(),
         1 => errors.into_iter().next().unwrap_or_default(),
         _ => {
             let mut out = b"[".to_vec();
@@ -235,15 +333,14 @@ async fn http_tool(resp: Resp, call: crate::call::ToolCall, shared: Arc<Shared>)
     }
     let kind = body_kind(&resp);
     let (mut parts, bytes) = read_bounded(resp, shared.limits.max_response, call.upstream.clone()).await?;
-    // The result as a value: JSON as is; text as a string (a binary body has no text to judge).
-    let value = match kind {
+    // The result as a value: JSON as is; anything else — text, JSON that does not parse (or
+    // has bytes after it), a body whose content type lies, bytes that are not UTF-8 — as the
+    // text a client would read, decoded lossily. Nothing covered is released unjudged.
+    let mut value = match kind {
         BodyKind::Json => serde_json::from_slice::<serde_json::Value>(&bytes).ok(),
-        _ => std::str::from_utf8(&bytes).ok().map(|t| serde_json::Value::String(t.to_owned())),
-    };
-    let Some(mut value) = value else {
-        shared.metrics.tool_call(&call.upstream, &call.qualified, CallOutcome::Forwarded);
-        return Ok(Resp::from_parts(parts, full(bytes)));
-    };
+        _ => None,
+    }
+    .unwrap_or_else(|| serde_json::Value::String(String::from_utf8_lossy(&bytes).into_owned()));
     let mut outcome = guard.post(&call, &mut value);
     if let Some(check) = guard.post_check(&call) {
         let refusal = |reason: &str| serde_json::json!({ "error": { "kind": "blocked", "message": reason } });

@@ -24,7 +24,9 @@ use serde_json::value::RawValue;
 
 use super::{Body, BoxError, Shared};
 use crate::call::ToolCall;
-use crate::gate::post::{inspect, needs_check, Inspection, Release, Watch, Watched};
+use crate::gate::post::{
+    adopt, adopt_strays, inspect_from_upstream, waits, Inspection, Release, SessionCalls, Watch, Watched,
+};
 use crate::gate::CallOutcome;
 use crate::mcp::era::Era;
 use crate::mcp::jsonrpc::{self, code, IdKey, Message};
@@ -47,6 +49,20 @@ enum State {
     Done,
 }
 
+/// Sends a JSON-RPC message (the answer to a refused server request) to the upstream, in the
+/// background, on the session of the stream it came from.
+pub type Replier = Arc<dyn Fn(Vec<u8>) + Send + Sync>;
+
+/// Whose stream this is: the upstream, the session, the session's watched calls (an answer to
+/// any of them may turn up on this stream) and how to answer the upstream.
+#[derive(Clone, Default)]
+pub struct Exchange {
+    pub upstream: Arc<str>,
+    pub session: Option<String>,
+    pub calls: Option<Arc<SessionCalls>>,
+    pub replier: Option<Replier>,
+}
+
 /// A Layer 2 check of one event, owning what it needs; it hands the watch table back.
 type Checking = Pin<Box<dyn Future<Output = (Watched, Bytes, Inspection)> + Send>>;
 
@@ -64,18 +80,21 @@ pub struct SseGate {
     shared: Arc<Shared>,
     upstream: Arc<str>,
     session: Option<String>,
+    /// The session's watched calls: an answer to any of them may turn up on this stream.
+    calls: Option<Arc<SessionCalls>>,
+    replier: Option<Replier>,
+    /// The call this POST stream was opened for: every response on it may be taken as its answer.
+    own: Option<ToolCall>,
 }
 
 impl SseGate {
-    pub fn new(
-        inner: Body,
-        watched: Watched,
-        scope: Scope,
-        shared: Arc<Shared>,
-        upstream: Arc<str>,
-        session: Option<String>,
-    ) -> Self {
+    pub fn new(inner: Body, watched: Watched, scope: Scope, shared: Arc<Shared>, exchange: Exchange) -> Self {
+        let Exchange { upstream, session, calls, replier } = exchange;
         let max = shared.limits.max_response;
+        let own = match scope {
+            Scope::Watched => watched.calls().next().map(|(_, c)| c.clone()),
+            Scope::AllResponses => None,
+        };
         SseGate {
             inner,
             checking: None,
@@ -88,6 +107,9 @@ impl SseGate {
             shared,
             upstream,
             session,
+            calls,
+            replier,
+            own,
         }
     }
 
@@ -96,22 +118,29 @@ impl SseGate {
             self.out.push_back(raw);
             return;
         };
+        if let Some(calls) = &self.calls {
+            adopt(&data, &mut self.watched, calls);
+        }
+        if let Some(own) = &self.own {
+            adopt_strays(&data, &mut self.watched, own);
+        }
         if self.scope == Scope::AllResponses {
             self.watch_any_response(&data);
         }
         let guard = self.shared.guard.load_full();
-        if needs_check(&data, &self.watched, &guard) {
+        if waits(&data, &self.watched, &guard) {
             let mut watched = std::mem::take(&mut self.watched);
+            let upstream = self.upstream.clone();
             self.checking = Some(Box::pin(async move {
-                let inspection = inspect(&data, &mut watched, &guard).await;
+                let inspection = inspect_from_upstream(&data, &mut watched, &guard, &upstream).await;
                 (watched, raw, inspection)
             }));
             return;
         }
         // Nothing in it waits: it completes on this poll.
-        match inspect(&data, &mut self.watched, &guard).now_or_never() {
+        match inspect_from_upstream(&data, &mut self.watched, &guard, &self.upstream).now_or_never() {
             Some(inspection) => self.release(raw, inspection),
-            None => self.release(raw, Inspection { release: Release::Withheld, seen: Vec::new() }),
+            None => self.release(raw, Inspection { release: Release::Withheld, ..Default::default() }),
         }
     }
 
@@ -119,12 +148,21 @@ impl SseGate {
         for seen in inspection.seen {
             self.shared.saw(seen, &self.upstream, self.session.as_deref());
         }
+        for reply in inspection.replies {
+            if let Some(send) = &self.replier {
+                send(reply);
+            }
+        }
         match inspection.release {
             Release::Unchanged => self.out.push_back(raw),
             Release::Rewritten(new) => self.out.push_back(sse::replace_data(&raw, &new)),
             // Dropped; if it was the answer, the call ends unanswered (and counted as failed).
             Release::Withheld => {
                 tracing::warn!(upstream = %self.upstream, "withheld a malformed event while a result was pending")
+            }
+            Release::Dropped => {
+                let counted = crate::gate::post::server::counted_as(&self.upstream);
+                self.shared.metrics.tool_call(&self.upstream, &counted, CallOutcome::Blocked);
             }
         }
     }
@@ -147,6 +185,9 @@ impl SseGate {
                 .collect(),
         };
         for id in ids {
+            if self.watched.peek(&id).is_some() {
+                continue;
+            }
             let call = ToolCall::mcp(self.upstream.clone(), "(resumed stream)", None, Era::Legacy);
             self.watched.insert(IdKey::new(&id), Watch::Call(call));
         }
@@ -182,6 +223,9 @@ impl SseGate {
         if self.checking.is_none()
             && self.watched.is_empty()
             && self.scope == Scope::Watched
+            && self.calls.is_none()
+            // Server messages after the answer are read by the client too.
+            && !self.shared.guard.load().inspects_results()
             && self.framer.is_empty()
             && self.state == State::Relaying
         {

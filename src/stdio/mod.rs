@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 
 use crate::approval::{Resolution, Via};
 use crate::config::Config;
-use crate::gate::post::{inspect, needs_check, Release, Seen, Watched};
+use crate::gate::post::{inspect_from_upstream, waits, Release, Seen, Watched};
 use crate::gate::pre::{decide, Context, Decision, Pending};
 use crate::gate::Guard;
 use crate::mcp::era::{self, Version};
@@ -123,8 +123,10 @@ where
     let writer = tokio::spawn(write_lines(from_relay, agent_out));
     let (to_server, for_server) = mpsc::channel::<Bytes>(256);
     let server_writer = tokio::spawn(write_lines(for_server, child_in));
+    // Weak: the server's stdin closes when the agent's side is done, whatever the server sent.
+    let answers_to_server = to_server.downgrade();
     let inbound = tokio::spawn(agent_to_server(relay.clone(), agent_in, to_server, to_agent.clone()));
-    let outbound = tokio::spawn(server_to_agent(relay, child_out, to_agent));
+    let outbound = tokio::spawn(server_to_agent(relay, child_out, to_agent, answers_to_server));
 
     // The server's stdout closing means it is done; the agent closing stdin means we are done:
     // close the server's stdin and give it the grace period to exit.
@@ -291,8 +293,12 @@ async fn ask_the_user(
     let _ = to_agent.send(with_newline(body)).await;
 }
 
-async fn server_to_agent<R>(relay: Arc<Relay>, child_out: R, to_agent: mpsc::Sender<Bytes>)
-where
+async fn server_to_agent<R>(
+    relay: Arc<Relay>,
+    child_out: R,
+    to_agent: mpsc::Sender<Bytes>,
+    to_server: mpsc::WeakSender<Bytes>,
+) where
     R: AsyncRead + Unpin,
 {
     let mut reader = LineReader::new(child_out, relay.max_line);
@@ -313,9 +319,11 @@ where
         let text = String::from_utf8_lossy(&line);
         let inspection = {
             let mut pending = relay.pending.lock().unwrap_or_else(|p| p.into_inner());
-            match needs_check(&text, &pending, &relay.guard) {
+            match waits(&text, &pending, &relay.guard) {
                 // Completes on its first poll: nothing in it waits.
-                false => inspect(&text, &mut pending, &relay.guard).now_or_never(),
+                false => {
+                    inspect_from_upstream(&text, &mut pending, &relay.guard, &relay.upstream).now_or_never()
+                }
                 true => None,
             }
         };
@@ -326,7 +334,7 @@ where
                 // other direction is not locked out while the checker thinks, then put back
                 // whatever the message did not answer.
                 let mut mine = relay.pending.lock().unwrap_or_else(|p| p.into_inner()).extract(&text);
-                let i = inspect(&text, &mut mine, &relay.guard).await;
+                let i = inspect_from_upstream(&text, &mut mine, &relay.guard, &relay.upstream).await;
                 relay.pending.lock().unwrap_or_else(|p| p.into_inner()).merge(mine);
                 i
             }
@@ -347,6 +355,17 @@ where
             Release::Rewritten(new) => with_newline(new.into_bytes()),
             Release::Withheld => {
                 tracing::warn!("withheld a malformed message from the server while a result was pending");
+                continue;
+            }
+            Release::Dropped => {
+                let counted = crate::gate::post::server::counted_as(&relay.upstream);
+                relay.metrics.tool_call(&relay.upstream, &counted, crate::gate::CallOutcome::Blocked);
+                // The refused request is answered so the server does not wait on it.
+                if let Some(to_server) = to_server.upgrade() {
+                    for reply in inspection.replies {
+                        let _ = to_server.send(with_newline(reply)).await;
+                    }
+                }
                 continue;
             }
         };

@@ -11,6 +11,7 @@ mod dashboards;
 mod elicitation;
 mod guardrails;
 mod hostile;
+mod hostile_routes;
 mod http_tools;
 mod lifecycle;
 mod mcp_http;

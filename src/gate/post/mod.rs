@@ -12,6 +12,11 @@ use crate::mcp::era::{Era, Version};
 use crate::mcp::jsonrpc::{IdKey, Message};
 use crate::mcp::result;
 
+pub mod server;
+pub mod session;
+
+pub use session::SessionCalls;
+
 /// Why a response is watched.
 #[derive(Debug, Clone)]
 pub enum Watch {
@@ -53,7 +58,7 @@ impl Watched {
             return None;
         }
         let key = IdKey::new(id);
-        self.0.iter().find(|(k, _)| *k == key).map(|(_, w)| w)
+        self.0.iter().find(|(k, _)| key.answers(k)).map(|(_, w)| w)
     }
 
     /// Moves out the watches that responses in `text` answer (so they can be inspected without
@@ -79,13 +84,21 @@ impl Watched {
             return None;
         }
         let key = IdKey::new(id);
-        let i = self.0.iter().position(|(k, _)| *k == key)?;
+        let i = self.0.iter().position(|(k, _)| key.answers(k))?;
         Some(self.0.swap_remove(i).1)
     }
 
     /// The entries, to merge into a longer-lived table (the stdio relay's).
     pub fn into_entries(self) -> impl Iterator<Item = (IdKey, Watch)> {
         self.0.into_iter()
+    }
+
+    /// The watched calls with their ids.
+    pub fn calls(&self) -> impl Iterator<Item = (&IdKey, &ToolCall)> {
+        self.0.iter().filter_map(|(k, w)| match w {
+            Watch::Call(c) => Some((k, c)),
+            Watch::Initialize { .. } | Watch::List(_) => None,
+        })
     }
 
     /// True when an answer the proxy learns from (`initialize`, `tools/list`) is awaited.
@@ -133,6 +146,8 @@ pub enum Release {
     /// proxy cannot tell whether it carries one (a duplicate `id` key, say, that the client would
     /// read differently). A real server never sends this.
     Withheld,
+    /// Nothing: a server-to-client message a rule refused ([`server`]).
+    Dropped,
 }
 
 /// The result of inspecting one JSON text (a message or an array of messages).
@@ -140,6 +155,8 @@ pub enum Release {
 pub struct Inspection {
     pub release: Release,
     pub seen: Vec<Seen>,
+    /// JSON-RPC errors to send the upstream for server requests that were dropped.
+    pub replies: Vec<Vec<u8>>,
 }
 
 enum One {
@@ -165,6 +182,34 @@ fn response_ids(text: &str) -> Vec<&RawValue> {
     }
 }
 
+/// Brings into `watched` the session's calls that responses in `text` may answer: any stream of
+/// a session can carry any of its answers, and a client takes them wherever they turn up. Free
+/// (no parse, no lock) while the session has watched nothing.
+pub fn adopt(text: &str, watched: &mut Watched, calls: &SessionCalls) {
+    if !calls.is_active() {
+        return;
+    }
+    for id in response_ids(text) {
+        let key = IdKey::new(id);
+        let Some(call) = calls.answer(&key) else { continue };
+        // The stream's own watch (if any) is the one inspected.
+        if !watched.0.iter().any(|(k, _)| key.answers(k)) {
+            watched.insert(key, Watch::Call(call));
+        }
+    }
+}
+
+/// On the SSE stream of a POST that carried `call`, a response with any other id is inspected as
+/// `call`'s answer: the Python SDK rewrites the id of every response on a request's stream to
+/// the request's own before it routes it.
+pub fn adopt_strays(text: &str, watched: &mut Watched, call: &ToolCall) {
+    for id in response_ids(text) {
+        if watched.peek(id).is_none() {
+            watched.insert(IdKey::new(id), Watch::Call(call.clone()));
+        }
+    }
+}
+
 /// True when inspecting `text` will wait on a Layer 2 check: some response in it answers a
 /// watched call that a guardrail rule covers. Without guardrails on results, this is free.
 pub fn needs_check(text: &str, watched: &Watched, guard: &Guard) -> bool {
@@ -174,6 +219,42 @@ pub fn needs_check(text: &str, watched: &Watched, guard: &Guard) -> bool {
     response_ids(text)
         .into_iter()
         .any(|id| matches!(watched.peek(id), Some(Watch::Call(c)) if guard.checks_result_of(c)))
+}
+
+/// True when inspecting `text` as it came from an upstream will wait on a Layer 2 check: a
+/// watched result or a server-to-client message a guardrail rule covers.
+pub fn waits(text: &str, watched: &Watched, guard: &Guard) -> bool {
+    needs_check(text, watched, guard)
+        || (guard.guardrails().is_some_and(|g| g.watches_results()) && server::present(text))
+}
+
+/// Inspects one JSON text an upstream sent the client: server-to-client messages in it are
+/// judged ([`server`]), responses to watched calls inspected ([`inspect`]). It waits only when
+/// [`waits`] says so.
+pub async fn inspect_from_upstream(
+    text: &str,
+    watched: &mut Watched,
+    guard: &Guard,
+    upstream: &std::sync::Arc<str>,
+) -> Inspection {
+    if !guard.inspects_results() || !server::present(text) {
+        return inspect(text, watched, guard).await;
+    }
+    let call = watched.calls().next().map(|(_, c)| c.clone());
+    let origin = server::Origin { upstream, call: call.as_ref() };
+    match server::judge(text, guard, origin).await {
+        server::Judged::Release => inspect(text, watched, guard).await,
+        server::Judged::Rewritten(new) => {
+            let mut i = inspect(&new, watched, guard).await;
+            if i.release == Release::Unchanged {
+                i.release = Release::Rewritten(new);
+            }
+            i
+        }
+        server::Judged::Drop { replies } => {
+            Inspection { release: Release::Dropped, seen: Vec::new(), replies }
+        }
+    }
 }
 
 /// Inspects `text`, which may be one JSON-RPC message or a batch array of them. It waits only
@@ -400,6 +481,47 @@ mod tests {
             matches!(inspect_now(text, &mut w, &guard).release, Release::Rewritten(_)),
             "JS and Python clients read 5.0 as 5"
         );
+    }
+
+    #[test]
+    fn every_id_spelling_a_client_correlates_is_inspected() {
+        for id in [r#""5""#, r#"" 5 ""#, r#""5.0""#, r#""0x5""#, r#""+5""#, "5e0", r#""\u0665""#] {
+            let (guard, mut w) = setup();
+            let text = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"t":"S3CRET"}}}}"#);
+            let Release::Rewritten(new) = inspect_now(&text, &mut w, &guard).release else {
+                panic!("{id} was released unwatched")
+            };
+            assert!(!new.contains("S3CRET"), "{id}");
+        }
+    }
+
+    #[test]
+    fn a_stream_adopts_the_session_calls_its_responses_answer() {
+        let (guard, _) = setup();
+        let calls = SessionCalls::new("up".into());
+        let mut w = Watched::default();
+        let text = r#"{"jsonrpc":"2.0","id":"9","result":{"t":"S3CRET"}}"#;
+        adopt(text, &mut w, &calls);
+        assert!(w.is_empty(), "nothing watched in the session");
+        calls.watch(
+            IdKey::new(&RawValue::from_string("9".into()).unwrap()),
+            ToolCall::mcp("up".into(), "read", None, Era::Legacy),
+        );
+        adopt(text, &mut w, &calls);
+        let Release::Rewritten(new) = inspect_now(text, &mut w, &guard).release else { panic!() };
+        assert!(!new.contains("S3CRET"));
+        adopt(text, &mut w, &calls);
+        assert_eq!(w.len(), 1, "a second answer to the same id is inspected too");
+    }
+
+    #[test]
+    fn any_response_on_a_call_stream_is_inspected_as_its_answer() {
+        let (guard, mut w) = setup();
+        let call = ToolCall::mcp("up".into(), "read", None, Era::Legacy);
+        let text = r#"{"jsonrpc":"2.0","id":"not-yours","result":{"t":"S3CRET"}}"#;
+        adopt_strays(text, &mut w, &call);
+        let Release::Rewritten(new) = inspect_now(text, &mut w, &guard).release else { panic!() };
+        assert!(!new.contains("S3CRET"));
     }
 
     #[test]

@@ -1,0 +1,171 @@
+//! The calls a session is waiting on, shared by every stream of the session. Clients match a
+//! response to its request by id whatever stream it arrives on (the call's own POST stream, an
+//! earlier POST stream still open, the GET stream, a JSON answer), so a watch kept per stream
+//! would let an upstream answer a watched call where nobody looks.
+//!
+//! An entry stays after its first answer: a second answer to the same id is inspected too (the
+//! SDKs take the first and drop the rest, but which one a client sees first is a race between
+//! streams while the proxy holds one for a check). The table is bounded; when it must drop a
+//! call nobody answered yet, the session is *overflowed* and every response on it is inspected.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::call::ToolCall;
+use crate::mcp::era::Era;
+use crate::mcp::jsonrpc::IdKey;
+
+/// How many calls (answered or not) one session remembers.
+pub const MAX_CALLS: usize = 128;
+
+/// The tool name an answer is judged under when its call is not known (an overflowed session,
+/// a replay on a GET stream): the upstream's catch-all, `mcp__{upstream}__(unknown call)`.
+pub const UNKNOWN_CALL: &str = "(unknown call)";
+
+/// One session's watched calls.
+#[derive(Debug)]
+pub struct SessionCalls {
+    upstream: Arc<str>,
+    /// True once anything was watched: until then, streams need not look at responses at all.
+    active: AtomicBool,
+    table: Mutex<Table>,
+}
+
+#[derive(Debug, Default)]
+struct Table {
+    entries: VecDeque<Entry>,
+    overflowed: bool,
+}
+
+#[derive(Debug)]
+struct Entry {
+    id: IdKey,
+    call: ToolCall,
+    answered: bool,
+}
+
+impl SessionCalls {
+    pub fn new(upstream: Arc<str>) -> Self {
+        SessionCalls { upstream, active: AtomicBool::new(false), table: Mutex::default() }
+    }
+
+    /// True when responses on this session's streams must be looked up (no lock, no allocation).
+    pub fn is_active(&self) -> bool {
+        self.active.load(Ordering::Acquire)
+    }
+
+    /// Remembers that `call` (a forwarded request with id `id`) awaits its result.
+    pub fn watch(&self, id: IdKey, call: ToolCall) {
+        let mut t = self.table.lock().unwrap_or_else(|p| p.into_inner());
+        if t.entries.len() >= MAX_CALLS {
+            // Forget an answered call first (clients drop answers to ids they no longer wait
+            // on); a pending one only when every entry is pending, and then look at everything.
+            match t.entries.iter().position(|e| e.answered) {
+                Some(i) => {
+                    t.entries.remove(i);
+                }
+                None => {
+                    t.entries.pop_front();
+                    t.overflowed = true;
+                }
+            }
+        }
+        // The arguments stay with the stream's own watch; a table of many sessions holds names.
+        let call = ToolCall { args: None, ..call };
+        t.entries.push_back(Entry { id, call, answered: false });
+        self.active.store(true, Ordering::Release);
+    }
+
+    /// From now on every response of the session is inspected (its table lost calls).
+    pub fn overflow(&self) {
+        self.table.lock().unwrap_or_else(|p| p.into_inner()).overflowed = true;
+        self.active.store(true, Ordering::Release);
+    }
+
+    /// The call a response with id `id` may answer (marked answered), or, on an overflowed
+    /// session, the upstream's unknown call. `None`: no client waits on this id.
+    pub fn answer(&self, id: &IdKey) -> Option<ToolCall> {
+        let mut t = self.table.lock().unwrap_or_else(|p| p.into_inner());
+        // Pending calls first: a wild id is judged under a call still waiting.
+        let i = t
+            .entries
+            .iter()
+            .position(|e| !e.answered && id.answers(&e.id))
+            .or_else(|| t.entries.iter().position(|e| id.answers(&e.id)));
+        match i {
+            Some(i) => {
+                let e = &mut t.entries[i];
+                e.answered = true;
+                Some(e.call.clone())
+            }
+            None if t.overflowed => Some(self.unknown_call()),
+            None => None,
+        }
+    }
+
+    fn unknown_call(&self) -> ToolCall {
+        ToolCall::mcp(self.upstream.clone(), UNKNOWN_CALL, None, Era::Legacy)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::value::RawValue;
+
+    fn key(json: &str) -> IdKey {
+        IdKey::new(&RawValue::from_string(json.into()).unwrap())
+    }
+
+    fn calls() -> SessionCalls {
+        SessionCalls::new("up".into())
+    }
+
+    fn call(name: &str) -> ToolCall {
+        ToolCall::mcp("up".into(), name, None, Era::Legacy)
+    }
+
+    #[test]
+    fn a_session_that_watched_nothing_is_not_looked_at() {
+        let s = calls();
+        assert!(!s.is_active());
+        s.watch(key("1"), call("read"));
+        assert!(s.is_active());
+    }
+
+    #[test]
+    fn any_spelling_of_a_watched_id_finds_its_call_and_so_does_a_second_answer() {
+        let s = calls();
+        s.watch(key("4"), call("read"));
+        assert_eq!(s.answer(&key("\" 4 \"")).map(|c| c.name), Some("read".into()));
+        assert_eq!(s.answer(&key("4.0")).map(|c| c.name), Some("read".into()), "answered, still watched");
+        assert!(s.answer(&key("5")).is_none());
+    }
+
+    #[test]
+    fn dropping_a_pending_call_makes_every_response_of_the_session_inspected() {
+        let s = calls();
+        for i in 0..MAX_CALLS {
+            s.watch(key(&i.to_string()), call("read"));
+        }
+        assert!(s.answer(&key("100000")).is_none());
+        s.watch(key("100000"), call("read"));
+        let got = s.answer(&key("\"0\"")).expect("the dropped call's answer is still inspected");
+        assert_eq!(got.name, UNKNOWN_CALL);
+        assert_eq!(s.answer(&key("\"unrelated\"")).map(|c| c.name), Some(UNKNOWN_CALL.into()));
+    }
+
+    #[test]
+    fn answered_calls_make_room_before_pending_ones() {
+        let s = calls();
+        for i in 0..MAX_CALLS {
+            s.watch(key(&i.to_string()), call("read"));
+        }
+        s.answer(&key("7"));
+        s.watch(key("100000"), call("write"));
+        assert!(s.answer(&key("7")).is_none(), "the answered call made room");
+        assert!(s.answer(&key("0")).is_some());
+        assert!(s.answer(&key("\"unrelated\"")).is_none(), "not overflowed");
+    }
+}
