@@ -163,3 +163,44 @@ async fn a_plain_http_ask_is_held_for_an_operator_and_a_session_waiver_answers_t
     assert_eq!(seen.len(), 2, "{seen:?}");
     assert!(seen.iter().all(|(_, _, b)| b.contains("Oslo")), "{seen:?}");
 }
+
+#[tokio::test]
+async fn a_plain_http_path_is_decided_and_forwarded_as_the_server_will_read_it() {
+    let tools = tool_server().await;
+    let p = proxy(&config(
+        &[("web", &tools.url)],
+        "permissions: { allow: [\"http__web__*\"], deny: [\"http__web__admin*\"] }\n",
+    ))
+    .await;
+    let base = format!("http://{}/http/web", p.addr);
+    // Spellings of /admin/delete that a server decodes or resolves to it: denied as admin.
+    for path in
+        ["/%61dmin/delete", "/%61%64min/delete", "/./admin/delete", "/x/../admin/delete", "/x/%2e%2e/admin"]
+    {
+        let (status, headers, body) = post(&format!("{base}{path}"), &[], "{}").await;
+        assert_eq!(status, 403, "{path}: {body}");
+        assert_eq!(headers["x-portcullis-decision"], "deny", "{path}");
+    }
+    // Spellings servers read in more than one way: refused as bad requests.
+    for path in [
+        "/.%2fadmin",
+        "/x%5cadmin",
+        "/%252e%252e/admin",
+        "/admin;x",
+        "/..;/admin",
+        "/x//admin",
+        "/../api2",
+        "/a%00",
+    ] {
+        let (status, _, body) = post(&format!("{base}{path}"), &[], "{}").await;
+        assert_eq!(status, 400, "{path}: {body}");
+        assert!(body.contains("bad_path") && body.contains("not sent"), "{path}: {body}");
+    }
+    assert!(tools.seen.lock().unwrap().is_empty(), "nothing reached the server: {:?}", tools.seen);
+    // An allowed call is forwarded exactly as normalised; the query as sent.
+    let (status, _, body) = post(&format!("{base}/%7Eme/./v1/../run%c3%a9?q=%2e%2e"), &[], "{}").await;
+    assert_eq!(status, 200, "{body}");
+    let seen = tools.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].1, "/api/~me/run%C3%A9?q=%2e%2e");
+}
