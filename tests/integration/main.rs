@@ -9,6 +9,7 @@ mod console;
 mod dashboards;
 mod elicitation;
 mod guardrails;
+mod host_origin;
 mod hostile;
 mod http_tools;
 mod lifecycle;
