@@ -161,6 +161,18 @@ where
             return Ok(json_response(StatusCode::BAD_REQUEST, b));
         }
     };
+    // A method a lenient server could read as a known one is never forwarded undecided.
+    let messages = match &payload {
+        Payload::Single(m) => std::slice::from_ref(m),
+        Payload::Batch(b) => b.as_slice(),
+    };
+    if let Some((msg, why)) =
+        messages.iter().find_map(|m| m.method().and_then(crate::mcp::method::misspelt).map(|w| (m, w)))
+    {
+        let id = matches!(payload, Payload::Single(_)).then_some(msg.id).flatten();
+        let b = jsonrpc::error_response(id, code::INVALID_REQUEST, &why);
+        return Ok(json_response(StatusCode::BAD_REQUEST, b));
+    }
     let session = session_of(&req);
     if let Payload::Single(msg) = &payload {
         // The client's answer to the proxy's own elicitation: taken here, never forwarded.

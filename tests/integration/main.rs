@@ -14,6 +14,7 @@ mod hostile;
 mod http_tools;
 mod lifecycle;
 mod mcp_http;
+mod method_spelling;
 mod mrtr;
 mod prometheus_e2e;
 mod stdio;
