@@ -143,6 +143,8 @@ pub enum Resolution {
     TimedOut,
     /// Nobody could be asked.
     Headless,
+    /// `approvals.max_pending` asks already wait for an operator: refused without parking.
+    Overloaded,
 }
 
 /// Validated `approvals:` settings.
@@ -158,6 +160,8 @@ pub struct Settings {
     pub flag_consecutive: u32,
     /// Refusals in all that flag a session.
     pub flag_total: u32,
+    /// Asks parked for an operator at once; beyond it a call is refused, never parked.
+    pub max_pending: usize,
 }
 
 impl Default for Settings {
@@ -170,6 +174,7 @@ impl Default for Settings {
             waiver_idle: Duration::from_secs(3600),
             flag_consecutive: 3,
             flag_total: 20,
+            max_pending: 256,
         }
     }
 }
@@ -212,7 +217,7 @@ impl Approvals {
             keepalive: settings.keepalive,
             waivers: Waivers::new(settings.waiver_capacity, settings.waiver_idle, metrics.clone()),
             tools: tools::Definitions::default(),
-            pending: Pending::new(metrics.clone()),
+            pending: Pending::new(settings.max_pending, metrics.clone()),
             elicitations: elicit::Elicitations::default(),
             seals: mrtr::Seals::new(settings.timeout),
             flags: flags::Flags::new(settings.flag_consecutive, settings.flag_total, metrics.clone()),
@@ -269,7 +274,12 @@ impl Approvals {
         if self.route(false) != Some(Via::Operator) {
             return Resolution::Headless;
         }
-        let (parked, decided) = self.pending.park(ask.clone());
+        let Some((parked, decided)) = self.pending.park(ask.clone()) else {
+            tracing::warn!(tool = %ask.tool, "approvals.max_pending asks already wait: this one is refused");
+            let resolution = Resolution::Overloaded;
+            self.settle(&ask, Via::Operator, &resolution, Duration::ZERO, true);
+            return resolution;
+        };
         tracing::info!(id = parked.id(), tool = %ask.tool, "call parked for approval");
         let resolution = self
             .resolve(&ask, Via::Operator, async move {
@@ -367,6 +377,7 @@ impl Resolution {
             Resolution::Cancelled => "cancel",
             Resolution::TimedOut => "timeout",
             Resolution::Headless => "headless",
+            Resolution::Overloaded => "overloaded",
         }
     }
 }

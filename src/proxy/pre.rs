@@ -314,6 +314,10 @@ where
     })
 }
 
+/// Why an ask was refused when `approvals.max_pending` asks already wait.
+pub const OVERLOADED: &str =
+    "Too many calls already wait for an operator (approvals.max_pending); it was not sent. Retry later.";
+
 /// A plain HTTP call a human may allow: a waiver for the exact call, or an operator at the API.
 /// `None` when it may go on; the denial (with what happened) when not.
 async fn ask_operator(shared: &Shared, mut d: crate::gate::Denial) -> Option<crate::gate::Denial> {
@@ -330,6 +334,7 @@ async fn ask_operator(shared: &Shared, mut d: crate::gate::Denial) -> Option<cra
         Resolution::Denied => "An operator denied it.",
         Resolution::TimedOut => "No operator decided in time (approvals.timeout); it was not sent.",
         Resolution::Cancelled | Resolution::Headless => "Nobody could be asked (headless).",
+        Resolution::Overloaded => OVERLOADED,
     };
     d.reason = match ask.source {
         crate::approval::Source::Checker => format!("{} {why}", d.reason),

@@ -204,3 +204,43 @@ async fn a_plain_http_path_is_decided_and_forwarded_as_the_server_will_read_it()
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert_eq!(seen[0].1, "/api/~me/run%C3%A9?q=%2e%2e");
 }
+
+#[tokio::test]
+async fn beyond_max_pending_an_ask_is_refused_and_every_parked_one_stays() {
+    let token_env = "PORTCULLIS_TEST_ADMIN_TOKEN_MAX_PENDING";
+    std::env::set_var(token_env, "pending-operator");
+    let tools = tool_server().await;
+    let yaml = format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\nupstreams:\n  web: {{ url: \"{}\" }}\n\
+         approvals: {{ channel: api, timeout: 30s, max_pending: 1 }}\n",
+        tools.url
+    );
+    let p = proxy(&portcullis::config::Config::parse(&yaml, "test").unwrap()).await;
+    let (base, admin) = (format!("http://{}/http/web", p.addr), format!("http://{}", p.admin_addr));
+    let auth = [("authorization", "Bearer pending-operator")];
+    let first_url = format!("{base}/v1/first");
+    let first = tokio::spawn(async move { post(&first_url, &[], "{}").await });
+    let mut parked = None;
+    for _ in 0..400 {
+        let (_, _, list) = get(&format!("{admin}/approvals"), &auth).await;
+        let v: serde_json::Value = serde_json::from_str(&list).unwrap_or_default();
+        if let Some(id) = v["pending"][0]["id"].as_u64() {
+            parked = Some(id);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    let id = parked.expect("the first ask was parked");
+    let (status, _, body) = post(&format!("{base}/v1/second"), &[], "{}").await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("approvals.max_pending"), "{body}");
+    let (_, _, list) = get(&format!("{admin}/approvals"), &auth).await;
+    let v: serde_json::Value = serde_json::from_str(&list).unwrap();
+    assert_eq!(v["pending"].as_array().map(Vec::len), Some(1), "the parked ask is still there: {list}");
+    assert_eq!(v["pending"][0]["id"], id);
+    let (status, _, text) = post(&format!("{admin}/approvals/{id}"), &auth, r#"{"decision":"deny"}"#).await;
+    assert_eq!(status, 200, "{text}");
+    let (status, _, body) = first.await.unwrap();
+    assert_eq!(status, 403, "{body}");
+    assert!(tools.seen.lock().unwrap().is_empty(), "{:?}", tools.seen);
+}
