@@ -257,10 +257,11 @@ impl Approvals {
         }
     }
 
-    /// True when `session` is flagged and the flag is enforced. Without an operator nobody could
-    /// clear it, so a flag is then logged and counted but does not lock the session for good.
-    pub fn flagged(&self, session: Option<&str>) -> bool {
-        self.operator && self.flags.flagged(session)
+    /// True when `session` or the caller (`principal`) is flagged and the flag is enforced.
+    /// Without an operator nobody could clear it, so a flag is then logged and counted but does
+    /// not lock the session for good.
+    pub fn flagged(&self, session: Option<&str>, principal: Option<&str>) -> bool {
+        self.operator && self.flags.flagged(session, principal)
     }
 
     /// True when a waiver answers `ask` (never for a configured ask).
@@ -358,7 +359,8 @@ impl Approvals {
             "approval resolved"
         );
         if flags {
-            self.flags.record(ask.session.as_deref(), !matches!(resolution, Resolution::Allowed(_)));
+            // The session's caller was learnt when the gate checked the flag before asking.
+            self.flags.record(ask.session.as_deref(), None, !matches!(resolution, Resolution::Allowed(_)));
         }
         if *resolution == Resolution::Allowed(Decision::AllowSession)
             && matches!(ask.source, Source::Floor | Source::Checker)
@@ -391,10 +393,10 @@ mod tests {
         for operator in [false, true] {
             let a = Approvals::new(&Settings::default(), operator, Arc::new(Metrics::new()));
             for _ in 0..3 {
-                a.flags.record(Some("s"), true);
+                a.flags.record(Some("s"), None, true);
             }
-            assert!(a.flags.flagged(Some("s")), "always flagged, logged and counted");
-            assert_eq!(a.flagged(Some("s")), operator);
+            assert!(a.flags.flagged(Some("s"), None), "always flagged, logged and counted");
+            assert_eq!(a.flagged(Some("s"), None), operator);
         }
     }
 }

@@ -244,3 +244,35 @@ async fn beyond_max_pending_an_ask_is_refused_and_every_parked_one_stays() {
     assert_eq!(status, 403, "{body}");
     assert!(tools.seen.lock().unwrap().is_empty(), "{:?}", tools.seen);
 }
+
+#[tokio::test]
+async fn thirty_denials_under_thirty_fresh_session_ids_flag_the_caller() {
+    let token_env = "PORTCULLIS_TEST_ADMIN_TOKEN_FRESH_IDS";
+    std::env::set_var(token_env, "fresh-operator");
+    let tools = tool_server().await;
+    let yaml = format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\nupstreams:\n  web: {{ url: \"{}\" }}\n\
+         permissions: {{ allow: [http__web__ok], deny: [\"http__web__admin*\"] }}\napprovals: {{ channel: none }}\n",
+        tools.url
+    );
+    let p = proxy(&portcullis::config::Config::parse(&yaml, "test").unwrap()).await;
+    let base = format!("http://{}/http/web", p.addr);
+    let me = ("authorization", "Bearer hijacked-agent");
+    for i in 0..30 {
+        let id = format!("fresh-{i}");
+        let (status, _, body) =
+            post(&format!("{base}/admin"), &[me, ("x-portcullis-session", &id)], "{}").await;
+        assert_eq!(status, 403, "{body}");
+    }
+    let (status, _, body) =
+        post(&format!("{base}/ok"), &[me, ("x-portcullis-session", "fresh-31")], "{}").await;
+    assert_eq!(status, 403, "an allowed call of the flagged caller needs a human: {body}");
+    assert!(body.contains("flagged after repeated refusals"), "{body}");
+    let (status, _, body) = post(&format!("{base}/ok"), &[me], "{}").await;
+    assert_eq!(status, 403, "without a session too: {body}");
+    assert!(tools.seen.lock().unwrap().is_empty(), "{:?}", tools.seen);
+    let other = ("authorization", "Bearer another-agent");
+    let (status, _, body) =
+        post(&format!("{base}/ok"), &[other, ("x-portcullis-session", "theirs")], "{}").await;
+    assert_eq!(status, 200, "another caller is not flagged: {body}");
+}
