@@ -6,14 +6,18 @@
 //!    server sees cannot fail and no connection is dropped on an error.
 //! 2. **telemetry** — outside everything that can take time, so overhead includes limits and
 //!    gating; it subtracts the upstream's own time, which the upstream service reports.
-//! 3. **concurrency limit** — bounds work in flight before any body is read.
-//! 4. **route** — cheap and path-only: unknown upstreams are refused before reading a body.
-//! 5. **body limit** — reads the body whole, bounded in bytes and time; nothing oversized or
+//! 3. **host** — `Host` and `Origin` must name an allowed host (DNS-rebinding protection):
+//!    headers only, before a request takes a concurrency slot; below here nothing a browser on
+//!    another site sent is served, and the upstream (which never sees either header) need not check.
+//! 4. **concurrency limit** — bounds work in flight before any body is read.
+//! 5. **route** — cheap and path-only: unknown upstreams are refused before reading a body, and
+//!    a plain HTTP tool's path is normalised here, once, for both the gate and the upstream.
+//! 6. **body limit** — reads the body whole, bounded in bytes and time; nothing oversized or
 //!    half-sent goes further, and below here a request is plain bytes.
-//! 6. **pre gate** — parses JSON-RPC once, checks routing headers, decides each `tools/call`;
+//! 7. **pre gate** — parses JSON-RPC once, checks routing headers, decides each `tools/call`;
 //!    a refusal is answered here and never reaches the layers below.
-//! 7. **post gate** — wraps the response so a watched result is inspected before release.
-//! 8. **upstream** — the pooled client.
+//! 8. **post gate** — wraps the response so a watched result is inspected before release.
+//! 9. **upstream** — the pooled client.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -31,6 +35,7 @@ use tower::{Service, ServiceBuilder};
 use crate::config::Config;
 use crate::gate::Guard;
 use crate::proxy::error::RescueLayer;
+use crate::proxy::host::HostLayer;
 use crate::proxy::limit::BodyLimitLayer;
 use crate::proxy::post::PostGateLayer;
 use crate::proxy::pre::PreGateLayer;
@@ -100,6 +105,7 @@ where
     ServiceBuilder::new()
         .layer(RescueLayer::new(parts.metrics.clone()))
         .layer(TelemetryLayer::new(parts.metrics.clone()))
+        .layer(HostLayer::new(Arc::new(config.allowed_hosts.clone().with_listen(config.listen))))
         .layer(GlobalConcurrencyLimitLayer::with_semaphore(parts.in_flight.clone()))
         .layer(RouteLayer::new(parts.targets.clone()))
         .layer(BodyLimitLayer::new(config.limits.max_body, config.limits.client_header_timeout * 3))
@@ -187,6 +193,8 @@ pub async fn start_with_token(config: &Config, token: Option<String>) -> std::io
             tracing::warn!(%a, "{what} listener is not on loopback: anything that can reach it can use it");
         }
     }
+    // The stack allows the address it is reached at (the bound port, when 0 was asked for).
+    let config = &Config { listen: addr, ..config.clone() };
     let (stop, stopped) = watch::channel(false);
     let parts = Parts::new(config, metrics.clone(), token.is_some()).map_err(std::io::Error::other)?;
     let mut workers = Vec::new();

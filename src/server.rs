@@ -3,6 +3,7 @@
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use http::Request;
@@ -12,10 +13,15 @@ use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tower::Service;
+use tower::{Service, ServiceExt};
 
 use crate::config::Limits;
 use crate::proxy::Resp;
+
+/// The address a request's connection came from, in its extensions: who is calling when the
+/// request carries no credential (the repeated-denial breaker keys on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Peer(pub SocketAddr);
 
 /// Serves `svc` on `listener` until `shutdown` resolves, then drains for up to
 /// `limits.shutdown_grace`.
@@ -32,9 +38,13 @@ where
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => {
+                Ok((stream, peer)) => {
                     let _ = stream.set_nodelay(true);
-                    let conn = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(svc.clone()));
+                    let svc = svc.clone().map_request(move |mut req: Request<Incoming>| {
+                        req.extensions_mut().insert(Peer(peer));
+                        req
+                    });
+                    let conn = builder.serve_connection(TokioIo::new(stream), TowerToHyperService::new(svc));
                     let conn = graceful.watch(conn.into_owned());
                     tokio::spawn(async move {
                         if let Err(e) = conn.await {

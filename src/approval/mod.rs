@@ -143,6 +143,8 @@ pub enum Resolution {
     TimedOut,
     /// Nobody could be asked.
     Headless,
+    /// `approvals.max_pending` asks already wait for an operator: refused without parking.
+    Overloaded,
 }
 
 /// Validated `approvals:` settings.
@@ -158,6 +160,8 @@ pub struct Settings {
     pub flag_consecutive: u32,
     /// Refusals in all that flag a session.
     pub flag_total: u32,
+    /// Asks parked for an operator at once; beyond it a call is refused, never parked.
+    pub max_pending: usize,
 }
 
 impl Default for Settings {
@@ -170,6 +174,7 @@ impl Default for Settings {
             waiver_idle: Duration::from_secs(3600),
             flag_consecutive: 3,
             flag_total: 20,
+            max_pending: 256,
         }
     }
 }
@@ -212,7 +217,7 @@ impl Approvals {
             keepalive: settings.keepalive,
             waivers: Waivers::new(settings.waiver_capacity, settings.waiver_idle, metrics.clone()),
             tools: tools::Definitions::default(),
-            pending: Pending::new(metrics.clone()),
+            pending: Pending::new(settings.max_pending, metrics.clone()),
             elicitations: elicit::Elicitations::default(),
             seals: mrtr::Seals::new(settings.timeout),
             flags: flags::Flags::new(settings.flag_consecutive, settings.flag_total, metrics.clone()),
@@ -252,10 +257,11 @@ impl Approvals {
         }
     }
 
-    /// True when `session` is flagged and the flag is enforced. Without an operator nobody could
-    /// clear it, so a flag is then logged and counted but does not lock the session for good.
-    pub fn flagged(&self, session: Option<&str>) -> bool {
-        self.operator && self.flags.flagged(session)
+    /// True when `session` or the caller (`principal`) is flagged and the flag is enforced.
+    /// Without an operator nobody could clear it, so a flag is then logged and counted but does
+    /// not lock the session for good.
+    pub fn flagged(&self, session: Option<&str>, principal: Option<&str>) -> bool {
+        self.operator && self.flags.flagged(session, principal)
     }
 
     /// True when a waiver answers `ask` (never for a configured ask).
@@ -269,7 +275,12 @@ impl Approvals {
         if self.route(false) != Some(Via::Operator) {
             return Resolution::Headless;
         }
-        let (parked, decided) = self.pending.park(ask.clone());
+        let Some((parked, decided)) = self.pending.park(ask.clone()) else {
+            tracing::warn!(tool = %ask.tool, "approvals.max_pending asks already wait: this one is refused");
+            let resolution = Resolution::Overloaded;
+            self.settle(&ask, Via::Operator, &resolution, Duration::ZERO, true);
+            return resolution;
+        };
         tracing::info!(id = parked.id(), tool = %ask.tool, "call parked for approval");
         let resolution = self
             .resolve(&ask, Via::Operator, async move {
@@ -348,7 +359,8 @@ impl Approvals {
             "approval resolved"
         );
         if flags {
-            self.flags.record(ask.session.as_deref(), !matches!(resolution, Resolution::Allowed(_)));
+            // The session's caller was learnt when the gate checked the flag before asking.
+            self.flags.record(ask.session.as_deref(), None, !matches!(resolution, Resolution::Allowed(_)));
         }
         if *resolution == Resolution::Allowed(Decision::AllowSession)
             && matches!(ask.source, Source::Floor | Source::Checker)
@@ -367,6 +379,7 @@ impl Resolution {
             Resolution::Cancelled => "cancel",
             Resolution::TimedOut => "timeout",
             Resolution::Headless => "headless",
+            Resolution::Overloaded => "overloaded",
         }
     }
 }
@@ -380,10 +393,10 @@ mod tests {
         for operator in [false, true] {
             let a = Approvals::new(&Settings::default(), operator, Arc::new(Metrics::new()));
             for _ in 0..3 {
-                a.flags.record(Some("s"), true);
+                a.flags.record(Some("s"), None, true);
             }
-            assert!(a.flags.flagged(Some("s")), "always flagged, logged and counted");
-            assert_eq!(a.flagged(Some("s")), operator);
+            assert!(a.flags.flagged(Some("s"), None), "always flagged, logged and counted");
+            assert_eq!(a.flagged(Some("s"), None), operator);
         }
     }
 }

@@ -30,7 +30,10 @@ pub const KEY: &str = "io.portcullis/approval";
 const PREFIX: &str = "portcullis:";
 /// Spent nonces remembered at most; beyond it the oldest go (their states have expired by then
 /// in any sane deployment, and a forgotten nonce only matters while its state is unexpired).
-const SPENT: u64 = 100_000;
+/// Spent nonces remembered at once. A spent nonce is kept until its state expires (a nonce
+/// forgotten earlier would make its state replayable), so a full table refuses further retries
+/// rather than evicting one.
+const SPENT: usize = 100_000;
 
 /// Why a retry's `requestState` was refused. The call is never forwarded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -45,6 +48,8 @@ pub enum Refused {
     OtherCall,
     #[error("the retry carries no answer to the approval")]
     Unanswered,
+    #[error("too many approvals were answered recently to remember another; ask again later")]
+    Full,
 }
 
 /// What the proxy makes of an asked call in the modern era.
@@ -83,7 +88,9 @@ struct Payload {
 pub struct Seals {
     key: hmac::Key,
     ttl: Duration,
-    spent: moka::sync::Cache<String, ()>,
+    /// Nonce → when its state expires (ms since the epoch).
+    spent: std::sync::Mutex<std::collections::HashMap<String, u64>>,
+    spent_max: usize,
 }
 
 impl std::fmt::Debug for Seals {
@@ -128,8 +135,26 @@ impl Seals {
         Seals {
             key: hmac::Key::new(hmac::HMAC_SHA256, &secret),
             ttl,
-            spent: moka::sync::Cache::builder().max_capacity(SPENT).time_to_live(ttl * 2).build(),
+            spent: std::sync::Mutex::default(),
+            spent_max: SPENT,
         }
+    }
+
+    /// Marks nonce `n` (whose state expires at `expires`) spent; refused if it already was, or
+    /// if the table is full of nonces whose states are still live.
+    fn spend(&self, n: &str, expires: u64, now: u64) -> Result<(), Refused> {
+        let mut spent = self.spent.lock().unwrap_or_else(|p| p.into_inner());
+        if spent.contains_key(n) {
+            return Err(Refused::Replayed);
+        }
+        if spent.len() >= self.spent_max {
+            spent.retain(|_, x| *x >= now);
+            if spent.len() >= self.spent_max {
+                return Err(Refused::Full);
+            }
+        }
+        spent.insert(n.to_owned(), expires);
+        Ok(())
     }
 
     fn seal(&self, payload: &Payload) -> String {
@@ -202,10 +227,9 @@ impl Seals {
             return Round::Refused(Refused::Unanswered);
         };
         // Spent only now: a retry refused above for another reason does not burn the state.
-        if self.spent.contains_key(&p.n) {
-            return Round::Refused(Refused::Replayed);
+        if let Err(e) = self.spend(&p.n, p.x, now) {
+            return Round::Refused(e);
         }
-        self.spent.insert(p.n.clone(), ());
         // Restored exactly as the request first carried them (the client answered only ours).
         if let Some(u) = p.u {
             params.insert("requestState".into(), u);
@@ -327,5 +351,17 @@ mod tests {
         };
         assert_eq!(params["requestState"], "upstream-opaque==");
         assert_eq!(params["inputResponses"], json!({"k":{"action":"accept","content":{"x":1}}}));
+    }
+
+    #[test]
+    fn a_spent_nonce_is_never_forgotten_while_its_state_lives() {
+        let mut seals = Seals::new(Duration::from_secs(60));
+        seals.spent_max = 2;
+        assert_eq!(seals.spend("a", 100, 10), Ok(()));
+        assert_eq!(seals.spend("b", 100, 10), Ok(()));
+        assert_eq!(seals.spend("c", 100, 10), Err(Refused::Full), "full of live nonces: refused");
+        assert_eq!(seals.spend("a", 100, 10), Err(Refused::Replayed), "nothing was evicted");
+        assert_eq!(seals.spend("c", 200, 150), Ok(()), "expired states make room");
+        assert_eq!(seals.spend("c", 200, 150), Err(Refused::Replayed));
     }
 }

@@ -38,6 +38,9 @@ type Table = Arc<Mutex<BTreeMap<u64, Entry>>>;
 pub struct Pending {
     table: Table,
     next: AtomicU64,
+    /// At most this many asks wait at once (`approvals.max_pending`); beyond it an ask is
+    /// refused, never parked, and nothing already parked is dropped to make room.
+    max: usize,
     metrics: Arc<Metrics>,
 }
 
@@ -78,18 +81,22 @@ pub enum DecideError {
 }
 
 impl Pending {
-    pub fn new(metrics: Arc<Metrics>) -> Pending {
-        Pending { table: Arc::default(), next: AtomicU64::new(1), metrics }
+    pub fn new(max: usize, metrics: Arc<Metrics>) -> Pending {
+        Pending { table: Arc::default(), next: AtomicU64::new(1), max, metrics }
     }
 
-    /// Parks `ask`; the receiver gets the operator's decision.
-    pub fn park(&self, ask: Ask) -> (Parked, oneshot::Receiver<Decision>) {
+    /// Parks `ask`; the receiver gets the operator's decision. `None` when `max` asks already
+    /// wait: the call is refused rather than an older ask withdrawn.
+    pub fn park(&self, ask: Ask) -> Option<(Parked, oneshot::Receiver<Decision>)> {
+        let mut t = self.table.lock().unwrap_or_else(|p| p.into_inner());
+        if t.len() >= self.max {
+            return None;
+        }
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        let mut t = self.table.lock().unwrap_or_else(|p| p.into_inner());
         t.insert(id, Entry { ask, since: SystemTime::now(), decide: tx });
         self.metrics.approvals_pending(t.len());
-        (Parked { id, table: self.table.clone(), metrics: self.metrics.clone() }, rx)
+        Some((Parked { id, table: self.table.clone(), metrics: self.metrics.clone() }, rx))
     }
 
     pub fn list(&self) -> Vec<View> {
@@ -124,5 +131,34 @@ impl Pending {
         let e = t.remove(&id).ok_or(DecideError::NotFound(id))?;
         self.metrics.approvals_pending(t.len());
         e.decide.send(decision).map_err(|_| DecideError::NotFound(id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ask(n: usize) -> Ask {
+        Ask {
+            tool: "mcp__sh__run".into(),
+            args: format!("{{\"n\":{n}}}"),
+            reason: "r".into(),
+            source: super::super::Source::Floor,
+            session: None,
+            definition: 0,
+        }
+    }
+
+    #[test]
+    fn a_full_table_refuses_new_asks_and_keeps_every_parked_one() {
+        let p = Pending::new(3, Arc::new(Metrics::new()));
+        let parked: Vec<_> = (0..3).map(|n| p.park(ask(n)).expect("room")).collect();
+        assert!(p.park(ask(3)).is_none(), "the fourth is refused");
+        assert_eq!(p.list().len(), 3, "nothing parked was dropped to make room");
+        let first = parked[0].0.id();
+        drop(parked);
+        assert!(p.list().is_empty());
+        assert!(p.park(ask(4)).is_some(), "room again once the waits end");
+        assert_eq!(p.decide(first, Decision::AllowOnce), Err(DecideError::NotFound(first)));
     }
 }

@@ -39,8 +39,12 @@ impl Waivers {
         }
     }
 
-    /// Arms a waiver for exactly this call in its session (no session, no waiver).
+    /// Arms a waiver for exactly this call in its session (no session, no waiver; no waiver
+    /// for a tool whose definition the proxy could not track).
     pub fn arm(&self, ask: &Ask) {
+        if ask.definition == super::tools::UNTRACKED {
+            return;
+        }
         if let Some(s) = &ask.session {
             self.cache.insert(key(s, ask), ());
             self.cache.run_pending_tasks();
@@ -49,7 +53,8 @@ impl Waivers {
     }
 
     pub fn covers(&self, ask: &Ask) -> bool {
-        ask.session.as_deref().is_some_and(|s| self.cache.get(&key(s, ask)).is_some())
+        ask.definition != super::tools::UNTRACKED
+            && ask.session.as_deref().is_some_and(|s| self.cache.get(&key(s, ask)).is_some())
     }
 
     /// Forgets every waiver (on `DELETE` of a session the proxy cannot enumerate, or by operator).
@@ -91,5 +96,9 @@ mod tests {
         assert!(!w.covers(&ask(None, "{}")), "no session, no waiver");
         w.clear();
         assert!(!w.covers(&ask(Some("s1"), r#"{"command":"make build"}"#)));
+        let mut untracked = ask(Some("s1"), "{}");
+        untracked.definition = crate::approval::tools::UNTRACKED;
+        w.arm(&untracked);
+        assert!(!w.covers(&untracked), "an untracked definition gets no waiver");
     }
 }

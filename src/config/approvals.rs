@@ -14,6 +14,7 @@ pub struct Raw {
     keepalive: Option<Scalar>,
     waivers: Option<RawWaivers>,
     flag: Option<RawFlag>,
+    max_pending: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -49,7 +50,11 @@ pub(crate) fn compile(raw: Raw, p: &mut Problems) -> Settings {
         waiver_idle: p.duration("approvals.waivers.idle", waivers.idle, d.waiver_idle),
         flag_consecutive: flag.consecutive.unwrap_or(d.flag_consecutive),
         flag_total: flag.total.unwrap_or(d.flag_total),
+        max_pending: raw.max_pending.map_or(d.max_pending, |n| n as usize),
     };
+    if s.max_pending == 0 {
+        p.add("approvals.max_pending", "must be at least 1");
+    }
     if s.flag_consecutive == 0 || s.flag_total == 0 {
         p.add("approvals.flag", "consecutive and total must be at least 1");
     }

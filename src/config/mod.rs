@@ -29,6 +29,9 @@ pub const DEFAULT_YAML: &str = include_str!("../../config/portcullis.yaml");
 #[derive(Debug, Clone)]
 pub struct Config {
     pub listen: SocketAddr,
+    /// The `Host` / `Origin` names the agent listener answers (DNS-rebinding protection); the
+    /// listen address is added when the stack is built.
+    pub allowed_hosts: crate::proxy::host::AllowedHosts,
     pub admin: Admin,
     pub upstreams: BTreeMap<String, Upstream>,
     pub policy: Policy,
@@ -129,6 +132,7 @@ impl fmt::Display for ConfigError {
 
 const TOP_KEYS: &[&str] = &[
     "listen",
+    "allowed_hosts",
     "admin",
     "upstreams",
     "posture",
@@ -302,6 +306,7 @@ impl Compiler {
             }
         }
         let listen: Option<String> = self.section(&mut doc, "listen");
+        let allowed_hosts: Option<Vec<String>> = self.section(&mut doc, "allowed_hosts");
         let admin: raw::Admin = self.section(&mut doc, "admin");
         let upstreams: BTreeMap<String, serde_json::Value> = self.section(&mut doc, "upstreams");
         let posture: Option<String> = self.section(&mut doc, "posture");
@@ -336,8 +341,18 @@ impl Compiler {
         let guardrails = guardrails.and_then(|g| guardrails::compile(g, yolo, &mut self.p));
         let approvals = approvals::compile(approvals, &mut self.p);
         let audit = audit::compile(audit, &mut self.p);
+        let allowed_hosts = match allowed_hosts {
+            None => crate::proxy::host::AllowedHosts::loopback(),
+            Some(list) => crate::proxy::host::AllowedHosts::from_list(&list).unwrap_or_else(|errors| {
+                for e in errors {
+                    self.problem("allowed_hosts", e);
+                }
+                crate::proxy::host::AllowedHosts::loopback()
+            }),
+        };
         Some(Config {
             listen: listen?,
+            allowed_hosts,
             admin: Admin { listen: admin_listen?, token_env: admin.token_env },
             upstreams,
             policy: Policy { engine, redact, guardrails },

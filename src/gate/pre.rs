@@ -28,8 +28,9 @@ pub struct Context<'a> {
     pub approvals: &'a Approvals,
     /// The client declared the `elicitation` capability (form mode) in `initialize`.
     pub elicits: bool,
-    /// Who is calling, as the transport knows it (HTTP: the `Authorization` header); a modern-era
-    /// approval state is bound to it. Never logged.
+    /// Who is calling, as the transport knows it (HTTP: the `Authorization` header, else the
+    /// peer's address); a modern-era approval state is bound to it, and the repeated-denial
+    /// breaker keeps a streak for it. Never logged.
     pub principal: Option<&'a str>,
 }
 
@@ -151,7 +152,7 @@ fn one<'a>(msg: &Message<'a>, cx: &Context<'_>, guard: &Guard) -> Pre<'a> {
     match (msg.method(), msg.kind(), msg.id) {
         (Some("tools/call"), Kind::Request, Some(id)) => match call(msg, cx) {
             Err(message) => One::Invalid { id: Some(id.to_owned()), message }.into(),
-            Ok(call) => match (guard.pre(&call), cx.approvals.flagged(cx.session)) {
+            Ok(call) => match (guard.pre(&call), cx.approvals.flagged(cx.session, cx.principal)) {
                 // A flagged session: nothing passes without a human, whatever the rules allow.
                 (Outcome::Forward | Outcome::Check(_), true) => {
                     refused(id.to_owned(), call.clone(), flagged(&call), cx, msg.params).into()
@@ -208,9 +209,9 @@ fn call(msg: &Message<'_>, cx: &Context<'_>) -> Result<ToolCall, String> {
 fn record(one: &One, cx: &Context<'_>) {
     match one {
         One::Forward(Some((_, Watch::Call(_)))) | One::Rewrite(..) => {
-            cx.approvals.flags.record(cx.session, false)
+            cx.approvals.flags.record(cx.session, cx.principal, false)
         }
-        One::Deny { .. } => cx.approvals.flags.record(cx.session, true),
+        One::Deny { .. } => cx.approvals.flags.record(cx.session, cx.principal, true),
         // Asks are counted when they resolve; initialize, notifications and malformed input not at all.
         _ => {}
     }

@@ -3,5 +3,6 @@
 
 pub mod era;
 pub mod jsonrpc;
+pub mod method;
 pub mod result;
 pub mod sse;

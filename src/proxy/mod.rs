@@ -2,6 +2,7 @@
 //! `app.rs` stacks them; each file here is one layer (or the body type it needs).
 
 pub mod error;
+pub mod host;
 pub mod limit;
 pub mod parked;
 pub mod post;

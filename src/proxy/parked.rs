@@ -113,6 +113,7 @@ async fn decide<S>(
             CallOutcome::AskRefused,
         ),
         Resolution::Headless => ("Nobody could be asked (headless).".to_owned(), CallOutcome::AskRefused),
+        Resolution::Overloaded => (super::pre::OVERLOADED.to_owned(), CallOutcome::AskRefused),
     };
     let (body, tool, _) = pending.refused(&why.0);
     shared.metrics.tool_call(&pending.call_upstream(), tool, why.1);

@@ -116,6 +116,15 @@ where
 /// era, plain HTTP tools): waivers and the repeated-denial breaker are kept per session.
 pub const HEADER_AGENT_SESSION: &str = "x-portcullis-session";
 
+/// Who is calling: the `Authorization` header when there is one (the breaker digests it), else
+/// the connection's peer address (`peer:IP`, no port: one caller may open many connections).
+fn principal_of(req: &Req) -> Option<String> {
+    if let Some(auth) = req.headers().get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
+        return Some(auth.to_owned());
+    }
+    req.extensions().get::<crate::server::Peer>().map(|p| format!("peer:{}", p.0.ip()))
+}
+
 /// The legacy `Mcp-Session-Id`, else the agent's own session header.
 fn session_of(req: &Req) -> Option<String> {
     let h = req.headers();
@@ -168,6 +177,18 @@ where
             return Ok(json_response(StatusCode::BAD_REQUEST, b));
         }
     };
+    // A method a lenient server could read as a known one is never forwarded undecided.
+    let messages = match &payload {
+        Payload::Single(m) => std::slice::from_ref(m),
+        Payload::Batch(b) => b.as_slice(),
+    };
+    if let Some((msg, why)) =
+        messages.iter().find_map(|m| m.method().and_then(crate::mcp::method::misspelt).map(|w| (m, w)))
+    {
+        let id = matches!(payload, Payload::Single(_)).then_some(msg.id).flatten();
+        let b = jsonrpc::error_response(id, code::INVALID_REQUEST, &why);
+        return Ok(json_response(StatusCode::BAD_REQUEST, b));
+    }
     let session = session_of(&req);
     if let Payload::Single(msg) = &payload {
         // The client's answer to the proxy's own elicitation: taken here, never forwarded.
@@ -202,6 +223,7 @@ where
         }
     };
     let (negotiated, elicits) = session.as_deref().map_or((None, false), |s| shared.sessions.get(s));
+    let principal = principal_of(&req);
     let cx = GateContext {
         upstream: &upstream,
         era,
@@ -209,7 +231,7 @@ where
         session: session.as_deref(),
         approvals: &shared.approvals,
         elicits,
-        principal: req.headers().get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()),
+        principal: principal.as_deref(),
     };
     let guard = shared.guard.load_full();
     let decision = decide(&payload, &cx, &guard).await;
@@ -318,28 +340,62 @@ where
     })
 }
 
+/// Why an ask was refused when `approvals.max_pending` asks already wait.
+pub const OVERLOADED: &str =
+    "Too many calls already wait for an operator (approvals.max_pending); it was not sent. Retry later.";
+
 /// A plain HTTP call a human may allow: a waiver for the exact call, or an operator at the API.
-/// `None` when it may go on; the denial (with what happened) when not.
-async fn ask_operator(shared: &Shared, mut d: crate::gate::Denial) -> Option<crate::gate::Denial> {
+/// `None` when it may go on; the denial (with what happened) when not. The flag says whether an
+/// operator was asked (the breaker then counted the outcome already).
+async fn ask_operator(shared: &Shared, mut d: crate::gate::Denial) -> (Option<crate::gate::Denial>, bool) {
     use crate::approval::{Resolution, Via};
-    let ask = d.ask.take()?;
+    let Some(ask) = d.ask.take() else { return (Some(d), false) };
     if shared.approvals.waived(&ask) {
-        return None;
+        return (None, false);
     }
     if shared.approvals.route(false) != Some(Via::Operator) {
-        return Some(d);
+        return (Some(d), false);
     }
     let why = match shared.approvals.ask(*ask.clone()).await {
-        Resolution::Allowed(_) => return None,
+        Resolution::Allowed(_) => return (None, true),
         Resolution::Denied => "An operator denied it.",
         Resolution::TimedOut => "No operator decided in time (approvals.timeout); it was not sent.",
         Resolution::Cancelled | Resolution::Headless => "Nobody could be asked (headless).",
+        Resolution::Overloaded => OVERLOADED,
     };
     d.reason = match ask.source {
         crate::approval::Source::Checker => format!("{} {why}", d.reason),
         _ => format!("portcullis asked a human to approve {}: {}. {why}", ask.tool, ask.reason),
     };
-    Some(d)
+    (Some(d), true)
+}
+
+/// What a plain HTTP call of a flagged session or caller becomes: an ask no waiver answers.
+fn flagged_ask(call: &ToolCall, d: Option<crate::gate::Denial>) -> crate::gate::Denial {
+    use crate::approval::{Ask, Source};
+    let why = "this session or caller was flagged after repeated refusals, so every call needs a human until an operator clears it";
+    let mut d = d.unwrap_or_else(|| crate::gate::Denial {
+        reason: format!("portcullis needs a human to approve {}: {why}. It was not sent.", call.qualified),
+        rule: "flagged session".into(),
+        outcome: CallOutcome::AskRefused,
+        ask: None,
+    });
+    let args = call
+        .args
+        .as_deref()
+        .and_then(|a| serde_json::from_str::<serde_json::Value>(a.get()).ok())
+        .map(|v| crate::rules::kinds::canonical_json(&v))
+        .unwrap_or_else(|| "{}".into());
+    let ask = d.ask.take().map(|a| *a).unwrap_or(Ask {
+        tool: call.qualified.clone(),
+        args,
+        reason: why.into(),
+        source: Source::Flagged,
+        session: call.session.clone(),
+        definition: 0,
+    });
+    d.ask = Some(Box::new(Ask { source: Source::Flagged, ..ask }));
+    d
 }
 
 /// The pre gate for a plain HTTP tool call: the body is the call's arguments.
@@ -363,11 +419,9 @@ where
             .or_else(|| serde_json::value::to_raw_value(&String::from_utf8_lossy(body)).ok())
     };
     let call = ToolCall::http(upstream.clone(), &path, args).with_session(session_of(&req));
+    let principal = principal_of(&req);
     let guard = shared.guard.load_full();
-    let denial = match guard.pre_checked(&call).await {
-        // An ask is held (the request stays open) until an operator decides or it times out;
-        // a plain HTTP client cannot elicit.
-        Outcome::Refuse(d) if d.ask.is_some() => ask_operator(&shared, d).await,
+    let decided = match guard.pre_checked(&call).await {
         Outcome::Refuse(d) => Some(d),
         Outcome::Forward => None,
         // `pre_checked` settles every check; an unsettled one is refused, never forwarded.
@@ -378,6 +432,24 @@ where
             ask: None,
         }),
     };
+    // A flagged session or caller: nothing passes without a human, whatever the rules allow.
+    // A deny stays a deny.
+    let decided = match decided {
+        Some(d) if d.ask.is_none() => Some(d),
+        d if shared.approvals.flagged(call.session.as_deref(), principal.as_deref()) => {
+            Some(flagged_ask(&call, d))
+        }
+        d => d,
+    };
+    let (denial, asked) = match decided {
+        // An ask is held (the request stays open) until an operator decides or it times out;
+        // a plain HTTP client cannot elicit.
+        Some(d) if d.ask.is_some() => ask_operator(&shared, d).await,
+        other => (other, false),
+    };
+    if !asked {
+        shared.approvals.flags.record(call.session.as_deref(), principal.as_deref(), denial.is_some());
+    }
     let label = denial.as_ref().map_or("forwarded", |d| d.outcome.as_str());
     let (rule, reason) =
         (denial.as_ref().map(|d| d.rule.as_str()), denial.as_ref().map(|d| d.reason.as_str()));

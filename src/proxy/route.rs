@@ -1,4 +1,12 @@
 //! Routing: `/mcp/{upstream}` and `/http/{upstream}/{path…}` to a configured upstream.
+//!
+//! A plain HTTP tool's path is normalised here ([`path`]), once: the rule that decides the call
+//! and the path the upstream receives are the same bytes. An upstream name is taken literally
+//! (no escapes, no dot segments), so `/mcp/%66s` or `/http/./web` name no upstream.
+
+mod path;
+
+pub use path::PathError;
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -10,8 +18,9 @@ use http::{Method, Request, Uri};
 use tower::{Layer, Service};
 
 use super::error::{ErrorKind, ProxyError};
-use super::{BoxError, Resp};
+use super::{json_response, BoxError, Resp};
 use crate::config::Config;
+use crate::mcp::jsonrpc::{self, code};
 
 /// One configured upstream, ready to address.
 #[derive(Debug)]
@@ -49,13 +58,40 @@ pub struct Route {
 pub enum RouteKind {
     /// MCP Streamable HTTP: POST, GET and DELETE on the upstream's URL.
     Mcp,
-    /// A plain HTTP tool: the path below the upstream's URL, with the query.
+    /// A plain HTTP tool: the path below the upstream's URL, normalised, with the query as sent.
     Http { path_and_query: String },
+}
+
+/// Why a request has no route.
+#[derive(Debug)]
+pub enum Unrouted {
+    /// No such upstream or route, or a method the route does not serve (404 / 405).
+    Proxy(ProxyError),
+    /// The path is spelled in a way servers read differently (400): nothing is forwarded.
+    Path { mcp: bool, error: PathError },
+}
+
+impl From<ProxyError> for Unrouted {
+    fn from(e: ProxyError) -> Self {
+        Unrouted::Proxy(e)
+    }
+}
+
+/// An upstream name as written in the path: literal, or refused (an escape or a dot segment
+/// would make the proxy and a reader of the path disagree on which upstream is meant).
+fn literal_name(name: &str) -> Result<&str, PathError> {
+    if name.contains('%') {
+        return Err(PathError::Ambiguous("an escape in the upstream name"));
+    }
+    if name == "." || name == ".." {
+        return Err(PathError::Ambiguous("a dot segment for the upstream name"));
+    }
+    Ok(name)
 }
 
 impl Route {
     /// Resolves a request path against the targets.
-    pub fn resolve(targets: &Targets, method: &Method, uri: &Uri) -> Result<Route, ProxyError> {
+    pub fn resolve(targets: &Targets, method: &Method, uri: &Uri) -> Result<Route, Unrouted> {
         let path = uri.path();
         let no_route = || {
             ProxyError::new(ErrorKind::NoRoute(format!(
@@ -69,24 +105,50 @@ impl Route {
         };
         if let Some(rest) = path.strip_prefix("/mcp/") {
             let name = rest.strip_suffix('/').unwrap_or(rest);
+            if name.split('/').any(|s| s == "." || s == ".." || s.contains('%')) {
+                let error = PathError::Ambiguous("an escape or a dot segment in an MCP route");
+                return Err(Unrouted::Path { mcp: true, error });
+            }
             if name.contains('/') {
-                return Err(no_route());
+                return Err(no_route().into());
             }
             if !matches!(*method, Method::POST | Method::GET | Method::DELETE) {
-                return Err(ProxyError::new(ErrorKind::Method(method.clone())));
+                return Err(ProxyError::new(ErrorKind::Method(method.clone())).into());
             }
             return Ok(Route { target: lookup(name)?, kind: RouteKind::Mcp });
         }
         if let Some(rest) = path.strip_prefix("/http/") {
             let (name, tail) = rest.split_once('/').unwrap_or((rest, ""));
-            let mut path_and_query = format!("/{tail}");
+            let bad = |error| Unrouted::Path { mcp: false, error };
+            let name = literal_name(name).map_err(bad)?;
+            let target = lookup(name)?;
+            let mut path_and_query = path::normalise(&format!("/{tail}")).map_err(bad)?;
             if let Some(q) = uri.query() {
                 path_and_query.push('?');
                 path_and_query.push_str(q);
             }
-            return Ok(Route { target: lookup(name)?, kind: RouteKind::Http { path_and_query } });
+            return Ok(Route { target, kind: RouteKind::Http { path_and_query } });
         }
-        Err(no_route())
+        Err(no_route().into())
+    }
+}
+
+impl Unrouted {
+    /// The refusal: a route error goes to the rescue layer; a bad path is answered here, in the
+    /// shape its route speaks (a JSON-RPC error for MCP, the plain tool error otherwise).
+    fn into_result(self) -> Result<Resp, BoxError> {
+        match self {
+            Unrouted::Proxy(e) => Err(e.into()),
+            Unrouted::Path { mcp: true, error } => {
+                let body = jsonrpc::error_response(None, code::INVALID_REQUEST, &error.to_string());
+                Ok(json_response(http::StatusCode::BAD_REQUEST, body))
+            }
+            Unrouted::Path { mcp: false, error } => {
+                let body =
+                    serde_json::json!({ "error": { "kind": "bad_path", "message": error.to_string() } });
+                Ok(json_response(http::StatusCode::BAD_REQUEST, body.to_string()))
+            }
+        }
     }
 }
 
@@ -134,7 +196,7 @@ where
                 req.extensions_mut().insert(route);
                 Box::pin(self.inner.call(req))
             }
-            Err(e) => Box::pin(std::future::ready(Err(e.into()))),
+            Err(e) => Box::pin(std::future::ready(e.into_result())),
         }
     }
 }
@@ -155,6 +217,39 @@ mod tests {
         assert_eq!(r.kind, RouteKind::Mcp);
         let r = Route::resolve(&t, &Method::POST, &"/http/fs/v1/run?x=1".parse().unwrap()).unwrap();
         assert_eq!(r.kind, RouteKind::Http { path_and_query: "/v1/run?x=1".into() });
+    }
+
+    #[test]
+    fn an_http_path_is_forwarded_normalised_with_its_query_as_sent() {
+        let t = targets();
+        for (p, want) in [
+            ("/http/fs/%61dmin/delete", "/admin/delete"),
+            ("/http/fs/./admin", "/admin"),
+            ("/http/fs/x/../admin?a=%2e%2e/%2f", "/admin?a=%2e%2e/%2f"),
+            ("/http/fs", "/"),
+        ] {
+            let r = Route::resolve(&t, &Method::POST, &p.parse().unwrap()).unwrap();
+            assert_eq!(r.kind, RouteKind::Http { path_and_query: want.into() }, "{p}");
+        }
+    }
+
+    #[test]
+    fn ambiguous_paths_and_upstream_names_are_refused_as_bad_requests() {
+        let t = targets();
+        for p in [
+            "/http/fs/.%2fadmin",
+            "/http/fs/../other/admin",
+            "/http/fs/admin;x",
+            "/http/%66s/admin",
+            "/http/./fs/admin",
+            "/mcp/%66s",
+            "/mcp/./fs",
+            "/mcp/fs/..",
+            "/mcp/fs/.",
+        ] {
+            let r = Route::resolve(&t, &Method::POST, &p.parse().unwrap());
+            assert!(matches!(r, Err(Unrouted::Path { .. })), "{p}: {r:?}");
+        }
     }
 
     #[test]

@@ -285,7 +285,8 @@ async fn ask_the_user(
         Resolution::Denied => "The user denied it.",
         Resolution::Cancelled => "The user dismissed the approval without allowing it; it was not sent.",
         Resolution::TimedOut => "Nobody decided in time (approvals.timeout); it was not sent.",
-        Resolution::Headless => "Nobody could be asked (headless).",
+        // `Overloaded` comes only from parking for an operator, which the relay never does.
+        Resolution::Headless | Resolution::Overloaded => "Nobody could be asked (headless).",
     };
     let (body, tool, outcome) = pending.refused(why);
     relay.metrics.tool_call(&relay.upstream, tool, outcome);

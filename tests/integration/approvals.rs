@@ -182,14 +182,33 @@ async fn repeated_refusals_flag_the_session_until_an_operator_clears_it() {
     assert_eq!(peer.tools_run(), ["echo"], "nothing ran after the flag");
     let (ok, status) = approvals_cli(&admin, token_env, &["status"]).await;
     assert!(ok && status.contains(&session), "{status}");
-    // Another session is unaffected.
+    // The caller (no credential: its address) is flagged too, so a fresh session buys nothing.
+    let caller = status
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == ':'))
+        .find(|w| w.starts_with("caller:"))
+        .unwrap_or_else(|| panic!("the caller is listed: {status}"))
+        .to_owned();
     let other = open(&url).await;
-    assert_eq!(text_of(&call(&url, &other, 1, "echo", json!({"message":"hi"})).await.unwrap().1), "hi");
-    let (ok, text) = approvals_cli(&admin, token_env, &["clear", &session]).await;
-    assert!(ok, "{text}");
+    let (_, msg) = call(&url, &other, 1, "echo", json!({"message":"hi"})).await.unwrap();
+    assert!(text_of(&msg).contains("flagged after repeated refusals"), "{msg}");
+    assert_eq!(peer.tools_run(), ["echo"], "nothing ran after the flag");
+    // Another caller is unaffected.
+    let auth = [("authorization", "Bearer another-agent")];
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    let (_, headers, _) = post(&url, &auth, init.to_string()).await;
+    let theirs = headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let h = [auth[0], ("mcp-session-id", theirs.as_str()), ("mcp-protocol-version", LEGACY)];
+    let body = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hi"}}});
+    let (_, _, text) = post(&url, &h, body.to_string()).await;
+    assert_eq!(text_of(&rpc_body(&text)), "hi", "{text}");
+    for key in [&session, &caller] {
+        let (ok, text) = approvals_cli(&admin, token_env, &["clear", key]).await;
+        assert!(ok, "{key}: {text}");
+    }
     assert_eq!(text_of(&echo(6).await.unwrap().1), "hi", "cleared: rules apply again");
     let metrics = String::from_utf8(p.metrics.render()).unwrap();
-    assert!(metrics.contains("portcullis_sessions_flagged_total 1"), "{metrics}");
+    assert!(metrics.contains("portcullis_sessions_flagged_total 2"), "the session and its caller: {metrics}");
 }
 
 #[tokio::test]

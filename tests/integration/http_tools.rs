@@ -163,3 +163,116 @@ async fn a_plain_http_ask_is_held_for_an_operator_and_a_session_waiver_answers_t
     assert_eq!(seen.len(), 2, "{seen:?}");
     assert!(seen.iter().all(|(_, _, b)| b.contains("Oslo")), "{seen:?}");
 }
+
+#[tokio::test]
+async fn a_plain_http_path_is_decided_and_forwarded_as_the_server_will_read_it() {
+    let tools = tool_server().await;
+    let p = proxy(&config(
+        &[("web", &tools.url)],
+        "permissions: { allow: [\"http__web__*\"], deny: [\"http__web__admin*\"] }\n",
+    ))
+    .await;
+    let base = format!("http://{}/http/web", p.addr);
+    // Spellings of /admin/delete that a server decodes or resolves to it: denied as admin.
+    for path in
+        ["/%61dmin/delete", "/%61%64min/delete", "/./admin/delete", "/x/../admin/delete", "/x/%2e%2e/admin"]
+    {
+        let (status, headers, body) = post(&format!("{base}{path}"), &[], "{}").await;
+        assert_eq!(status, 403, "{path}: {body}");
+        assert_eq!(headers["x-portcullis-decision"], "deny", "{path}");
+    }
+    // Spellings servers read in more than one way: refused as bad requests.
+    for path in [
+        "/.%2fadmin",
+        "/x%5cadmin",
+        "/%252e%252e/admin",
+        "/admin;x",
+        "/..;/admin",
+        "/x//admin",
+        "/../api2",
+        "/a%00",
+    ] {
+        let (status, _, body) = post(&format!("{base}{path}"), &[], "{}").await;
+        assert_eq!(status, 400, "{path}: {body}");
+        assert!(body.contains("bad_path") && body.contains("not sent"), "{path}: {body}");
+    }
+    assert!(tools.seen.lock().unwrap().is_empty(), "nothing reached the server: {:?}", tools.seen);
+    // An allowed call is forwarded exactly as normalised; the query as sent.
+    let (status, _, body) = post(&format!("{base}/%7Eme/./v1/../run%c3%a9?q=%2e%2e"), &[], "{}").await;
+    assert_eq!(status, 200, "{body}");
+    let seen = tools.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].1, "/api/~me/run%C3%A9?q=%2e%2e");
+}
+
+#[tokio::test]
+async fn beyond_max_pending_an_ask_is_refused_and_every_parked_one_stays() {
+    let token_env = "PORTCULLIS_TEST_ADMIN_TOKEN_MAX_PENDING";
+    std::env::set_var(token_env, "pending-operator");
+    let tools = tool_server().await;
+    let yaml = format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\nupstreams:\n  web: {{ url: \"{}\" }}\n\
+         approvals: {{ channel: api, timeout: 30s, max_pending: 1 }}\n",
+        tools.url
+    );
+    let p = proxy(&portcullis::config::Config::parse(&yaml, "test").unwrap()).await;
+    let (base, admin) = (format!("http://{}/http/web", p.addr), format!("http://{}", p.admin_addr));
+    let auth = [("authorization", "Bearer pending-operator")];
+    let first_url = format!("{base}/v1/first");
+    let first = tokio::spawn(async move { post(&first_url, &[], "{}").await });
+    let mut parked = None;
+    for _ in 0..400 {
+        let (_, _, list) = get(&format!("{admin}/approvals"), &auth).await;
+        let v: serde_json::Value = serde_json::from_str(&list).unwrap_or_default();
+        if let Some(id) = v["pending"][0]["id"].as_u64() {
+            parked = Some(id);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    let id = parked.expect("the first ask was parked");
+    let (status, _, body) = post(&format!("{base}/v1/second"), &[], "{}").await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("approvals.max_pending"), "{body}");
+    let (_, _, list) = get(&format!("{admin}/approvals"), &auth).await;
+    let v: serde_json::Value = serde_json::from_str(&list).unwrap();
+    assert_eq!(v["pending"].as_array().map(Vec::len), Some(1), "the parked ask is still there: {list}");
+    assert_eq!(v["pending"][0]["id"], id);
+    let (status, _, text) = post(&format!("{admin}/approvals/{id}"), &auth, r#"{"decision":"deny"}"#).await;
+    assert_eq!(status, 200, "{text}");
+    let (status, _, body) = first.await.unwrap();
+    assert_eq!(status, 403, "{body}");
+    assert!(tools.seen.lock().unwrap().is_empty(), "{:?}", tools.seen);
+}
+
+#[tokio::test]
+async fn thirty_denials_under_thirty_fresh_session_ids_flag_the_caller() {
+    let token_env = "PORTCULLIS_TEST_ADMIN_TOKEN_FRESH_IDS";
+    std::env::set_var(token_env, "fresh-operator");
+    let tools = tool_server().await;
+    let yaml = format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\nupstreams:\n  web: {{ url: \"{}\" }}\n\
+         permissions: {{ allow: [http__web__ok], deny: [\"http__web__admin*\"] }}\napprovals: {{ channel: none }}\n",
+        tools.url
+    );
+    let p = proxy(&portcullis::config::Config::parse(&yaml, "test").unwrap()).await;
+    let base = format!("http://{}/http/web", p.addr);
+    let me = ("authorization", "Bearer hijacked-agent");
+    for i in 0..30 {
+        let id = format!("fresh-{i}");
+        let (status, _, body) =
+            post(&format!("{base}/admin"), &[me, ("x-portcullis-session", &id)], "{}").await;
+        assert_eq!(status, 403, "{body}");
+    }
+    let (status, _, body) =
+        post(&format!("{base}/ok"), &[me, ("x-portcullis-session", "fresh-31")], "{}").await;
+    assert_eq!(status, 403, "an allowed call of the flagged caller needs a human: {body}");
+    assert!(body.contains("flagged after repeated refusals"), "{body}");
+    let (status, _, body) = post(&format!("{base}/ok"), &[me], "{}").await;
+    assert_eq!(status, 403, "without a session too: {body}");
+    assert!(tools.seen.lock().unwrap().is_empty(), "{:?}", tools.seen);
+    let other = ("authorization", "Bearer another-agent");
+    let (status, _, body) =
+        post(&format!("{base}/ok"), &[other, ("x-portcullis-session", "theirs")], "{}").await;
+    assert_eq!(status, 200, "another caller is not flagged: {body}");
+}

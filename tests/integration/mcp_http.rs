@@ -116,7 +116,9 @@ async fn batch_arrays_are_refused_and_never_executed_upstream() {
 #[tokio::test]
 async fn server_everything_works_through_the_proxy_and_sees_its_own_host_and_no_origin() {
     let peer = Peer::everything();
-    let p = proxy(&config(&[("everything", &peer.url())], POLICY)).await;
+    // The agent's origin must be allowed (DNS-rebinding protection) to be served at all.
+    let allowed = format!("{POLICY}allowed_hosts: [127.0.0.1, localhost, agent.example]\n");
+    let p = proxy(&config(&[("everything", &peer.url())], &allowed)).await;
     let out = py_client_with(
         &proxy_url(&p, "everything"),
         "legacy",
