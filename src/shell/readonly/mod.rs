@@ -123,7 +123,14 @@ fn judge(command: &Command) -> Result<(), String> {
     let Some(policy) = programs::lookup(&command.program) else {
         return Err(format!("{} is not a known read-only program", command.program));
     };
-    if command.globs && !policy.globs {
+    // A glob whose first character could match `-` hands the program options nobody checked
+    // (`tree *` beside a file named `-o` writes it).
+    let allowed = match policy.globs {
+        programs::Globs::No => !command.globs,
+        programs::Globs::Names => !command.option_globs,
+        programs::Globs::Options => true,
+    };
+    if !allowed {
         return Err("a glob could expand to an option".into());
     }
     (policy.check)(&command.args)

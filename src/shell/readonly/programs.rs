@@ -11,22 +11,36 @@ use super::{git, scripts, secrets, sed};
 /// How to judge one program's arguments.
 pub(super) struct Policy {
     pub check: fn(&[String]) -> Result<(), String>,
-    /// Unquoted globs in the arguments are harmless: the program only lists or measures files,
-    /// so no expanded file name (`--pre=sh`, `-delete`) can change what it does.
-    pub globs: bool,
+    pub globs: Globs,
+}
+
+/// What unquoted globs in the arguments may do. A glob expands after this check ran, to names
+/// of files anyone could have created (`--pre=sh`, `-delete`, `-o`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Globs {
+    /// Not proven with a glob.
+    No,
+    /// Harmless as file names (the program only lists or measures files), but not as options:
+    /// `tree -o`, `du --files0-from=.env` and `wc --files0-from=.env` write or reveal.
+    Names,
+    /// Harmless even when a name becomes an option: no option of the program writes, runs or
+    /// reads a file it names.
+    Options,
 }
 
 const fn policy(check: fn(&[String]) -> Result<(), String>, globs: bool) -> Option<Policy> {
-    Some(Policy { check, globs })
+    Some(Policy { check, globs: if globs { Globs::Names } else { Globs::No } })
 }
 
 /// The policy for `program`, if it is a known reader.
 pub(super) fn lookup(program: &str) -> Option<Policy> {
     match program {
         // List or measure files; no option writes or runs anything.
-        "stat" | "wc" | "echo" | "realpath" | "readlink" => policy(any, true),
-        // Recursive listings must not walk home or root (every secret's name and size).
-        "ls" | "dir" | "vdir" => policy(ls, true),
+        "stat" | "echo" | "realpath" | "readlink" => Some(Policy { check: any, globs: Globs::Options }),
+        "wc" => policy(any, true),
+        // Recursive listings must not walk home or root (every secret's name and size); a
+        // globbed `-R` lists the working directory, which is what `ls *` lists anyway.
+        "ls" | "dir" | "vdir" => Some(Policy { check: ls, globs: Globs::Options }),
         "du" => policy(no_broad_root, true),
         "tree" => policy(|a| deny(a, "oR", &["output"]).and_then(|()| no_broad_root(a)), true),
         // Print facts about the system or their arguments.

@@ -299,3 +299,16 @@ fn sed_scripts_are_judged_by_gnu_seds_grammar_in_whole_lines() {
     }
     assert!(proven("sed -n ':a;N;$!ba;p' f"));
 }
+
+#[test]
+fn a_glob_that_could_become_an_option_is_proven_only_where_no_option_writes_or_reads() {
+    // A file named `-o`, `--fromfile` or `--files0-from=.env` in the directory turns these into
+    // a write or a secret's contents printed as file names.
+    for line in ["tree *", "tree -a *", "du *", "du -sh *", "wc *", "wc -l *.rs", "tree ?", "du [-a]*"] {
+        assert!(matches!(read_only(&analyze(line)), ReadOnly::NotProven(_)), "{line} was proven");
+    }
+    // Listing programs have no such option; names that cannot start with `-` are only names.
+    for line in ["ls *", "ls -la *.rs", "stat *", "du -sh src/*", "tree src/*", "wc -l ./*.rs"] {
+        assert_eq!(read_only(&analyze(line)), ReadOnly::Proven, "{line}");
+    }
+}
