@@ -57,6 +57,19 @@ pub fn misspelt(method: &str) -> Option<String> {
     })
 }
 
+/// The refusal for a payload holding a misspelt method, if any: the JSON-RPC error to answer
+/// (with the message's id when the payload is one message; a batch is refused whole).
+pub fn refusal(payload: &super::jsonrpc::Payload<'_>) -> Option<Vec<u8>> {
+    use super::jsonrpc::{code, error_response, Payload};
+    let messages = match payload {
+        Payload::Single(m) => std::slice::from_ref(m),
+        Payload::Batch(b) => b.as_slice(),
+    };
+    let (msg, why) = messages.iter().find_map(|m| m.method().and_then(misspelt).map(|w| (m, w)))?;
+    let id = matches!(payload, Payload::Single(_)).then_some(msg.id).flatten();
+    Some(error_response(id, code::INVALID_REQUEST, &why))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

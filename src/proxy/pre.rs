@@ -178,15 +178,7 @@ where
         }
     };
     // A method a lenient server could read as a known one is never forwarded undecided.
-    let messages = match &payload {
-        Payload::Single(m) => std::slice::from_ref(m),
-        Payload::Batch(b) => b.as_slice(),
-    };
-    if let Some((msg, why)) =
-        messages.iter().find_map(|m| m.method().and_then(crate::mcp::method::misspelt).map(|w| (m, w)))
-    {
-        let id = matches!(payload, Payload::Single(_)).then_some(msg.id).flatten();
-        let b = jsonrpc::error_response(id, code::INVALID_REQUEST, &why);
+    if let Some(b) = crate::mcp::method::refusal(&payload) {
         return Ok(json_response(StatusCode::BAD_REQUEST, b));
     }
     let session = session_of(&req);
@@ -418,8 +410,10 @@ where
             .ok()
             .or_else(|| serde_json::value::to_raw_value(&String::from_utf8_lossy(body)).ok())
     };
-    let call = ToolCall::http(upstream.clone(), &path, args).with_session(session_of(&req));
     let principal = principal_of(&req);
+    let call = ToolCall::http(upstream.clone(), &path, args)
+        .with_session(session_of(&req))
+        .with_caller(principal.as_deref());
     let guard = shared.guard.load_full();
     let decided = match guard.pre_checked(&call).await {
         Outcome::Refuse(d) => Some(d),

@@ -196,6 +196,11 @@ async fn agent_to_server<R>(
                 continue;
             }
         };
+        // A method a lenient server could read as a known one is never sent undecided.
+        if let Some(body) = crate::mcp::method::refusal(&payload) {
+            let _ = to_agent.send(with_newline(body)).await;
+            continue;
+        }
         if let Payload::Single(m) = &payload {
             // The client's answer to the proxy's own elicitation: taken here, never forwarded.
             if relay.approvals.elicitations.is_ours(m) {

@@ -176,6 +176,27 @@ async fn wrap_answers_garbage_with_a_parse_error_and_keeps_going() {
 }
 
 #[tokio::test]
+async fn wrap_refuses_a_misspelt_method_and_the_server_never_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("stdin.jsonl");
+    let config = write_config(dir.path(), "permissions: { deny: [\"mcp__everything__*\"] }\n");
+    let server = node_module("@modelcontextprotocol/server-everything/dist/index.js");
+    let script = format!("tee -a '{}' | exec node '{}' stdio", journal.display(), server.display());
+    let mut w = Wrapped::start(&config, "everything", &["sh", "-c", &script]);
+    w.initialize().await;
+    for (id, method) in [(20, "Tools/Call"), (21, "tools/call "), (22, "tools/ca\u{200b}ll")] {
+        let line = json!({"jsonrpc":"2.0","id":id,"method":method,"params":{"name":"echo","arguments":{"message":"m1sspelt"}}});
+        w.send(line).await;
+        let answer = w.response().await;
+        assert_eq!(answer["id"], id, "{answer}");
+        assert_eq!(answer["error"]["code"], -32600, "{method:?}: {answer}");
+    }
+    w.close().await;
+    let seen = std::fs::read_to_string(&journal).unwrap();
+    assert!(!seen.contains("m1sspelt"), "a misspelt call reached the server's stdin:\n{seen}");
+}
+
+#[tokio::test]
 async fn python_sdk_client_drives_server_everything_through_wrap() {
     let dir = tempfile::tempdir().unwrap();
     let journal = dir.path().join("stdin.jsonl");
