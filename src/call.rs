@@ -28,6 +28,10 @@ pub struct ToolCall {
     pub args: Option<Box<RawValue>>,
     /// The session the call belongs to, when the transport has one.
     pub session: Option<String>,
+    /// Who is calling, as a digest (never the credential): of the `Authorization` header, else
+    /// of the peer address. Shares of checker capacity are kept per caller, since session ids
+    /// are the caller's to choose.
+    pub caller: Option<Arc<str>>,
     pub transport: Transport,
 }
 
@@ -39,6 +43,7 @@ impl ToolCall {
             name: name.to_owned(),
             args: args.map(|a| a.to_owned()),
             session: None,
+            caller: None,
             transport: Transport::Mcp(era),
         }
     }
@@ -51,6 +56,7 @@ impl ToolCall {
             name: path.to_owned(),
             args,
             session: None,
+            caller: None,
             transport: Transport::Http,
         }
     }
@@ -59,11 +65,39 @@ impl ToolCall {
         self.session = session;
         self
     }
+
+    /// Records who is calling (`principal`: the `Authorization` value or `peer:IP`), digested.
+    pub fn with_caller(mut self, principal: Option<&str>) -> ToolCall {
+        use sha2::Digest;
+        self.caller = principal.map(|p| {
+            let d = sha2::Sha256::digest(p.as_bytes());
+            let hex: String = d[..12].iter().map(|b| format!("{b:02x}")).collect();
+            Arc::from(format!("caller:{hex}"))
+        });
+        self
+    }
+
+    /// The key checker capacity is shared by: the caller, else the session.
+    pub fn share_key(&self) -> Option<&str> {
+        self.caller.as_deref().or(self.session.as_deref())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn capacity_is_shared_by_caller_never_by_a_session_id_the_caller_picks() {
+        let base = || ToolCall::mcp("fs".into(), "read_file", None, Era::Legacy);
+        let a = base().with_session(Some("s1".into())).with_caller(Some("Bearer secret-token"));
+        let b = base().with_session(Some("s2".into())).with_caller(Some("Bearer secret-token"));
+        assert_eq!(a.share_key(), b.share_key(), "fresh session ids buy no fresh share");
+        assert!(!a.share_key().unwrap().contains("secret"), "the credential is digested");
+        let other = base().with_session(Some("s1".into())).with_caller(Some("peer:127.0.0.2"));
+        assert_ne!(a.share_key(), other.share_key());
+        assert_eq!(base().with_session(Some("s9".into())).share_key(), Some("s9"), "no caller: the session");
+    }
 
     #[test]
     fn qualified_names_follow_the_agent_convention() {

@@ -98,9 +98,7 @@ impl PostCheck {
     /// The judgement with its verdict, mode and rule (for `portcullis check`); sanitize
     /// rewrites `result` in place.
     pub async fn report(&self, call: &ToolCall, result: &mut Value) -> Report<PostJudgement> {
-        self.guardrails
-            .post_keyed(&self.rule, &call.qualified, &self.kind, call.session.as_deref(), result)
-            .await
+        self.guardrails.post_keyed(&self.rule, &call.qualified, &self.kind, call.share_key(), result).await
     }
 
     /// Judges `result` (a `result` or `error` value), rewriting it in place as the rule says.
@@ -113,7 +111,7 @@ impl PostCheck {
     ) -> PostOutcome {
         match self
             .guardrails
-            .post_keyed(&self.rule, &call.qualified, &self.kind, call.session.as_deref(), result)
+            .post_keyed(&self.rule, &call.qualified, &self.kind, call.share_key(), result)
             .await
             .judgement
         {
@@ -219,9 +217,8 @@ impl Guard {
                     None => Outcome::Forward,
                     Some(job) => Outcome::Check(Box::new(PreCheck {
                         guardrails: g.clone(),
-                        // The fair share of checker slots is per caller (the lead may swap the
-                        // session for the authenticated principal).
-                        job: job.keyed(call.session.as_deref()),
+                        // The fair share of checker slots is per caller (else per session).
+                        job: job.keyed(call.share_key()),
                         tool: call.qualified.clone(),
                         args,
                         session: call.session.clone(),

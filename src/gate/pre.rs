@@ -202,7 +202,8 @@ fn call(msg: &Message<'_>, cx: &Context<'_>) -> Result<ToolCall, String> {
         None => return Err("tools/call needs params".into()),
     };
     Ok(ToolCall::mcp(cx.upstream.clone(), &params.name, params.arguments, cx.era)
-        .with_session(cx.session.map(str::to_owned)))
+        .with_session(cx.session.map(str::to_owned))
+        .with_caller(cx.principal))
 }
 
 /// What the repeated-denial breaker counts: calls let through and calls refused.
