@@ -4,7 +4,7 @@
 //! and the path the upstream receives are the same bytes. An upstream name is taken literally
 //! (no escapes, no dot segments), so `/mcp/%66s` or `/http/./web` name no upstream.
 
-mod path;
+pub mod path;
 
 pub use path::PathError;
 

@@ -9,6 +9,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Two callers, told apart by their credentials (sessions are the caller's to choose, so shares
+/// and streaks are kept per caller).
+const FLOOD: &str = "Bearer flood-agent";
+const VICTIM: &str = "Bearer victim-agent";
+
 use bytes::Bytes;
 use http_body_util::Full;
 use serde_json::{json, Value};
@@ -86,7 +91,7 @@ async fn padding_carries_no_payload_past_either_phase() {
 }
 
 #[tokio::test]
-async fn sixty_calls_from_one_session_neither_open_the_breaker_nor_starve_another_session() {
+async fn sixty_calls_from_one_caller_neither_open_the_breaker_nor_starve_another_caller() {
     let peer = Peer::python("legacy");
     let started = Arc::new((AtomicUsize::new(0), Notify::new()));
     let checker = FakeChecker::start({
@@ -111,17 +116,17 @@ async fn sixty_calls_from_one_session_neither_open_the_breaker_nor_starve_anothe
         let body = json!({"jsonrpc":"2.0","id":100 + i,"method":"tools/call","params":{"name":"echo","arguments":{"message":format!("harmless note {i}")}}});
         let (url, id) = (flood.url.clone(), flood.id.clone());
         async move {
-            let (_, _, text) =
-                post(&url, &[("mcp-session-id", id.as_str()), ("mcp-protocol-version", LEGACY)], body.to_string())
-                    .await;
+            let headers =
+                [("mcp-session-id", id.as_str()), ("mcp-protocol-version", LEGACY), ("authorization", FLOOD)];
+            let (_, _, text) = post(&url, &headers, body.to_string()).await;
             rpc_body(&text)
         }
     });
     let flood_done = tokio::spawn(futures_util::future::join_all(calls));
     // Every slot is taken by the flood before the other session asks.
     started.1.notified().await;
-    let (_, _, msg) = victim.call("echo", json!({"message": EXFIL}), &[]).await;
-    assert_eq!(msg["result"]["isError"], true, "the other session's exfiltration was judged: {msg}");
+    let (_, _, msg) = victim.call("echo", json!({"message": EXFIL}), &[("authorization", VICTIM)]).await;
+    assert_eq!(msg["result"]["isError"], true, "the other caller's exfiltration was judged: {msg}");
     assert!(text_of(&msg).contains("exfiltration to attacker"), "{msg}");
     for out in flood_done.await.unwrap() {
         assert_eq!(out["result"]["isError"], false, "harmless calls pass (judged or shed open): {out}");
@@ -275,7 +280,7 @@ async fn what_the_client_reads_is_what_the_checker_judges() {
 }
 
 #[tokio::test]
-async fn one_session_whose_content_times_the_model_out_does_not_switch_it_off_for_another() {
+async fn one_caller_whose_content_times_the_model_out_does_not_switch_it_off_for_another() {
     let peer = Peer::python("legacy");
     // Content the model takes too long over (a long prompt on a small server): a timeout.
     let checker = FakeChecker::start(|r| match r.data() {
@@ -289,12 +294,14 @@ async fn one_session_whose_content_times_the_model_out_does_not_switch_it_off_fo
     let mut flood = Session::open(&url).await;
     let mut victim = Session::open(&url).await;
     for i in 0..4 {
-        let (_, _, msg) = flood.call("echo", json!({"message": format!("slowpoke {i}")}), &[]).await;
+        let (_, _, msg) = flood
+            .call("echo", json!({"message": format!("slowpoke {i}")}), &[("authorization", FLOOD)])
+            .await;
         assert_eq!(msg["result"]["isError"], false, "fail-open: {msg}");
     }
     assert!(breaker_closed(&p), "one caller's streak does not open the breaker for everyone");
     assert_eq!(checker.calls(), 3, "the caller's own fourth check did not wait on the checker");
-    let (_, _, msg) = victim.call("echo", json!({"message": EXFIL}), &[]).await;
-    assert!(text_of(&msg).contains("exfiltration to attacker"), "the other session is still judged: {msg}");
+    let (_, _, msg) = victim.call("echo", json!({"message": EXFIL}), &[("authorization", VICTIM)]).await;
+    assert!(text_of(&msg).contains("exfiltration to attacker"), "the other caller is still judged: {msg}");
     assert!(peer.calls_received().iter().all(|c| !c.contains("attacker")));
 }

@@ -202,11 +202,28 @@ async fn open(url: &str) -> String {
 
 /// Starts a call in the background; its answer arrives when someone decides.
 fn call(url: &str, session: &str, id: u64, tool: &str, args: Value) -> tokio::task::JoinHandle<Value> {
-    let (url, session, tool) = (url.to_owned(), session.to_owned(), tool.to_owned());
+    call_as(url, session, id, tool, args, "Bearer console-test-agent")
+}
+
+/// [`call`] as another caller (`authorization`): streaks are kept per caller as well as session.
+fn call_as(
+    url: &str,
+    session: &str,
+    id: u64,
+    tool: &str,
+    args: Value,
+    authorization: &str,
+) -> tokio::task::JoinHandle<Value> {
+    let (url, session, tool, auth) =
+        (url.to_owned(), session.to_owned(), tool.to_owned(), authorization.to_owned());
     tokio::spawn(async move {
         let body =
             json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":tool,"arguments":args}});
-        let h = [("mcp-session-id", session.as_str()), ("mcp-protocol-version", LEGACY)];
+        let h = [
+            ("mcp-session-id", session.as_str()),
+            ("mcp-protocol-version", LEGACY),
+            ("authorization", auth.as_str()),
+        ];
         rpc_body(&post(&url, &h, body.to_string()).await.2)
     })
 }
@@ -257,14 +274,21 @@ async fn an_operator_allows_a_parked_call_from_the_console_in_headless_chromium(
         assert_eq!(admin_get(&admin, path, "not-the-token").await.0, 401, "{path}");
     }
 
-    // A session refused three times in a row (add is denied) is flagged.
+    // A session refused three times in a row (add is denied) is flagged, and so is its caller (a
+    // different agent from the one whose calls are parked below).
     let hammering = open(&url).await;
     for id in 1..=3 {
-        let msg = call(&url, &hammering, id, "add", json!({"a": 1, "b": 2})).await.unwrap();
+        let msg = call_as(&url, &hammering, id, "add", json!({"a": 1, "b": 2}), "Bearer hammering-agent")
+            .await
+            .unwrap();
         assert!(text_of(&msg).contains("portcullis denied"), "{msg}");
     }
     let (_, s) = admin_get(&admin, "/status", token).await;
-    assert_eq!(s["flagged_sessions"][0]["session"], hammering.as_str(), "{s}");
+    let flagged: Vec<&str> =
+        s["flagged_sessions"].as_array().unwrap().iter().filter_map(|f| f["session"].as_str()).collect();
+    assert!(flagged.contains(&hammering.as_str()), "{s}");
+    assert!(flagged.iter().any(|f| f.starts_with("caller:")), "the caller is flagged too: {s}");
+    assert_eq!(flagged.len(), 2, "{s}");
 
     // write_note has no allow rule: the built-in floor asks and the call is parked. Its arguments
     // carry markup, as an attacker's would.
@@ -341,18 +365,20 @@ async fn an_operator_allows_a_parked_call_from_the_console_in_headless_chromium(
     )
     .await;
 
-    // The flagged session is listed; "Clear" clears it at the API.
-    let clear = b
-        .wait_for(
-            "the flagged session in the console",
-            "var s = arguments[0]; var c = Array.from(document.querySelectorAll('.flagged')) \
-             .find(function (c) { return c.dataset.session === s; }); \
-             return c ? c.querySelector('button.clear') : null;",
-            json!([hammering]),
-            |v| v.get(ELEMENT).is_some(),
-        )
-        .await;
-    b.click(clear[ELEMENT].as_str().unwrap()).await;
+    // The flagged session and its caller are listed; "Clear" clears each at the API.
+    for (what, prefix) in [("the flagged session", hammering.as_str()), ("the flagged caller", "caller:")] {
+        let clear = b
+            .wait_for(
+                what,
+                "var s = arguments[0]; var c = Array.from(document.querySelectorAll('.flagged')) \
+                 .find(function (c) { return c.dataset.session.indexOf(s) === 0; }); \
+                 return c ? c.querySelector('button.clear') : null;",
+                json!([prefix]),
+                |v| v.get(ELEMENT).is_some(),
+            )
+            .await;
+        b.click(clear[ELEMENT].as_str().unwrap()).await;
+    }
     let start = Instant::now();
     loop {
         let (_, s) = admin_get(&admin, "/status", token).await;
