@@ -103,11 +103,14 @@ pub fn parse(bytes: &[u8]) -> Result<Payload<'_>, ParseError> {
         if raw.is_empty() {
             return Err(ParseError::EmptyBatch);
         }
-        let msgs = raw
-            .into_iter()
-            .map(|r| serde_json::from_str::<Message<'_>>(r.get()).map_err(ParseError::Shape))
-            .collect::<Result<Vec<_>, _>>()?;
+        let msgs = raw.into_iter().map(|r| object(r.get())).collect::<Result<Vec<_>, _>>()?;
         return Ok(Payload::Batch(msgs));
+    }
+    if first != Some(&b'{') {
+        return Err(match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+            Ok(_) => ParseError::Shape(serde::de::Error::custom("a JSON-RPC message is a JSON object")),
+            Err(e) => ParseError::Json(e),
+        });
     }
     // Two passes on failure only: distinguish "not JSON" from "JSON of the wrong shape".
     match serde_json::from_slice::<Message<'_>>(bytes) {
@@ -117,6 +120,16 @@ pub fn parse(bytes: &[u8]) -> Result<Payload<'_>, ParseError> {
             Err(_) => Err(ParseError::Json(e)),
         },
     }
+}
+
+/// One batch element. Only an object is a message: serde would also read a struct from an array
+/// by position (`[7, "tools/call", {…}]`), which no server takes for a request (found by the
+/// `jsonrpc` fuzz target).
+fn object(text: &str) -> Result<Message<'_>, ParseError> {
+    if !text.trim_start().starts_with('{') {
+        return Err(ParseError::Shape(serde::de::Error::custom("a JSON-RPC message is a JSON object")));
+    }
+    serde_json::from_str::<Message<'_>>(text).map_err(ParseError::Shape)
 }
 
 /// The params of a `tools/call` request.
@@ -351,6 +364,21 @@ mod tests {
         for (text, want) in cases {
             let Payload::Single(m) = parse(text.as_bytes()).unwrap() else { panic!("{text}") };
             assert_eq!(m.kind(), want, "{text}");
+        }
+    }
+
+    #[test]
+    fn only_objects_are_messages_never_arrays_read_by_position() {
+        for text in [
+            r#"[[7,"tools/call",{"name":"x"}]]"#,
+            "[[]]",
+            r#"[{"jsonrpc":"2.0","method":"ping","id":1},[]]"#,
+            r#""tools/call""#,
+            "7",
+            "null",
+        ] {
+            let e = parse(text.as_bytes()).expect_err(text);
+            assert_eq!(e.code(), code::INVALID_REQUEST, "{text}");
         }
     }
 
