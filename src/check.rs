@@ -13,10 +13,10 @@ use serde::Deserialize;
 use serde_json::{json, value::RawValue, Value};
 
 use crate::call::ToolCall;
-use crate::checker::guardrails::{PostJudgement, PreJudgement, Report};
 use crate::checker::Phase;
 use crate::config::Config;
 use crate::gate::{Guard, Outcome, PostOutcome};
+use crate::guardrails::{PostJudgement, PreJudgement, Report};
 use crate::mcp::era::Era;
 use crate::mcp::result::refusal_value;
 use crate::rules::Effect;

@@ -6,6 +6,8 @@
 
 mod approvals;
 mod audit;
+#[cfg(test)]
+mod engine_tests;
 mod guardrails;
 mod permissions;
 mod raw;

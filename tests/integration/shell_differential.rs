@@ -222,41 +222,7 @@ fn predicted(analysis: &Analysis, home: &Path) -> Option<Vec<Vec<String>>> {
 }
 
 fn corpus(name: &str) -> Vec<(String, String)> {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let shared = root.join("../shared/corpus").join(name);
-    let path = if shared.exists() { shared } else { root.join("tests/corpus").join(name) };
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    text.lines()
-        .skip(1)
-        .filter(|l| !l.is_empty())
-        .map(|l| {
-            let mut fields = l.split('\t');
-            (unescape(fields.next().unwrap_or("")), fields.next().unwrap_or("").to_string())
-        })
-        .collect()
-}
-
-/// The corpus TSV escapes (`\n`, `\t`, `\\`), as its README defines them.
-fn unescape(field: &str) -> String {
-    let mut out = String::new();
-    let mut chars = field.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('\\') => out.push('\\'),
-            Some(other) => {
-                out.push('\\');
-                out.push(other);
-            }
-            None => out.push('\\'),
-        }
-    }
-    out
+    portcullis_corpus::tsv_rows(&portcullis_corpus::read(name))
 }
 
 /// A small seeded generator (no dependency on proptest's runner, so every run is the same).

@@ -1,0 +1,179 @@
+//! The development corpora, scanned as the proxy would scan them: tool results inbound, tool-call
+//! arguments outbound. Recall and false-positive rates are printed per file and per category
+//! (`cargo test --lib checker::detect::corpus -- --nocapture`), and floors are asserted.
+//!
+//! The floors are what a *local* detector can promise, not the figures it happens to reach:
+//! explicit injections (AgentDojo's templates) should mostly be caught; BIPIA's attacks are
+//! mostly plain task requests ("Summarise the 2020 climate report") that only a model can
+//! judge, so its floor is low; the exfiltration corpora are semantic (an e-mail to the wrong
+//! address) and get no recall floor at all — only the promise not to fire on benign calls.
+//!
+//! Files are read from `../shared/corpus/` when present, else from the copies in
+//! `tests/corpus/` (README there); if neither exists the test prints a notice and passes. The
+//! `meta` field is never read: the row type below does not have it.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::{scan, Category, Direction, Finding};
+
+/// A corpus row, minus `meta` (which can reveal the label).
+#[derive(Deserialize)]
+struct Row {
+    text: Option<String>,
+    tool: Option<String>,
+    args: Option<serde_json::Value>,
+    label: String,
+}
+
+/// The committed copies make every file present; `Option` keeps the callers' skip paths simple.
+fn corpus(name: &str) -> Option<String> {
+    Some(portcullis_corpus::read(name))
+}
+
+fn rows(name: &str) -> Option<Vec<Row>> {
+    let text = corpus(name)?;
+    Some(
+        text.lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{name}: {e}: {l}")))
+            .collect(),
+    )
+}
+
+/// Counts for one file: rows per label, and rows with a finding, overall and per category.
+#[derive(Default)]
+struct Tally {
+    rows: BTreeMap<String, usize>,
+    flagged: BTreeMap<String, usize>,
+    by_category: BTreeMap<(String, &'static str), usize>,
+}
+
+impl Tally {
+    fn add(&mut self, label: &str, findings: &[Finding], counts: impl Fn(&Finding) -> bool) {
+        *self.rows.entry(label.to_string()).or_default() += 1;
+        if findings.iter().any(&counts) {
+            *self.flagged.entry(label.to_string()).or_default() += 1;
+        }
+        let mut categories: Vec<Category> = findings.iter().map(|f| f.category).collect();
+        categories.sort();
+        categories.dedup();
+        for category in categories {
+            *self.by_category.entry((label.to_string(), category.as_str())).or_default() += 1;
+        }
+    }
+
+    fn rate(&self, label: &str) -> f64 {
+        let rows = self.rows.get(label).copied().unwrap_or(0);
+        self.flagged.get(label).copied().unwrap_or(0) as f64 / rows.max(1) as f64
+    }
+
+    fn print(&self, file: &str, positive: &str, negative: &str) {
+        let count = |m: &BTreeMap<String, usize>, l: &str| m.get(l).copied().unwrap_or(0);
+        println!(
+            "{file}: recall {:.1}% ({}/{} {positive}), false positives {:.1}% ({}/{} {negative})",
+            100.0 * self.rate(positive),
+            count(&self.flagged, positive),
+            count(&self.rows, positive),
+            100.0 * self.rate(negative),
+            count(&self.flagged, negative),
+            count(&self.rows, negative),
+        );
+        for ((label, category), n) in &self.by_category {
+            println!("    {label:>9} rows with {category} findings: {n}/{}", count(&self.rows, label));
+        }
+    }
+}
+
+fn is_injection_signal(f: &Finding) -> bool {
+    matches!(f.category, Category::InstructionOverride | Category::FakeSystemMarker | Category::InvisibleText)
+}
+
+/// Inbound: a row counts as flagged on an injection-type finding. Secrets found in results are
+/// reported per category but are a different signal (a result that leaks a key is not an
+/// injection), so they do not count against the false-positive rate here.
+fn injection_file(name: &str, recall_floor: f64, fpr_ceiling: f64) {
+    let Some(rows) = rows(name) else { return };
+    let mut tally = Tally::default();
+    for row in &rows {
+        let findings = scan(row.text.as_deref().unwrap_or(""), Direction::Inbound);
+        tally.add(&row.label, &findings, is_injection_signal);
+    }
+    tally.print(name, "injection", "benign");
+    assert!(tally.rate("injection") >= recall_floor, "{name}: recall below {recall_floor}");
+    assert!(tally.rate("benign") <= fpr_ceiling, "{name}: false-positive rate above {fpr_ceiling}");
+}
+
+/// Outbound: the arguments as the JSON the proxy forwards, and for shell tools the command
+/// itself, decoded. Any finding flags the row.
+fn exfil_file(name: &str, fpr_ceiling: f64) {
+    let Some(rows) = rows(name) else { return };
+    let mut tally = Tally::default();
+    for row in &rows {
+        let args = row.args.clone().unwrap_or_default();
+        let mut findings = scan(&args.to_string(), Direction::Outbound);
+        if let Some(command) = args.get("command").and_then(|c| c.as_str()) {
+            findings.extend(scan(command, Direction::Outbound));
+        }
+        assert!(row.tool.is_some(), "{name}: row without a tool");
+        tally.add(&row.label, &findings, |_| true);
+    }
+    tally.print(name, "exfil", "benign");
+    assert!(tally.rate("benign") <= fpr_ceiling, "{name}: false-positive rate above {fpr_ceiling}");
+}
+
+#[test]
+fn agentdojo_injections_are_mostly_caught_and_clean_results_pass() {
+    injection_file("injection.dev.jsonl", 0.75, 0.02);
+}
+
+#[test]
+fn bipia_explicit_directives_are_caught_and_clean_results_pass() {
+    injection_file("injection_bipia.dev.jsonl", 0.10, 0.02);
+}
+
+#[test]
+fn agentdojo_benign_tool_calls_raise_no_findings() {
+    exfil_file("exfil.dev.jsonl", 0.02);
+}
+
+#[test]
+fn shell_one_liners_from_nl2bash_raise_no_findings() {
+    exfil_file("exfil_shell.dev.jsonl", 0.02);
+}
+
+/// The shell corpora measure download-and-execute directly: recall on the fetch-and-execute
+/// category, and no finding on commands the corpus calls read-only.
+#[test]
+fn fetch_and_execute_commands_are_caught_and_read_only_commands_pass() {
+    let (Some(dangerous), Some(readonly)) =
+        (corpus("shell-dangerous.dev.tsv"), corpus("shell-readonly.dev.tsv"))
+    else {
+        return;
+    };
+    let is_exec = |command: &str| {
+        scan(command, Direction::Outbound).iter().any(|f| f.category == Category::DownloadExecute)
+    };
+    let fetch_exec: Vec<String> =
+        tsv(&dangerous).filter(|(_, c)| c.starts_with('2')).map(|(cmd, _)| cmd).collect();
+    let caught = fetch_exec.iter().filter(|c| is_exec(c)).count();
+    let read_only: Vec<String> =
+        tsv(&readonly).filter(|(_, l)| l == "readonly").map(|(cmd, _)| cmd).collect();
+    let false_alarms: Vec<&String> = read_only.iter().filter(|c| is_exec(c)).collect();
+    println!(
+        "shell corpora: download_execute recall {caught}/{} on fetch-and-execute, {}/{} read-only commands flagged",
+        fetch_exec.len(),
+        false_alarms.len(),
+        read_only.len()
+    );
+    for command in fetch_exec.iter().filter(|c| !is_exec(c)) {
+        println!("    missed: {command}");
+    }
+    assert!(caught * 10 >= fetch_exec.len() * 6, "download-execute recall below 60%");
+    assert!(false_alarms.is_empty(), "read-only commands flagged: {false_alarms:?}");
+}
+
+fn tsv(text: &str) -> impl Iterator<Item = (String, String)> {
+    portcullis_corpus::tsv_rows(text).into_iter()
+}

@@ -1,0 +1,394 @@
+//! The engine: units of a call, the rules that match each, and the floor.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::jail::{Confined, Jail};
+use super::kinds::{Access, Subject, ToolKinds};
+use super::spec::Subject as RuleSubject;
+use super::{Decision, Effect, Posture, Prefilter, Profile, Rule, Scope};
+use portcullis_shell::{self as shell, Analysis, Command, ReadOnly};
+
+/// Programs in these directories are the system's own; elsewhere a path-qualified program
+/// (`./git`) may be anything, so allow rules do not match it (deny and ask rules still do).
+const SYSTEM_BIN: &[&str] = &["/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/"];
+
+/// Everything the engine is built from.
+#[derive(Debug, Clone, Default)]
+pub struct EngineParts {
+    pub rules: Vec<Rule>,
+    pub kinds: ToolKinds,
+    pub jail: Option<Jail>,
+    pub posture: Posture,
+    pub profiles: HashMap<String, Profile>,
+}
+
+/// The compiled rule engine.
+#[derive(Debug, Clone)]
+pub struct Engine {
+    parts: EngineParts,
+    jail: Jail,
+}
+
+impl Default for Engine {
+    fn default() -> Self {
+        Engine::new(EngineParts::default())
+    }
+}
+
+/// One judgeable piece of a call.
+enum Unit<'a> {
+    Command { cmd: &'a Command, read_only: bool },
+    Path { path: &'a str, access: Access },
+    Fetch { url: &'a str, host: Option<String> },
+    Generic { args: &'a str },
+}
+
+impl<'a> Unit<'a> {
+    fn read_only(&self) -> bool {
+        match self {
+            Unit::Command { read_only, .. } => *read_only,
+            Unit::Path { access, .. } => *access == Access::Read,
+            Unit::Fetch { .. } | Unit::Generic { .. } => false,
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Unit::Command { cmd, .. } => format!("`{}`", cmd.canonical()),
+            Unit::Path { path, access } => {
+                format!("{} {path}", if *access == Access::Read { "read" } else { "write" })
+            }
+            Unit::Fetch { url, .. } => format!("fetch {url}"),
+            Unit::Generic { .. } => "the call".into(),
+        }
+    }
+}
+
+fn host_of(url: &str) -> Option<String> {
+    let uri: http::Uri = url.parse().ok()?;
+    uri.host().map(|h| h.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase())
+}
+
+impl Engine {
+    pub fn new(parts: EngineParts) -> Engine {
+        let jail = parts.jail.clone().unwrap_or_else(|| {
+            Jail::new(
+                None,
+                &super::jail::DEFAULT_DENY_NAMES.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                super::jail::Resolve::Filesystem,
+            )
+            .expect("a jail without a root needs no filesystem")
+        });
+        Engine { parts, jail }
+    }
+
+    pub fn kinds(&self) -> &ToolKinds {
+        &self.parts.kinds
+    }
+
+    pub fn rules(&self) -> &[Rule] {
+        &self.parts.rules
+    }
+
+    /// Whether `rule` matches an example written for it: a command line for `Shell`, a path
+    /// for `Read`/`Write`/`File`, a URL for `Fetch`, a tool name for a tool rule — or
+    /// `tool(argument)` for a tool rule with a specifier, read by that tool's kind.
+    pub fn rule_matches_example(&self, rule: &Rule, example: &str) -> bool {
+        let shell_any = |qualified: &str, line: &str| {
+            shell::analyze(line)
+                .commands
+                .iter()
+                .any(|c| matches(rule, qualified, &Unit::Command { cmd: c, read_only: false }))
+        };
+        let path = |qualified: &str, p: &str| {
+            [Access::Read, Access::Write]
+                .into_iter()
+                .any(|access| matches(rule, qualified, &Unit::Path { path: p, access }))
+        };
+        match &rule.spec.subject {
+            RuleSubject::Shell => shell_any("", example),
+            RuleSubject::Read | RuleSubject::Write | RuleSubject::File => path("", example),
+            RuleSubject::Fetch => matches(rule, "", &Unit::Fetch { url: example, host: host_of(example) }),
+            RuleSubject::Tool(_) => {
+                let (name, arg) = match example.split_once('(') {
+                    Some((n, rest)) => (n, rest.strip_suffix(')')),
+                    None => (example, None),
+                };
+                let Some(arg) = arg else {
+                    return matches(rule, name, &Unit::Generic { args: "{}" });
+                };
+                match self.parts.kinds.kind_of(name) {
+                    super::kinds::KindSpec::Shell { .. } => shell_any(name, arg),
+                    super::kinds::KindSpec::File { .. } => path(name, arg),
+                    super::kinds::KindSpec::Fetch { .. } => {
+                        matches(rule, name, &Unit::Fetch { url: arg, host: host_of(arg) })
+                    }
+                    super::kinds::KindSpec::Generic => matches(rule, name, &Unit::Generic { args: arg }),
+                }
+            }
+        }
+    }
+
+    /// Whether deciding a call to `qualified` reads its arguments at all. A generic tool's
+    /// arguments only matter to `tool(specifier)` rules; without one the proxy need not parse them.
+    pub fn needs_args(&self, qualified: &str) -> bool {
+        !matches!(self.parts.kinds.kind_of(qualified), super::kinds::KindSpec::Generic)
+            || self
+                .parts
+                .rules
+                .iter()
+                .any(|r| matches!(r.spec.subject, RuleSubject::Tool(_)) && r.spec.specifier.is_some())
+    }
+
+    /// Decides a call to `qualified` (on `upstream`) with `args`.
+    pub fn decide(&self, upstream: &str, qualified: &str, args: &Value) -> Decision {
+        let profile = self.parts.profiles.get(upstream).copied().unwrap_or_default();
+        match self.parts.kinds.classify(qualified, args) {
+            Subject::Shell { command, allowlist: None } => self.shell(qualified, &command, profile),
+            Subject::Shell { command, allowlist: Some(list) } => match list.check(&command, &self.jail) {
+                Err(why) => Decision {
+                    effect: Effect::Deny,
+                    rule: "tools: allowlist".into(),
+                    scope: Scope::Config,
+                    reason: why,
+                    prefilter: Some(Prefilter::Inspect),
+                },
+                // An allowlisted invocation is the executor's contract: its floor allows, while
+                // configured denies and asks (and a readonly profile) still hold.
+                Ok(()) => {
+                    let floor = if profile == Profile::Readonly { profile } else { Profile::Privileged };
+                    self.shell(qualified, &command, floor)
+                }
+            },
+            Subject::File { path, access } => match self.jail.confine(&path) {
+                Confined::Refused(why) => Decision {
+                    effect: Effect::Deny,
+                    rule: "jail".into(),
+                    scope: Scope::Builtin,
+                    reason: why,
+                    prefilter: None,
+                },
+                Confined::Inside(resolved) => {
+                    self.unit(qualified, &Unit::Path { path: &resolved, access }, profile, false)
+                }
+            },
+            Subject::Fetch { url } => {
+                let host = host_of(&url);
+                self.unit(qualified, &Unit::Fetch { url: &url, host }, profile, false)
+            }
+            Subject::Generic { args } => self.unit(qualified, &Unit::Generic { args: &args }, profile, false),
+            Subject::Malformed { kind, pointer } => Decision {
+                effect: Effect::Ask,
+                rule: format!("tools: {kind} kind"),
+                scope: Scope::Builtin,
+                reason: format!(
+                    "{qualified} is a {kind} tool but its argument {pointer} is missing or not a string"
+                ),
+                prefilter: None,
+            },
+        }
+    }
+
+    fn shell(&self, qualified: &str, line: &str, profile: Profile) -> Decision {
+        let analysis = shell::analyze(line);
+        let prefilter = match shell::read_only(&analysis) {
+            ReadOnly::Proven => Prefilter::Skip,
+            ReadOnly::NotProven(_) => Prefilter::Inspect,
+        };
+        if let Some(err) = &analysis.parse_error {
+            return Decision {
+                effect: Effect::Ask,
+                rule: "shell: parse error".into(),
+                scope: Scope::Builtin,
+                reason: format!("the command could not be parsed ({err}), so it cannot be judged"),
+                prefilter: Some(Prefilter::Inspect),
+            };
+        }
+        if analysis.commands.is_empty() {
+            return Decision {
+                effect: Effect::Ask,
+                rule: "shell: empty".into(),
+                scope: Scope::Builtin,
+                reason: "the command line holds no command".into(),
+                prefilter: Some(Prefilter::Inspect),
+            };
+        }
+        let mut worst: Option<Decision> = None;
+        for cmd in &analysis.commands {
+            let alone = Analysis { commands: vec![cmd.clone()], parse_error: None };
+            let read_only = matches!(shell::read_only(&alone), ReadOnly::Proven);
+            let opaque = !cmd.opaque.is_empty();
+            let mut d = self.unit(qualified, &Unit::Command { cmd, read_only }, profile, opaque);
+            // Absolute path operands meet the file rules too: `cat /etc/shadow` is a read of
+            // /etc/shadow whatever tool performs it. Only deny and ask rules: a path rule's
+            // allow must not loosen a shell floor.
+            for path in cmd.args.iter().filter(|a| a.starts_with('/')) {
+                if let Some(p) = self.path_operand(qualified, path) {
+                    if p.effect > d.effect {
+                        d = p;
+                    }
+                }
+            }
+            if worst.as_ref().is_none_or(|w| d.effect > w.effect) {
+                worst = Some(d);
+            }
+        }
+        let mut d = worst.expect("at least one command");
+        d.prefilter = Some(prefilter);
+        d
+    }
+
+    fn path_operand(&self, qualified: &str, path: &str) -> Option<Decision> {
+        let unit = Unit::Path { path, access: Access::Read };
+        let (effect, rule) = self.configured(qualified, &unit, |e| e != Effect::Allow)?;
+        Some(Decision {
+            effect,
+            rule: rule.spec.source.clone(),
+            scope: rule.scope,
+            reason: format!("the command names {path}, which {} matches", rule.spec.source),
+            prefilter: None,
+        })
+    }
+
+    /// The strongest configured rule matching `unit`, by effect then scope.
+    fn configured(
+        &self,
+        qualified: &str,
+        unit: &Unit<'_>,
+        keep: impl Fn(Effect) -> bool,
+    ) -> Option<(Effect, &Rule)> {
+        self.parts
+            .rules
+            .iter()
+            .filter(|r| keep(r.effect) && matches(r, qualified, unit))
+            .max_by_key(|r| (r.effect, r.scope))
+            .map(|r| (r.effect, r))
+    }
+
+    fn unit(&self, qualified: &str, unit: &Unit<'_>, profile: Profile, opaque: bool) -> Decision {
+        let what = unit.describe();
+        let configured = self.configured(qualified, unit, |_| true);
+        if let Some((Effect::Deny, rule)) = configured {
+            return decision(Effect::Deny, rule, format!("{what} is denied by {}", rule.spec.source));
+        }
+        if profile == Profile::Readonly && !unit.read_only() {
+            return Decision {
+                effect: Effect::Deny,
+                rule: "profile: readonly".into(),
+                scope: Scope::Config,
+                reason: format!("{what} is not proven read-only and this upstream's profile is readonly"),
+                prefilter: None,
+            };
+        }
+        if let Some((Effect::Ask, rule)) = configured {
+            return decision(Effect::Ask, rule, format!("{what} needs approval by {}", rule.spec.source));
+        }
+        // The opacity floor: what cannot be read from the words is asked, whatever allows it.
+        if opaque && self.parts.posture != Posture::Yolo {
+            let Unit::Command { cmd, .. } = unit else { unreachable!("only commands are opaque") };
+            let why: Vec<String> = cmd.opaque.iter().map(|o| format!("{o:?}")).collect();
+            return Decision {
+                effect: Effect::Ask,
+                rule: "shell: opaque".into(),
+                scope: Scope::Builtin,
+                reason: format!("{what} hides what it runs ({}), so it is asked", why.join(", ")),
+                prefilter: None,
+            };
+        }
+        if let Some((Effect::Allow, rule)) = configured {
+            // An allow for a program is not an allow to write files: `Shell(echo:*)` must not
+            // cover `echo x > ~/.bashrc`. Only the posture or profile lifts this, like the floor.
+            let lifted =
+                profile == Profile::Privileged || matches!(self.parts.posture, Posture::Auto | Posture::Yolo);
+            if let (Unit::Command { cmd, .. }, false) = (unit, lifted) {
+                if let Some(r) = cmd.redirects.iter().find(|r| r.writes_file()) {
+                    return Decision {
+                        effect: Effect::Ask,
+                        rule: "shell: redirect".into(),
+                        scope: Scope::Builtin,
+                        reason: format!(
+                            "{what} writes {} by redirection, which {} does not cover",
+                            r.target, rule.spec.source
+                        ),
+                        prefilter: None,
+                    };
+                }
+            }
+            return decision(Effect::Allow, rule, format!("{what} is allowed by {}", rule.spec.source));
+        }
+        self.floor(unit, profile, what)
+    }
+
+    fn floor(&self, unit: &Unit<'_>, profile: Profile, what: String) -> Decision {
+        let built = |effect, rule: &str, reason: String| Decision {
+            effect,
+            rule: rule.into(),
+            scope: Scope::Builtin,
+            reason,
+            prefilter: None,
+        };
+        if unit.read_only() {
+            return built(Effect::Allow, "floor: read-only", format!("{what} is read-only"));
+        }
+        let loosened = match (profile, self.parts.posture) {
+            (Profile::Privileged, _) | (_, Posture::Auto | Posture::Yolo) => true,
+            (_, Posture::Trusted) => !matches!(unit, Unit::Command { .. }),
+            (_, Posture::Strict) => false,
+        };
+        if loosened {
+            return built(
+                Effect::Allow,
+                "floor: posture",
+                format!("{what} is allowed by the posture or profile"),
+            );
+        }
+        built(Effect::Ask, "floor: mutating", format!("{what} is not proven read-only, so it is asked"))
+    }
+}
+
+fn decision(effect: Effect, rule: &Rule, reason: String) -> Decision {
+    Decision { effect, rule: rule.spec.source.clone(), scope: rule.scope, reason, prefilter: None }
+}
+
+fn system_program(cmd: &Command) -> bool {
+    !cmd.path_qualified
+        || SYSTEM_BIN.iter().any(|d| cmd.invoked_as.strip_prefix(d) == Some(cmd.program.as_str()))
+}
+
+/// Does `rule` match `unit` of a call to `qualified`?
+fn matches(rule: &Rule, qualified: &str, unit: &Unit<'_>) -> bool {
+    let subject_ok = match (&rule.spec.subject, unit) {
+        (RuleSubject::Tool(g), _) => g.matches(qualified),
+        (RuleSubject::Shell, Unit::Command { .. }) => true,
+        (RuleSubject::Read, Unit::Path { access: Access::Read, .. }) => true,
+        (RuleSubject::Write, Unit::Path { access: Access::Write, .. }) => true,
+        (RuleSubject::File, Unit::Path { .. }) => true,
+        (RuleSubject::Fetch, Unit::Fetch { .. }) => true,
+        _ => false,
+    };
+    if !subject_ok {
+        return false;
+    }
+    if let Unit::Command { cmd, .. } = unit {
+        if rule.effect == Effect::Allow && !system_program(cmd) {
+            return false;
+        }
+    }
+    let Some(spec) = &rule.spec.specifier else { return true };
+    match unit {
+        Unit::Command { cmd, .. } => {
+            let canonical = cmd.canonical();
+            let mut words: Vec<&str> = vec![cmd.program.as_str()];
+            words.extend(cmd.args.iter().map(String::as_str));
+            spec.command.matches(&words, &canonical)
+        }
+        Unit::Path { path, .. } => spec.path.matches(path),
+        Unit::Fetch { url, host } => match &spec.domain {
+            Some(_) => host.as_deref().is_some_and(|h| spec.matches_host(h)),
+            None => spec.text.matches(url),
+        },
+        Unit::Generic { args } => spec.text.matches(args),
+    }
+}

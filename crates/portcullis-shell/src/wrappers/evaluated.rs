@@ -1,0 +1,124 @@
+//! Code that arrives in arguments: builtins that run strings (`eval`, `trap`, `alias`, and those
+//! that evaluate array subscripts such as `unset 'a[$(cmd)]'`), and programs that run argv lists
+//! of their own (`find -exec`, `fd -x`). The strings are handed back for recursive analysis, the
+//! argv lists as commands, so deny rules see what these would run.
+
+use super::Unwrapped;
+use crate::word::{decode, Word};
+use crate::Opacity;
+
+/// Builtins that run strings as code: `eval`, `trap`, `alias`, and those that evaluate array
+/// subscripts in their arguments (`unset 'a[$(cmd)]'`).
+pub(super) fn strings(name: &str, args: &[Word], out: &mut Unwrapped) {
+    let mut inner_wrappers = out.wrappers.clone();
+    inner_wrappers.push(name.to_string());
+    let before = out.scripts.len();
+    match name {
+        "eval" => {
+            out.opaque.push(Opacity::Eval);
+            if !args.is_empty() && args.iter().all(|a| !a.dynamic) {
+                let joined: Vec<&str> = args.iter().map(|a| a.text.as_str()).collect();
+                out.scripts.push(joined.join(" "));
+            }
+        }
+        "trap" => {
+            let operands: Vec<&Word> =
+                args.iter().skip_while(|a| a.text.starts_with('-') && a.text != "-").collect();
+            if let [action, _signal, ..] = operands.as_slice() {
+                if !matches!(action.text.as_str(), "" | "-") {
+                    out.opaque.push(Opacity::Eval);
+                    if !action.dynamic {
+                        out.scripts.push(action.text.clone());
+                    }
+                }
+            }
+        }
+        "alias" => {
+            for arg in args {
+                if let Some((alias, value)) = arg.text.split_once('=') {
+                    out.defines.push(alias.to_string());
+                    out.scripts.push(value.to_string());
+                }
+            }
+            if !out.defines.is_empty() {
+                out.opaque.push(Opacity::Eval);
+            }
+        }
+        "mapfile" | "readarray" if args.iter().any(|a| a.text.starts_with("-C")) => {
+            out.opaque.push(Opacity::Eval);
+        }
+        "printf" | "test" | "[" if !args.iter().any(|a| matches!(a.text.as_str(), "-v" | "-R")) => {}
+        "declare" | "typeset" | "local" | "export" | "readonly" | "let" | "read" | "unset" | "printf"
+        | "test" | "[" | "wait" => {
+            for arg in args.iter().filter(|a| a.text.contains("$(") || a.text.contains('`')) {
+                out.opaque.push(Opacity::Eval);
+                out.scripts.extend(decode(&arg.text).substitutions);
+            }
+        }
+        _ => {}
+    }
+    if out.scripts.len() > before {
+        out.script_wrappers = inner_wrappers;
+    }
+}
+
+/// The argv lists a program runs per match: `find … -exec cmd {} ;`, `fd -x cmd`.
+pub(super) fn argv_lists(name: &str, args: &[Word]) -> Vec<Vec<Word>> {
+    let starts: &[&str] = match name {
+        "find" => &["-exec", "-execdir", "-ok", "-okdir"],
+        "fd" | "fdfind" => &["-x", "--exec", "-X", "--exec-batch"],
+        _ => return Vec::new(),
+    };
+    let mut out = Vec::new();
+    let mut iter = args.iter();
+    while let Some(arg) = iter.next() {
+        if starts.contains(&arg.text.as_str()) {
+            let argv: Vec<Word> =
+                iter.by_ref().take_while(|w| w.text != ";" && w.text != "+").cloned().collect();
+            if !argv.is_empty() {
+                out.push(argv);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::word::{decode, Word};
+    use crate::wrappers::{unwrap, Unwrapped};
+    use crate::Opacity;
+
+    fn run(line: &str) -> Unwrapped {
+        unwrap(line.split_whitespace().map(decode).collect())
+    }
+
+    #[test]
+    fn eval_like_builtins_hand_back_their_code_and_stay_opaque() {
+        let cases = [
+            (vec!["eval", "rm -rf /"], vec!["rm -rf /"]),
+            (vec!["eval", "rm", "-rf", "/"], vec!["rm -rf /"]),
+            (vec!["trap", "rm -rf x", "EXIT"], vec!["rm -rf x"]),
+            (vec!["alias", "ls=rm -rf"], vec!["rm -rf"]),
+            (vec!["unset", "a[$(rm x)]"], vec!["rm x"]),
+        ];
+        for (argv, scripts) in cases {
+            let u = unwrap(argv.iter().map(|s| Word::literal(s)).collect());
+            assert_eq!(u.scripts, scripts, "{argv:?}");
+            assert!(u.opaque.contains(&Opacity::Eval), "{argv:?}");
+            assert_eq!(u.script_wrappers, [argv[0]]);
+            assert_eq!(u.words.len(), argv.len(), "the builtin itself stays");
+        }
+        assert_eq!(run("alias ls=x").defines, ["ls"]);
+        assert!(run("trap - EXIT").opaque.is_empty());
+    }
+    #[test]
+    fn find_and_fd_actions_are_returned_as_commands() {
+        let u = run("find . -name x -exec rm -f {} ; -execdir sh -c x +");
+        let argvs: Vec<Vec<&str>> =
+            u.embedded.iter().map(|a| a.iter().map(|w| w.text.as_str()).collect()).collect();
+        assert_eq!(argvs, [vec!["rm", "-f", "{}"], vec!["sh", "-c", "x"]]);
+        assert_eq!(run("fd -e rs -x rm").embedded.len(), 1);
+        assert!(run("find . -name x").embedded.is_empty());
+    }
+}

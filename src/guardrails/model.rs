@@ -1,0 +1,168 @@
+//! The model side of a check: the local detectors, then each window through cache → fair-share slot → breaker → timeout, combined into one verdict.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::FutureExt;
+
+use super::breaker::{Breaker, Outcome};
+use super::{direction, Guardrails, Source};
+use crate::checker::cache::{self, Lookup, VerdictCache};
+use crate::checker::content::Content;
+use crate::checker::fair::FairLimiter;
+use crate::checker::openai::{self, OpenAi};
+use crate::checker::rubric::Rubric;
+use crate::checker::verdict::{self, Verdict};
+use crate::checker::{local, prompt, window, Failure, Phase};
+use crate::telemetry::Metrics;
+
+/// What a [`Model`] was built from: (settings, cache, breaker, concurrency and queue wait).
+pub(super) type BuiltFrom = (openai::Settings, (u64, Duration), (u32, Duration), (usize, Duration));
+
+/// The model side: only when a model is configured. Kept across policy reloads that leave the
+/// checker's settings alone, so the cache and the breaker's state survive an edited rule.
+#[derive(Debug)]
+pub(super) struct Model {
+    pub(super) built_from: BuiltFrom,
+    pub(super) client: Arc<OpenAi>,
+    pub(super) cache: VerdictCache,
+    pub(super) breaker: Arc<Breaker>,
+    pub(super) limit: Arc<FairLimiter>,
+    pub(super) queue_timeout: Duration,
+    pub(super) timeout: Duration,
+}
+
+impl Guardrails {
+    /// The verdict for `content`: the local detectors over all of it, then (when configured and
+    /// `ask_model`) the model over each window of it.
+    pub(super) async fn verdict(
+        &self,
+        phase: Phase,
+        tool: &str,
+        content: &Content,
+        rubric: &Arc<Rubric>,
+        key: &str,
+        ask_model: bool,
+    ) -> Result<(Verdict, Source), Failure> {
+        if let Some(reason) = local::judge(&content.scan, direction(phase)) {
+            return Ok((Verdict::Unsafe { reason, sanitized: None }, Source::Local));
+        }
+        let Some(m) = self.model.as_ref().filter(|_| ask_model) else {
+            return Ok((Verdict::Safe, Source::Local));
+        };
+        let plan = window::plan(&content.model, self.max_content_bytes, self.model_windows);
+        let asks = plan.windows.iter().map(|w| self.judge_window(m, phase, tool, rubric, key, w));
+        let verdicts = futures_util::future::join_all(asks).await;
+        combine(verdicts, plan.unseen, content.model.len()).map(|v| (v, Source::Model))
+    }
+
+    /// One window; a window the model's context cannot hold is tried once more in quarters.
+    async fn judge_window(
+        &self,
+        m: &Arc<Model>,
+        phase: Phase,
+        tool: &str,
+        rubric: &Arc<Rubric>,
+        key: &str,
+        window: &str,
+    ) -> Result<Verdict, Failure> {
+        match self.ask(m, phase, tool, rubric, key, window).await {
+            Err(Failure::ContextLength(why)) if window.len() >= 64 => {
+                let parts = window::quarters(window);
+                let asks = parts.iter().map(|w| self.ask(m, phase, tool, rubric, key, w));
+                let verdicts = futures_util::future::join_all(asks).await;
+                match combine(verdicts, 0, window.len()) {
+                    Err(Failure::ContextLength(_)) => Err(Failure::ContextLength(why)),
+                    other => other,
+                }
+            }
+            other => other,
+        }
+    }
+
+    async fn ask(
+        &self,
+        m: &Arc<Model>,
+        phase: Phase,
+        tool: &str,
+        rubric: &Arc<Rubric>,
+        key: &str,
+        window: &str,
+    ) -> Result<Verdict, Failure> {
+        let cache_key = cache::key(phase, &rubric.version, m.client.model(), tool, window);
+        let prompt = prompt::build(&rubric.text, phase, tool, window);
+        let (m, key, metrics) = (m.clone(), Arc::<str>::from(key), self.metrics.clone());
+        let (result, lookup) =
+            m.cache.clone().get_or_check(cache_key, move || ask_model(m, key, prompt, metrics).boxed()).await;
+        self.metrics.checker.cache(lookup == Lookup::Hit);
+        result
+    }
+}
+
+/// The windows' verdicts as one: any unsafe window makes the content unsafe; else a failure
+/// (an unjudged answer first, as `on_malformed` is the stricter policy); else content the model
+/// was not shown is [`Failure::TooLarge`] — never a silent pass. A rewrite of one window of
+/// several is not a rewrite of the content, so sanitize falls back to block there.
+pub(super) fn combine(
+    verdicts: Vec<Result<Verdict, Failure>>,
+    unseen: usize,
+    len: usize,
+) -> Result<Verdict, Failure> {
+    let whole = verdicts.len() == 1 && unseen == 0;
+    let mut failure: Option<Failure> = None;
+    for v in verdicts {
+        match v {
+            Ok(Verdict::Unsafe { reason, sanitized }) => {
+                return Ok(Verdict::Unsafe { reason, sanitized: sanitized.filter(|_| whole) })
+            }
+            Ok(Verdict::Safe) => {}
+            Err(f) => {
+                if failure.as_ref().is_none_or(|held| !held.unjudged_answer() && f.unjudged_answer()) {
+                    failure = Some(f);
+                }
+            }
+        }
+    }
+    match (failure, unseen) {
+        (Some(f), _) => Err(f),
+        (None, 0) => Ok(Verdict::Safe),
+        (None, _) => Err(Failure::TooLarge(len)),
+    }
+}
+
+/// One model call: a fair-share slot (waiting at most `queue_timeout`: load, shed without
+/// touching the breaker), then the breaker, then the model under its timeout. Runs in its own
+/// task (see [`VerdictCache`]), so it owns everything.
+async fn ask_model(
+    m: Arc<Model>,
+    key: Arc<str>,
+    prompt: prompt::Prompt,
+    metrics: Arc<Metrics>,
+) -> Result<Verdict, Failure> {
+    // An open breaker refuses at once: nobody queues for a checker known to be down.
+    if m.breaker.refusing(&key) {
+        return Err(Failure::BreakerOpen);
+    }
+    let Ok(_slot) = tokio::time::timeout(m.queue_timeout, m.limit.acquire(&key)).await else {
+        return Err(Failure::Overloaded(m.queue_timeout));
+    };
+    let Some(admit) = m.breaker.admit(&key) else {
+        return Err(Failure::BreakerOpen);
+    };
+    // The model's timeout starts now: time spent waiting for the slot is not the checker's.
+    let started = tokio::time::Instant::now();
+    let reply = tokio::time::timeout(m.timeout, m.client.complete(&prompt))
+        .await
+        .unwrap_or(Err(Failure::Timeout(m.timeout)));
+    metrics.checker.latency.observe(started.elapsed().as_secs_f64());
+    // Only a checker that did not answer counts; a content failure proves it is up.
+    let outcome = match &reply {
+        Err(Failure::Timeout(_)) => Outcome::TimedOut,
+        Err(f) if f.checker_down() => Outcome::Unreachable,
+        _ => Outcome::Answered,
+    };
+    m.breaker.record(admit, &key, outcome);
+    let verdict = reply.and_then(|text| verdict::parse(&text).map_err(|e| Failure::Malformed(e.to_string())));
+    metrics.checker.request(verdict.as_ref().map(|_| ()));
+    verdict
+}
