@@ -71,6 +71,10 @@ impl Framer {
             self.line_start = next;
             self.scanned = next;
             if blank {
+                // Whole but too large: refused the same as when it arrives in pieces.
+                if next > self.max_event {
+                    return Err(FrameError::TooLarge(self.max_event));
+                }
                 return Ok(Some(self.take(next)));
             }
         }
