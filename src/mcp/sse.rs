@@ -216,6 +216,9 @@ pub fn message_event(data: &str) -> Bytes {
 }
 
 #[cfg(test)]
+mod chunking;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
