@@ -21,6 +21,9 @@
 //!   of it, and a scripted agent session through it.
 
 #![forbid(unsafe_code)]
+// clippy.toml disallows blocking sleeps and environment writes outside tests; tests set the
+// variables a config names, and a few sleep in threads that are not runtime workers.
+#![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 pub mod admin;
 pub mod app;

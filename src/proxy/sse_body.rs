@@ -332,3 +332,6 @@ impl HttpBody for SseGate {
         SizeHint::default()
     }
 }
+
+#[cfg(test)]
+mod tests;

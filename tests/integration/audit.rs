@@ -36,15 +36,14 @@ async fn every_decision_is_one_line_and_no_secret_reaches_the_log() {
     assert!(denied_reason.contains("portcullis denied"), "{}", out[1]);
 
     // The writer is a thread behind a queue: wait (bounded) for the five lines.
-    let mut lines: Vec<Value> = Vec::new();
-    for _ in 0..200 {
-        let text = std::fs::read_to_string(&log).unwrap_or_default();
-        lines = text.lines().map(|l| serde_json::from_str(l).expect("each line is JSON")).collect();
-        if lines.len() >= 5 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    let log = &log;
+    let lines: Vec<Value> = crate::support::eventually("five audit lines", || async move {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let lines: Vec<Value> =
+            text.lines().map(|l| serde_json::from_str(l).expect("each line is JSON")).collect();
+        (lines.len() >= 5).then_some(lines)
+    })
+    .await;
     let summary: Vec<(String, String, String)> = lines
         .iter()
         .map(|l| {
@@ -67,7 +66,7 @@ async fn every_decision_is_one_line_and_no_secret_reaches_the_log() {
         "exactly one line per decision: {lines:#?}"
     );
     // Arguments and results as digests and masked previews; the denial as the agent read it.
-    let text = std::fs::read_to_string(&log).unwrap();
+    let text = std::fs::read_to_string(log).unwrap();
     for secret in [token.as_str(), openai.as_str(), "TOPSECRET-1234"] {
         assert!(!text.contains(secret), "{secret} leaked into the audit log:\n{text}");
     }

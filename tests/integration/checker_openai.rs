@@ -216,14 +216,14 @@ async fn judge(checker: &OpenAi, content: &str) -> Verdict {
     parse(&reply).unwrap_or_else(|m| panic!("{m}: {reply:?}"))
 }
 
-/// The optional real-model tier (docs/checker-openai.md): runs only when
-/// `PORTCULLIS_REAL_CHECKER_URL` names an OpenAI-compatible endpoint.
+/// The optional real-model tier (docs/checker-openai.md): ignored unless asked for, and then
+/// `PORTCULLIS_REAL_CHECKER_URL` must name an OpenAI-compatible endpoint (unset, it fails: it
+/// never passes without having judged anything).
 #[tokio::test]
+#[ignore = "needs PORTCULLIS_REAL_CHECKER_URL set: run with --ignored (docs/checker-openai.md)"]
 async fn real_checker_model_judges_a_benign_and_a_malicious_result() {
-    let Ok(base_url) = std::env::var("PORTCULLIS_REAL_CHECKER_URL") else {
-        eprintln!("skipped: PORTCULLIS_REAL_CHECKER_URL is not set (see docs/checker-openai.md)");
-        return;
-    };
+    let base_url = std::env::var("PORTCULLIS_REAL_CHECKER_URL")
+        .expect("PORTCULLIS_REAL_CHECKER_URL names the model server (see docs/checker-openai.md)");
     let checker = OpenAi::new(&Settings {
         base_url,
         model: std::env::var("PORTCULLIS_REAL_CHECKER_MODEL").unwrap_or_else(|_| "default".into()),

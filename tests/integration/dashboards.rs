@@ -667,18 +667,14 @@ async fn dashboards_query_only_metrics_and_labels_a_running_proxy_exports() {
         tokio::spawn(async move { py_client(&url, "legacy", &["call", "add", r#"{"a":2,"b":3}"#]).await });
     let admin = format!("http://{}", p.admin_addr);
     let bearer = "Bearer dashboards-operator-token";
-    let mut id = None;
-    for _ in 0..200 {
-        let (status, body) = get_with(&format!("{admin}/approvals"), &[("authorization", bearer)]).await;
+    let approvals = &format!("{admin}/approvals");
+    let id = crate::support::eventually("the add call to be parked for approval", || async move {
+        let (status, body) = get_with(approvals, &[("authorization", bearer)]).await;
         assert_eq!(status, 200, "{body}");
         let listed: Value = serde_json::from_str(&body).unwrap();
-        id = listed["pending"].as_array().and_then(|a| a.first()).map(|a| a["id"].clone());
-        if id.is_some() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    let id = id.expect("the add call was parked for approval");
+        listed["pending"].as_array().and_then(|a| a.first()).map(|a| a["id"].clone())
+    })
+    .await;
     let (status, _, body) = post(
         &format!("{admin}/approvals/{id}"),
         &[("authorization", bearer)],

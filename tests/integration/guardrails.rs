@@ -368,17 +368,17 @@ async fn rules_and_rubrics_reload_on_change_and_a_bad_edit_keeps_the_last_good_s
     // A rule change applies without a restart: echo becomes denied. (The repeated-denial breaker
     // is set out of reach above: this test retries denied calls on purpose.)
     write("mcp__py__echo");
-    let mut denied = false;
-    for _ in 0..100 {
+    // `call` takes the session mutably, so the poll is written out: a deadline, not a count.
+    let deadline = tokio::time::Instant::now() + crate::support::PATIENCE;
+    let msg = loop {
         let (_, _, msg) = s.call("echo", json!({"message":"two"}), &[]).await;
         if msg["result"]["isError"] == true {
-            assert!(text_of(&msg).contains("portcullis denied mcp__py__echo"), "{msg}");
-            denied = true;
-            break;
+            break msg;
         }
+        assert!(tokio::time::Instant::now() < deadline, "the new deny rule was never applied: {msg}");
         tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert!(denied, "the new deny rule was applied");
+    };
+    assert!(text_of(&msg).contains("portcullis denied mcp__py__echo"), "{msg}");
 
     // A broken edit is not applied: the last good policy (echo denied) stays.
     std::fs::write(&file, "permissions: { allow: [\"mcp__*\"] }\nbogus_key: 1\n").unwrap();
@@ -389,16 +389,18 @@ async fn rules_and_rubrics_reload_on_change_and_a_bad_edit_keeps_the_last_good_s
     // A rubric edit is a new version: the next check is judged (and cached) under the new text.
     write("mcp__py__add");
     std::fs::write(rubrics.join("exfiltration.md"), "RUBRIC TWO: judge the arguments.").unwrap();
-    let mut reached = false;
-    for _ in 0..100 {
+    let deadline = tokio::time::Instant::now() + crate::support::PATIENCE;
+    loop {
         let (_, _, msg) = s.call("echo", json!({"message":"one"}), &[]).await;
         if msg["result"]["isError"] == false
             && checker.requests().last().is_some_and(|r| r.system().starts_with("RUBRIC TWO"))
         {
-            reached = true;
             break;
         }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the same call was never judged again under the new rubric (a stale cache hit?): {msg}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(reached, "the same call was judged again under the new rubric (no stale cache hit)");
 }

@@ -131,18 +131,16 @@ async fn a_plain_http_ask_is_held_for_an_operator_and_a_session_waiver_answers_t
     let decide = |decision: &'static str| {
         let admin = admin.clone();
         async move {
-            for _ in 0..200 {
-                let (_, _, list) = get(&format!("{admin}/approvals"), &auth).await;
+            let (admin, auth) = (&admin, &auth);
+            let id = crate::support::eventually("a call to be parked", || async move {
+                let (_, _, list) = get(&format!("{admin}/approvals"), auth).await;
                 let v: serde_json::Value = serde_json::from_str(&list).unwrap_or_default();
-                if let Some(id) = v["pending"][0]["id"].as_u64() {
-                    let body = format!(r#"{{"decision":"{decision}"}}"#);
-                    let (status, _, text) = post(&format!("{admin}/approvals/{id}"), &auth, body).await;
-                    assert_eq!(status, 200, "{text}");
-                    return;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-            }
-            panic!("nothing was parked");
+                v["pending"][0]["id"].as_u64()
+            })
+            .await;
+            let body = format!(r#"{{"decision":"{decision}"}}"#);
+            let (status, _, text) = post(&format!("{admin}/approvals/{id}"), auth, body).await;
+            assert_eq!(status, 200, "{text}");
         }
     };
     let session = [("x-portcullis-session", "agent-9")];
@@ -220,17 +218,13 @@ async fn beyond_max_pending_an_ask_is_refused_and_every_parked_one_stays() {
     let auth = [("authorization", "Bearer pending-operator")];
     let first_url = format!("{base}/v1/first");
     let first = tokio::spawn(async move { post(&first_url, &[], "{}").await });
-    let mut parked = None;
-    for _ in 0..400 {
-        let (_, _, list) = get(&format!("{admin}/approvals"), &auth).await;
+    let (admin_ref, auth_ref) = (&admin, &auth);
+    let id = crate::support::eventually("the first ask to be parked", || async move {
+        let (_, _, list) = get(&format!("{admin_ref}/approvals"), auth_ref).await;
         let v: serde_json::Value = serde_json::from_str(&list).unwrap_or_default();
-        if let Some(id) = v["pending"][0]["id"].as_u64() {
-            parked = Some(id);
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-    }
-    let id = parked.expect("the first ask was parked");
+        v["pending"][0]["id"].as_u64()
+    })
+    .await;
     let (status, _, body) = post(&format!("{base}/v1/second"), &[], "{}").await;
     assert_eq!(status, 403, "{body}");
     assert!(body.contains("approvals.max_pending"), "{body}");

@@ -13,13 +13,11 @@ async fn graceful_shutdown_drains_an_in_flight_call() {
         py_client(&url, "legacy", &["list", "call-progress", "slow", r#"{"steps":8}"#]).await
     });
     // Shut down once the slow call is running upstream (its journal line appears), not on a timer.
-    for _ in 0..600 {
-        if peer.tools_run().iter().any(|t| t == "slow") {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    assert!(peer.tools_run().iter().any(|t| t == "slow"), "the slow call started");
+    let peer_ref = &peer;
+    crate::support::eventually("the slow call to start upstream", || async move {
+        peer_ref.tools_run().iter().any(|t| t == "slow").then_some(())
+    })
+    .await;
     p.shutdown().await;
     let out = client.await.unwrap();
     assert_eq!(text_of(&out[1]), "done", "the in-flight call finished: {}", out[1]);

@@ -12,6 +12,28 @@ use serde_json::Value;
 
 pub mod fake_checker;
 
+/// How long something a test waits for may take on a busy machine before the test fails: a
+/// generous deadline, never a count of polls (a count times out sooner the busier the machine).
+pub const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Polls `probe` until it yields a value, backing off from 10 ms to 200 ms between polls, for
+/// at most [`PATIENCE`]; then fails naming `what`.
+pub async fn eventually<T, Fut>(what: &str, mut probe: impl FnMut() -> Fut) -> T
+where
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    let mut pause = Duration::from_millis(10);
+    loop {
+        if let Some(v) = probe().await {
+            return v;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "waited {PATIENCE:?} for {what}");
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(200));
+    }
+}
+
 pub fn peers_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers")
 }

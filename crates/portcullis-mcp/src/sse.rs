@@ -71,6 +71,10 @@ impl Framer {
             self.line_start = next;
             self.scanned = next;
             if blank {
+                // Whole but too large: refused the same as when it arrives in pieces.
+                if next > self.max_event {
+                    return Err(FrameError::TooLarge(self.max_event));
+                }
                 return Ok(Some(self.take(next)));
             }
         }
@@ -210,6 +214,9 @@ pub fn message_event(data: &str) -> Bytes {
     out.push(b'\n');
     Bytes::from(out)
 }
+
+#[cfg(test)]
+mod chunking;
 
 #[cfg(test)]
 mod tests {
