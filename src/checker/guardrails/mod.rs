@@ -30,7 +30,7 @@ use super::cache::VerdictCache;
 use super::content::{self, Content};
 use super::detect::Direction;
 use super::fair::FairLimiter;
-use super::openai::OpenAi;
+use super::openai::{ClientError, OpenAi};
 use super::rubric::{Rubric, Rubrics};
 use super::rules::{GuardRule, GuardRules};
 use super::verdict::Verdict;
@@ -132,7 +132,7 @@ fn direction(phase: Phase) -> Direction {
 }
 
 impl Guardrails {
-    pub fn new(cfg: &GuardrailsConfig, metrics: Arc<Metrics>) -> Result<Guardrails, String> {
+    pub fn new(cfg: &GuardrailsConfig, metrics: Arc<Metrics>) -> Result<Guardrails, ClientError> {
         Guardrails::reusing(cfg, metrics, None)
     }
 
@@ -142,7 +142,7 @@ impl Guardrails {
         cfg: &GuardrailsConfig,
         metrics: Arc<Metrics>,
         previous: Option<&Guardrails>,
-    ) -> Result<Guardrails, String> {
+    ) -> Result<Guardrails, ClientError> {
         let model = match &cfg.backend {
             Backend::Local => None,
             Backend::OpenAi(settings) => {
