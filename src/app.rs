@@ -224,3 +224,22 @@ pub async fn serve(mut runtime: Runtime) -> Result<Running, StartError> {
 async fn stop_signal(mut rx: watch::Receiver<bool>) {
     let _ = rx.wait_for(|s| *s).await;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_listener_that_cannot_bind_is_a_start_error_naming_its_address() {
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = taken.local_addr().unwrap();
+        let yaml = format!("listen: 127.0.0.1:0\nadmin: {{ listen: \"{addr}\" }}\n");
+        let config = Config::parse(&yaml, "t").unwrap_or_else(|e| panic!("{e}"));
+        let err = start(&config).await.err().expect("the admin port is taken");
+        match &err {
+            StartError::Bind { what, addr: at, .. } => assert_eq!((*what, *at), ("admin", addr), "{err}"),
+            other => panic!("not a bind error: {other:?}"),
+        }
+        assert!(err.to_string().contains(&addr.to_string()), "{err}");
+    }
+}
