@@ -27,91 +27,64 @@ use std::sync::Arc;
 use http::Request;
 use http_body::Body as HttpBody;
 use tokio::net::TcpListener;
-use tokio::sync::{oneshot, watch, Semaphore};
+use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 use tower::limit::GlobalConcurrencyLimitLayer;
 use tower::{Service, ServiceBuilder};
 
 use crate::config::Config;
-use crate::gate::Guard;
 use crate::proxy::error::RescueLayer;
 use crate::proxy::host::HostLayer;
 use crate::proxy::limit::BodyLimitLayer;
 use crate::proxy::post::PostGateLayer;
 use crate::proxy::pre::PreGateLayer;
-use crate::proxy::route::{RouteLayer, Targets};
-use crate::proxy::sessions::Sessions;
+use crate::proxy::route::RouteLayer;
 use crate::proxy::telemetry::TelemetryLayer;
-use crate::proxy::{BoxError, Resp, Shared};
+use crate::proxy::{BoxError, Req, Resp, Shared};
+use crate::runtime::{Runtime, StartError};
 use crate::telemetry::Metrics;
 use crate::upstream::Upstream;
 use crate::{admin, server};
 
-/// What every worker's stack shares: the policy, metrics, the session table, the upstreams and
-/// the concurrency budget. Built once per proxy.
-#[derive(Clone)]
-pub struct Parts {
-    shared: Arc<Shared>,
-    targets: Arc<Targets>,
-    in_flight: Arc<Semaphore>,
-    metrics: Arc<Metrics>,
-}
+pub use crate::runtime::admin_token;
 
-impl Parts {
-    /// Fails only when the guardrails cannot be built (a checker API key variable is unset).
-    /// `operator`: an admin token is configured, so parked asks can be answered.
-    pub fn new(config: &Config, metrics: Arc<Metrics>, operator: bool) -> Result<Parts, String> {
-        let audit = Arc::new(
-            crate::audit::Audit::start(&config.audit, metrics.clone())
-                .map_err(|e| format!("the audit log cannot be opened: {e}"))?,
-        );
-        let shared = Arc::new(Shared {
-            guard: arc_swap::ArcSwap::from_pointee(
-                Guard::new(&config.policy, metrics.clone())?.with_audit(audit.clone()),
-            ),
-            metrics: metrics.clone(),
-            approvals: crate::approval::Approvals::new(&config.approvals, operator, metrics.clone())
-                .with_audit(audit),
-            sessions: Sessions::default(),
-            stream_order: Default::default(),
-            limits: config.limits.clone(),
-        });
-        Ok(Parts {
-            shared,
-            targets: Arc::new(Targets::from_config(config)),
-            in_flight: Arc::new(Semaphore::new(config.limits.concurrency)),
-            metrics,
-        })
-    }
-}
-
-/// The admin bearer token, from the variable `admin.token_env` names (never from the file).
-/// Unset or empty: the token-protected endpoints are disabled.
-pub fn admin_token(config: &Config) -> Option<String> {
-    let var = config.admin.token_env.as_deref()?;
-    std::env::var(var).ok().filter(|t| !t.trim().is_empty())
-}
-
-/// Builds one proxy stack over `parts`. Each worker builds its own, so its upstream connection
-/// pool lives on its own thread.
+/// Builds one proxy stack over `runtime`, with the pooled client as its upstream. Each worker
+/// builds its own, so its upstream connection pool lives on its own thread.
 pub fn proxy<B>(
-    config: &Config,
-    parts: &Parts,
+    runtime: &Runtime,
 ) -> impl Service<Request<B>, Response = Resp, Error = Infallible, Future: Send + 'static> + Clone + Send + 'static
 where
     B: HttpBody<Data = bytes::Bytes> + Send + 'static,
     B::Error: Into<BoxError>,
 {
+    proxy_over(runtime, Upstream::new(&runtime.config.limits, runtime.metrics.clone()))
+}
+
+/// The same stack over any `upstream`: tests drive it in-process (`oneshot` over a
+/// `tower::service_fn`), with no socket on either side. The upstream receives the request the
+/// real client would send (its [`crate::proxy::route::Route`] in the extensions) and answers
+/// or fails as the real one does.
+pub fn proxy_over<B, U>(
+    runtime: &Runtime,
+    upstream: U,
+) -> impl Service<Request<B>, Response = Resp, Error = Infallible, Future: Send + 'static> + Clone + Send + 'static
+where
+    B: HttpBody<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+    U: Service<Req, Response = Resp, Error = BoxError> + Clone + Send + Sync + 'static,
+    U::Future: Send + 'static,
+{
+    let config = &runtime.config;
     ServiceBuilder::new()
-        .layer(RescueLayer::new(parts.metrics.clone()))
-        .layer(TelemetryLayer::new(parts.metrics.clone()))
+        .layer(RescueLayer::new(runtime.metrics.clone()))
+        .layer(TelemetryLayer::new(runtime.metrics.clone()))
         .layer(HostLayer::new(Arc::new(config.allowed_hosts.clone().with_listen(config.listen))))
-        .layer(GlobalConcurrencyLimitLayer::with_semaphore(parts.in_flight.clone()))
-        .layer(RouteLayer::new(parts.targets.clone()))
+        .layer(GlobalConcurrencyLimitLayer::with_semaphore(runtime.in_flight.clone()))
+        .layer(RouteLayer::new(runtime.targets.clone()))
         .layer(BodyLimitLayer::new(config.limits.max_body, config.limits.client_header_timeout * 3))
-        .layer(PreGateLayer::new(parts.shared.clone()))
-        .layer(PostGateLayer::new(parts.shared.clone()))
-        .service(Upstream::new(&config.limits, parts.metrics.clone()))
+        .layer(PreGateLayer::new(runtime.shared.clone()))
+        .layer(PostGateLayer::new(runtime.shared.clone()))
+        .service(upstream)
 }
 
 /// A proxy running in the background.
@@ -165,63 +138,108 @@ fn shared_listener(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
     Ok(s.into())
 }
 
-/// Binds the listeners and starts serving.
+/// Builds the runtime from `config` (the admin token from `admin.token_env`), binds the
+/// listeners and starts serving.
+pub async fn start(config: &Config) -> Result<Running, StartError> {
+    start_with_token(config, admin_token(config)).await
+}
+
+/// As [`start`], with the admin token given rather than read from `admin.token_env` (the demo
+/// generates one).
+pub async fn start_with_token(config: &Config, token: Option<String>) -> Result<Running, StartError> {
+    serve(Runtime::new(config, token)?).await
+}
+
+/// Binds the listeners and serves `runtime`.
 ///
 /// The proxy runs one single-threaded runtime per worker (`limits.workers`, default one per
 /// CPU), each with its own listening socket on the same port and its own upstream pool, so a
 /// call is accepted, gated, forwarded and answered on one thread: no cross-thread wake-ups on
 /// the hot path (the benchmark showed them as the largest cost of a work-stealing runtime).
 /// The policy, metrics, session table and concurrency budget are shared.
-pub async fn start(config: &Config) -> std::io::Result<Running> {
-    start_with_token(config, admin_token(config)).await
-}
-
-/// As [`start`], with the admin token given rather than read from `admin.token_env` (the demo
-/// generates one).
-pub async fn start_with_token(config: &Config, token: Option<String>) -> std::io::Result<Running> {
-    let metrics = Arc::new(Metrics::new());
-    let first = shared_listener(config.listen)?;
-    let addr = first.local_addr()?;
+pub async fn serve(mut runtime: Runtime) -> Result<Running, StartError> {
+    let listen = runtime.config.listen;
+    let bind = |addr, source| StartError::Bind { what: "proxy", addr, source };
+    let first = shared_listener(listen).map_err(|e| bind(listen, e))?;
+    let addr = first.local_addr().map_err(|e| bind(listen, e))?;
     let mut listeners = vec![first];
-    for _ in 1..config.limits.workers {
-        listeners.push(shared_listener(addr)?);
+    for _ in 1..runtime.config.limits.workers {
+        listeners.push(shared_listener(addr).map_err(|e| bind(addr, e))?);
     }
-    let admin_listener = TcpListener::bind(config.admin.listen).await?;
-    let admin_addr = admin_listener.local_addr()?;
+    let admin_at = runtime.config.admin.listen;
+    let admin_bind = |source| StartError::Bind { what: "admin", addr: admin_at, source };
+    let admin_listener = TcpListener::bind(admin_at).await.map_err(admin_bind)?;
+    let admin_addr = admin_listener.local_addr().map_err(admin_bind)?;
     for (what, a) in [("proxy", addr), ("admin", admin_addr)] {
         if !a.ip().is_loopback() {
             tracing::warn!(%a, "{what} listener is not on loopback: anything that can reach it can use it");
         }
     }
     // The stack allows the address it is reached at (the bound port, when 0 was asked for).
-    let config = &Config { listen: addr, ..config.clone() };
+    runtime.config.listen = addr;
+    let runtime = Arc::new(runtime);
     let (stop, stopped) = watch::channel(false);
-    let parts = Parts::new(config, metrics.clone(), token.is_some()).map_err(std::io::Error::other)?;
     let mut workers = Vec::new();
     for (i, std_listener) in listeners.into_iter().enumerate() {
+        let worker = |source| StartError::Worker { index: i, source };
         let (done, finished) = oneshot::channel();
-        let (config, parts, stopped) = (config.clone(), parts.clone(), stopped.clone());
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        std::thread::Builder::new().name(format!("portcullis-worker-{i}")).spawn(move || {
-            runtime.block_on(async move {
-                match TcpListener::from_std(std_listener) {
-                    Ok(listener) => {
-                        let svc = proxy(&config, &parts);
-                        server::serve(listener, svc, config.limits.clone(), stop_signal(stopped)).await;
+        let (runtime, stopped) = (runtime.clone(), stopped.clone());
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(worker)?;
+        std::thread::Builder::new()
+            .name(format!("portcullis-worker-{i}"))
+            .spawn(move || {
+                rt.block_on(async move {
+                    match TcpListener::from_std(std_listener) {
+                        Ok(listener) => {
+                            let svc = proxy(&runtime);
+                            let limits = runtime.config.limits.clone();
+                            server::serve(listener, svc, limits, stop_signal(stopped)).await;
+                        }
+                        Err(e) => tracing::error!(error = %e, "worker could not register its listener"),
                     }
-                    Err(e) => tracing::error!(error = %e, "worker could not register its listener"),
-                }
-            });
-            let _ = done.send(());
-        })?;
+                });
+                let _ = done.send(());
+            })
+            .map_err(worker)?;
         workers.push(finished);
     }
-    let admin_svc = admin::service(metrics.clone(), parts.shared.clone(), token);
-    let admin =
-        tokio::spawn(server::serve(admin_listener, admin_svc, config.limits.clone(), stop_signal(stopped)));
-    Ok(Running { addr, admin_addr, metrics, shared: parts.shared.clone(), stop, admin, workers })
+    let admin_svc = admin::service(runtime.metrics.clone(), runtime.shared.clone(), runtime.token.clone());
+    let admin = tokio::spawn(server::serve(
+        admin_listener,
+        admin_svc,
+        runtime.config.limits.clone(),
+        stop_signal(stopped),
+    ));
+    Ok(Running {
+        addr,
+        admin_addr,
+        metrics: runtime.metrics.clone(),
+        shared: runtime.shared.clone(),
+        stop,
+        admin,
+        workers,
+    })
 }
 
 async fn stop_signal(mut rx: watch::Receiver<bool>) {
     let _ = rx.wait_for(|s| *s).await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_listener_that_cannot_bind_is_a_start_error_naming_its_address() {
+        let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = taken.local_addr().unwrap();
+        let yaml = format!("listen: 127.0.0.1:0\nadmin: {{ listen: \"{addr}\" }}\n");
+        let config = Config::parse(&yaml, "t").unwrap_or_else(|e| panic!("{e}"));
+        let err = start(&config).await.err().expect("the admin port is taken");
+        match &err {
+            StartError::Bind { what, addr: at, .. } => assert_eq!((*what, *at), ("admin", addr), "{err}"),
+            other => panic!("not a bind error: {other:?}"),
+        }
+        assert!(err.to_string().contains(&addr.to_string()), "{err}");
+    }
 }

@@ -7,7 +7,6 @@
 //! reports what would happen to the result (and the rewritten result, when it changes).
 
 use std::io::{BufRead, Write};
-use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::{json, value::RawValue, Value};
@@ -20,7 +19,6 @@ use crate::guardrails::{PostJudgement, PreJudgement, Report};
 use crate::mcp::era::Era;
 use crate::mcp::result::refusal_value;
 use crate::rules::Effect;
-use crate::telemetry::Metrics;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -56,7 +54,7 @@ pub async fn run(
     input: impl BufRead,
     mut output: impl Write,
 ) -> std::io::Result<Summary> {
-    let guard = Guard::new(&config.policy, Arc::new(Metrics::new())).map_err(std::io::Error::other)?;
+    let guard = crate::runtime::Runtime::offline(config).map_err(std::io::Error::other)?;
     let mut summary = Summary::default();
     for line in input.lines() {
         let line = line?;

@@ -15,7 +15,9 @@
 //! - [`gate`] holds the two interception points as pure decisions: [`gate::pre::decide`] for a
 //!   payload and [`gate::post::inspect`] for a response. The transports — the HTTP layers in
 //!   [`proxy`] and the stdio relay in [`stdio`] — only turn those decisions into messages.
-//! - [`app`] assembles the tower stack in one place and starts the listeners; [`admin`] serves
+//! - [`runtime`] builds what every transport shares (metrics, audit, guard, approvals, sessions)
+//!   once from a config, with a typed start error; [`app`] assembles the tower stack over it in one
+//!   place and starts the listeners; [`admin`] serves
 //!   metrics and health; [`config`] parses strict YAML into validated types.
 //! - [`demo`] is the main job on the embedded default: a sample tool server, the proxy in front
 //!   of it, and a scripted agent session through it.
@@ -40,6 +42,7 @@ pub use portcullis_mcp as mcp;
 pub mod proxy;
 pub mod reload;
 pub use portcullis_rules as rules;
+pub mod runtime;
 pub mod server;
 pub use portcullis_shell as shell;
 pub mod stdio;

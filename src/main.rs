@@ -254,7 +254,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
         }
         Command::Serve { config } => {
             let c = config.load()?;
-            let running = portcullis::app::start(&c).await.context("binding listeners")?;
+            let running = portcullis::app::start(&c).await?;
             running.reload_on_change(config.reload());
             eprintln!(
                 "portcullis listening on http://{} (admin http://{})",

@@ -19,6 +19,16 @@ use crate::proxy::Shared;
 /// Loads the whole configuration again, from the same sources as at start.
 pub type Loader = Box<dyn Fn() -> Result<Config, String> + Send + Sync>;
 
+/// Why a policy change was not applied (the last good policy stays).
+#[derive(Debug, thiserror::Error)]
+pub enum ReloadError {
+    /// The files did not read, parse or validate: every problem, as the loader reported them.
+    #[error("{0}")]
+    Load(String),
+    #[error("the checker cannot be built")]
+    Checker(#[source] crate::checker::openai::ClientError),
+}
+
 /// What a reload watches and how it loads.
 pub struct Reload {
     /// Files whose change triggers a reload (the rubrics directory is added from the config).
@@ -76,8 +86,8 @@ pub async fn run(shared: Arc<Shared>, reload: Reload, stop: impl std::future::Fu
                 continue;
             }
             seen = now;
-            match (reload.load)().and_then(|c| {
-                let guard = shared.guard.load().reload(&c.policy)?;
+            match (reload.load)().map_err(ReloadError::Load).and_then(|c| {
+                let guard = shared.guard.load().reload(&c.policy).map_err(ReloadError::Checker)?;
                 Ok((c, guard))
             }) {
                 Ok((config, guard)) => {
@@ -92,7 +102,7 @@ pub async fn run(shared: Arc<Shared>, reload: Reload, stop: impl std::future::Fu
                     );
                 }
                 Err(e) => {
-                    tracing::error!(error = %e, "policy change not applied; keeping the last good policy")
+                    tracing::error!(error = %crate::runtime::Chain(&e), "policy change not applied; keeping the last good policy")
                 }
             }
         }

@@ -55,9 +55,7 @@ pub async fn run(
     let audit_log = std::env::temp_dir().join(format!("portcullis-demo-{}-audit.jsonl", std::process::id()));
     config.audit.target = crate::audit::Target::File(audit_log.clone());
     let token = crate::checker::prompt::random_token();
-    let running = crate::app::start_with_token(&config, Some(token.clone()))
-        .await
-        .with_context(|| format!("binding {} and {}", config.listen, config.admin.listen))?;
+    let running = crate::app::start_with_token(&config, Some(token.clone())).await?;
     let proxy_url = format!("http://{}/mcp/sample", running.addr);
     println!("portcullis demo: the embedded default (config/portcullis.yaml)");
     println!("  sample tool server  {}  (scratch dir {})", sample.url, sample.scratch.display());

@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::{CallOutcome, Denial, Outcome, PostOutcome};
 use crate::approval::{Ask, Source};
 use crate::call::ToolCall;
+use crate::checker::openai::ClientError;
 use crate::checker::rules::GuardRule;
 use crate::checker::Phase;
 use crate::config::Policy;
@@ -131,7 +132,7 @@ impl PostCheck {
 
 impl Guard {
     /// Fails only when the checker cannot be built (its API key variable is unset, say).
-    pub fn new(policy: &Policy, metrics: Arc<Metrics>) -> Result<Guard, String> {
+    pub fn new(policy: &Policy, metrics: Arc<Metrics>) -> Result<Guard, ClientError> {
         let guardrails = match &policy.guardrails {
             Some(g) => Some(Arc::new(Guardrails::new(g, metrics.clone())?)),
             None => None,
@@ -158,7 +159,7 @@ impl Guard {
 
     /// A guard for a reloaded `policy`, keeping this one's checker client, cache and breaker
     /// when the checker's settings are unchanged.
-    pub fn reload(&self, policy: &Policy) -> Result<Guard, String> {
+    pub fn reload(&self, policy: &Policy) -> Result<Guard, ClientError> {
         let guardrails = match &policy.guardrails {
             Some(g) => {
                 Some(Arc::new(Guardrails::reusing(g, self.metrics.clone(), self.guardrails.as_deref())?))

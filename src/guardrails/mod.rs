@@ -30,7 +30,7 @@ use crate::checker::cache::VerdictCache;
 use crate::checker::content::{self, Content};
 use crate::checker::detect::Direction;
 use crate::checker::fair::FairLimiter;
-use crate::checker::openai::OpenAi;
+use crate::checker::openai::{ClientError, OpenAi};
 use crate::checker::rubric::{Rubric, Rubrics};
 use crate::checker::rules::{GuardRule, GuardRules};
 use crate::checker::verdict::Verdict;
@@ -133,7 +133,7 @@ fn direction(phase: Phase) -> Direction {
 }
 
 impl Guardrails {
-    pub fn new(cfg: &GuardrailsConfig, metrics: Arc<Metrics>) -> Result<Guardrails, String> {
+    pub fn new(cfg: &GuardrailsConfig, metrics: Arc<Metrics>) -> Result<Guardrails, ClientError> {
         Guardrails::reusing(cfg, metrics, None)
     }
 
@@ -143,7 +143,7 @@ impl Guardrails {
         cfg: &GuardrailsConfig,
         metrics: Arc<Metrics>,
         previous: Option<&Guardrails>,
-    ) -> Result<Guardrails, String> {
+    ) -> Result<Guardrails, ClientError> {
         let model = match &cfg.backend {
             Backend::Local => None,
             Backend::OpenAi(settings) => {

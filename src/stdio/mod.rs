@@ -33,8 +33,8 @@ pub enum WrapError {
         #[source]
         source: std::io::Error,
     },
-    #[error("the guardrails cannot start: {0}")]
-    Guard(String),
+    #[error(transparent)]
+    Start(#[from] crate::runtime::StartError),
     #[error("i/o with the server process failed")]
     Io(#[from] std::io::Error),
 }
@@ -75,18 +75,7 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
-    let metrics = Arc::new(Metrics::new());
-    // The agent reads the protocol on this process's stdout: audit lines go to stderr instead.
-    let mut audit_settings = config.audit.clone();
-    if audit_settings.target == crate::audit::Target::Stdout {
-        audit_settings.target = crate::audit::Target::Stderr;
-    }
-    let audit = Arc::new(
-        crate::audit::Audit::start(&audit_settings, metrics.clone())
-            .map_err(|e| WrapError::Guard(format!("the audit log cannot be opened: {e}")))?,
-    );
-    let guard =
-        Guard::new(&config.policy, metrics.clone()).map_err(WrapError::Guard)?.with_audit(audit.clone());
+    let crate::runtime::RelayParts { metrics, guard, approvals } = crate::runtime::Runtime::relay(config)?;
     let (program, args) = cmd.split_first().ok_or_else(|| WrapError::Spawn {
         cmd: String::new(),
         source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "no command given"),
@@ -102,10 +91,6 @@ where
     let child_in = child.stdin.take().expect("piped");
     let child_out = child.stdout.take().expect("piped");
 
-    // `wrap` serves no admin API: an ask reaches a human only through the client (elicitation),
-    // and is refused when the client cannot elicit.
-    let approvals =
-        crate::approval::Approvals::new(&config.approvals, false, metrics.clone()).with_audit(audit);
     let relay = Arc::new(Relay {
         guard,
         metrics,

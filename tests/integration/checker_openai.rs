@@ -98,7 +98,7 @@ async fn checker_key_variable_that_is_missing_is_named_in_the_error() {
     let fake = FakeChecker::replying(Reply::Safe).await;
     let var = "PORTCULLIS_TEST_CHECKER_KEY_NEVER_SET".to_owned();
     let err = OpenAi::new(&Settings { api_key_env: Some(var.clone()), ..settings(&fake) }).unwrap_err();
-    assert!(err.contains(&var), "{err}");
+    assert!(err.to_string().contains(&var), "{err}");
     assert_eq!(fake.calls(), 0);
 }
 

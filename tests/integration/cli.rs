@@ -142,3 +142,54 @@ fn check_judges_results_offline_with_the_embedded_checker() {
     assert_eq!((got[2]["outcome"].as_str(), got[2]["verdict"].as_str()), (Some("pass"), Some("safe")));
     assert!(got[3]["error"].is_string(), "a post line without a result is an error line");
 }
+
+/// A config whose guardrails use a model whose API key variable `var` names.
+fn checked_config(dir: &std::path::Path, var: &str) -> std::path::PathBuf {
+    let config = dir.join("checked.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0 }}\nguardrails:\n  checker: {{ base_url: \"http://127.0.0.1:1/v1\", model: m, api_key_env: {var}, timeout: 1s }}\n  rules:\n    - {{ match: \"mcp__*\", phases: [post], mode: block }}\n"
+        ),
+    )
+    .unwrap();
+    config
+}
+
+#[test]
+fn serve_with_an_unset_checker_key_names_the_variable_and_exits_non_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let var = "PORTCULLIS_CLI_TEST_CHECKER_KEY_NEVER_SET_9b2e";
+    let config = checked_config(dir.path(), var);
+    let out = portcullis().args(["serve", "--config"]).arg(&config).env_remove(var).output().unwrap();
+    assert!(!out.status.success(), "serve started without its checker key");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("the checker cannot start: the checker's API key variable {var} is not set")),
+        "{err}"
+    );
+    assert!(!err.contains("binding listeners"), "a missing key is not a bind failure: {err}");
+}
+
+#[test]
+fn wrap_with_an_unset_checker_key_names_the_variable_and_never_starts_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let var = "PORTCULLIS_CLI_TEST_CHECKER_KEY_NEVER_SET_9b2e";
+    let config = checked_config(dir.path(), var);
+    let marker = dir.path().join("server-ran");
+    let out = portcullis()
+        .args(["wrap", "--config"])
+        .arg(&config)
+        .args(["--", "touch"])
+        .arg(&marker)
+        .env_remove(var)
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "wrap started without its checker key");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("the checker cannot start: the checker's API key variable {var} is not set")),
+        "{err}"
+    );
+    assert!(!marker.exists(), "the server was spawned before the runtime was built");
+}

@@ -81,6 +81,32 @@ enum Format {
     JsonObject,
 }
 
+/// Why a checker client cannot be built: always about its API key variable, which each variant
+/// names (never the key's value).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClientError {
+    #[error("the checker's API key variable {var} is not set")]
+    KeyUnset { var: String },
+    #[error("the checker's API key variable {var} is not UTF-8")]
+    KeyNotUnicode { var: String },
+    #[error("the checker's API key variable {var} is empty")]
+    KeyEmpty { var: String },
+    #[error("the checker's API key variable {var} holds characters a header cannot carry")]
+    KeyNotHeader { var: String },
+}
+
+impl ClientError {
+    /// The environment variable the key was to be read from.
+    pub fn var(&self) -> &str {
+        match self {
+            ClientError::KeyUnset { var }
+            | ClientError::KeyNotUnicode { var }
+            | ClientError::KeyEmpty { var }
+            | ClientError::KeyNotHeader { var } => var,
+        }
+    }
+}
+
 /// A non-2xx answer, whole: async-openai keeps only OpenAI-shaped errors' status.
 #[derive(Debug, thiserror::Error)]
 #[error("HTTP {code}: {body}")]
@@ -112,7 +138,7 @@ struct Message {
 impl OpenAi {
     /// Reads the API key from the variable named in `settings`; a missing or unusable one is an
     /// error naming the variable (never its value).
-    pub fn new(settings: &Settings) -> Result<OpenAi, String> {
+    pub fn new(settings: &Settings) -> Result<OpenAi, ClientError> {
         let key = settings.api_key_env.as_deref().map(read_key).transpose()?;
         // Every field is set, so nothing `OpenAIConfig::new` read from `OPENAI_*` survives; an
         // empty org or project id sends no header.
@@ -195,17 +221,17 @@ impl OpenAi {
     }
 }
 
-fn read_key(var: &str) -> Result<String, String> {
+fn read_key(var: &str) -> Result<String, ClientError> {
     let key = std::env::var(var).map_err(|e| match e {
-        std::env::VarError::NotPresent => format!("the checker's API key variable {var} is not set"),
-        std::env::VarError::NotUnicode(_) => format!("the checker's API key variable {var} is not UTF-8"),
+        std::env::VarError::NotPresent => ClientError::KeyUnset { var: var.to_owned() },
+        std::env::VarError::NotUnicode(_) => ClientError::KeyNotUnicode { var: var.to_owned() },
     })?;
     if key.is_empty() {
-        return Err(format!("the checker's API key variable {var} is empty"));
+        return Err(ClientError::KeyEmpty { var: var.to_owned() });
     }
     // async-openai unwraps the header parse, so a key with a newline would panic per call.
     if http::HeaderValue::from_str(&format!("Bearer {key}")).is_err() {
-        return Err(format!("the checker's API key variable {var} holds characters a header cannot carry"));
+        return Err(ClientError::KeyNotHeader { var: var.to_owned() });
     }
     Ok(key)
 }
@@ -462,14 +488,17 @@ mod tests {
             timeout: Duration::from_secs(1),
         };
         let err = OpenAi::new(&settings("PORTCULLIS_UNIT_UNSET_KEY_7f3a")).unwrap_err();
-        assert!(err.contains("PORTCULLIS_UNIT_UNSET_KEY_7f3a"), "{err}");
+        assert!(err.to_string().contains("PORTCULLIS_UNIT_UNSET_KEY_7f3a"), "{err}");
+        assert_eq!(err, ClientError::KeyUnset { var: "PORTCULLIS_UNIT_UNSET_KEY_7f3a".into() });
         std::env::set_var("PORTCULLIS_UNIT_KEY_7f3a", "sk-unit-secret-value");
         let client = OpenAi::new(&settings("PORTCULLIS_UNIT_KEY_7f3a")).unwrap();
         assert!(!format!("{client:?}").contains("sk-unit-secret-value"));
         let tidied = client.tidy(Failure::Error("401 bad key sk-unit-secret-value".into()));
         assert_eq!(tidied, Failure::Error("401 bad key <api key>".into()));
         std::env::set_var("PORTCULLIS_UNIT_BAD_KEY_7f3a", "sk-a\nb");
-        assert!(OpenAi::new(&settings("PORTCULLIS_UNIT_BAD_KEY_7f3a")).is_err());
+        let err = OpenAi::new(&settings("PORTCULLIS_UNIT_BAD_KEY_7f3a")).unwrap_err();
+        assert_eq!(err.var(), "PORTCULLIS_UNIT_BAD_KEY_7f3a");
+        assert!(!err.to_string().contains("sk-a"), "{err}");
     }
 
     #[test]

@@ -1,0 +1,171 @@
+//! The runtime: everything a transport needs besides its sockets — metrics, the audit sink, the
+//! guard (policy and checker), approvals, the session table, the upstream targets and the
+//! concurrency budget — built once from a [`Config`], and the one place these parts are made.
+//!
+//! `serve` and `demo` build a [`Runtime`] and hand it to [`crate::app`]; `wrap` builds its parts
+//! with [`Runtime::relay`]; `check` takes [`Runtime::offline`]'s guard. Every way start-up can
+//! fail is a [`StartError`] variant that says what, and where (a variable's name, an address),
+//! never a secret.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
+
+use crate::approval::Approvals;
+use crate::audit::{Audit, Target};
+use crate::checker::openai::ClientError;
+use crate::config::Config;
+use crate::gate::Guard;
+use crate::proxy::route::Targets;
+use crate::proxy::sessions::Sessions;
+use crate::proxy::Shared;
+use crate::telemetry::Metrics;
+
+/// Why portcullis could not start. Each variant names what failed; the checker's says which
+/// API key variable (never its value).
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// A guardrail is backed by a model, and its client cannot be built.
+    #[error("the checker cannot start")]
+    Checker(#[from] ClientError),
+    #[error("the audit log cannot be opened")]
+    Audit(#[source] std::io::Error),
+    /// A listener could not be bound (in use, not an address of this host, not permitted).
+    #[error("cannot listen on {addr} ({what})")]
+    Bind {
+        what: &'static str,
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A worker thread or its runtime could not be started.
+    #[error("cannot start worker {index}")]
+    Worker {
+        index: usize,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Shows an error with its whole chain of causes, `: `-separated (as `anyhow`'s `{:#}` does).
+pub struct Chain<'a>(pub &'a dyn std::error::Error);
+
+impl std::fmt::Display for Chain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut source = self.0.source();
+        while let Some(s) = source {
+            write!(f, ": {s}")?;
+            source = s.source();
+        }
+        Ok(())
+    }
+}
+
+/// What one proxy shares across its workers, built once from its config.
+pub struct Runtime {
+    /// The config the runtime was built from; [`crate::app::start`] records the bound address.
+    pub config: Config,
+    pub metrics: Arc<Metrics>,
+    /// The policy, approvals and session table; a reload swaps `shared.guard`.
+    pub shared: Arc<Shared>,
+    pub targets: Arc<Targets>,
+    pub in_flight: Arc<Semaphore>,
+    /// The admin bearer token; without one the token-protected endpoints are disabled.
+    pub token: Option<String>,
+}
+
+/// The parts the stdio relay owns: it swaps no policy and serves no admin API.
+pub struct RelayParts {
+    pub metrics: Arc<Metrics>,
+    pub guard: Guard,
+    pub approvals: Approvals,
+}
+
+impl Runtime {
+    /// The runtime for `serve` and `demo`. `token`: the admin token (see [`admin_token`]); with
+    /// one, parked asks can be answered.
+    pub fn new(config: &Config, token: Option<String>) -> Result<Runtime, StartError> {
+        let metrics = Arc::new(Metrics::new());
+        let audit = Arc::new(Audit::start(&config.audit, metrics.clone()).map_err(StartError::Audit)?);
+        let guard = Guard::new(&config.policy, metrics.clone())?.with_audit(audit.clone());
+        let shared = Arc::new(Shared {
+            guard: arc_swap::ArcSwap::from_pointee(guard),
+            metrics: metrics.clone(),
+            approvals: Approvals::new(&config.approvals, token.is_some(), metrics.clone()).with_audit(audit),
+            sessions: Sessions::default(),
+            stream_order: Default::default(),
+            limits: config.limits.clone(),
+        });
+        Ok(Runtime {
+            config: config.clone(),
+            targets: Arc::new(Targets::from_config(config)),
+            in_flight: Arc::new(Semaphore::new(config.limits.concurrency)),
+            metrics,
+            shared,
+            token,
+        })
+    }
+
+    /// The parts for `wrap`. The agent reads the protocol on this process's stdout, so audit
+    /// lines configured for stdout go to stderr; there is no admin API, so an ask reaches a
+    /// human only through the client (elicitation) and is refused when the client cannot elicit.
+    pub fn relay(config: &Config) -> Result<RelayParts, StartError> {
+        let metrics = Arc::new(Metrics::new());
+        let mut audit_settings = config.audit.clone();
+        if audit_settings.target == Target::Stdout {
+            audit_settings.target = Target::Stderr;
+        }
+        let audit = Arc::new(Audit::start(&audit_settings, metrics.clone()).map_err(StartError::Audit)?);
+        let guard = Guard::new(&config.policy, metrics.clone())?.with_audit(audit.clone());
+        let approvals = Approvals::new(&config.approvals, false, metrics.clone()).with_audit(audit);
+        Ok(RelayParts { metrics, guard, approvals })
+    }
+
+    /// The guard for `check`: offline decisions record no audit lines and no metrics anyone reads.
+    pub fn offline(config: &Config) -> Result<Guard, StartError> {
+        Ok(Guard::new(&config.policy, Arc::new(Metrics::new()))?)
+    }
+}
+
+/// The admin bearer token, from the variable `admin.token_env` names (never from the file).
+/// Unset or empty: the token-protected endpoints are disabled.
+pub fn admin_token(config: &Config) -> Option<String> {
+    let var = config.admin.token_env.as_deref()?;
+    std::env::var(var).ok().filter(|t| !t.trim().is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CHECKED: &str = "guardrails:\n  checker: { base_url: \"http://127.0.0.1:1/v1\", model: m, api_key_env: PORTCULLIS_UNIT_RUNTIME_UNSET_KEY_4c1d, timeout: 1s }\n  rules:\n    - { match: \"mcp__*\", phases: [post], mode: block }\n";
+
+    #[test]
+    fn a_missing_checker_key_is_a_start_error_naming_its_variable() {
+        let config = match Config::parse(CHECKED, "t") {
+            Ok(c) => c,
+            Err(e) => panic!("{e}"),
+        };
+        let err = Runtime::new(&config, None).err().expect("no key, no runtime");
+        assert!(
+            matches!(&err, StartError::Checker(ClientError::KeyUnset { var }) if var == "PORTCULLIS_UNIT_RUNTIME_UNSET_KEY_4c1d"),
+            "{err:?}"
+        );
+        assert_eq!(
+            Chain(&err).to_string(),
+            "the checker cannot start: the checker's API key variable PORTCULLIS_UNIT_RUNTIME_UNSET_KEY_4c1d is not set"
+        );
+        assert!(matches!(Runtime::relay(&config), Err(StartError::Checker(_))));
+        assert!(matches!(Runtime::offline(&config), Err(StartError::Checker(_))));
+    }
+
+    #[test]
+    fn the_embedded_default_builds_a_runtime() {
+        let config = Config::parse(crate::config::DEFAULT_YAML, "embedded").unwrap_or_else(|e| panic!("{e}"));
+        let runtime = Runtime::new(&config, None).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(runtime.in_flight.available_permits(), config.limits.concurrency);
+        assert!(runtime.token.is_none());
+    }
+}
