@@ -70,9 +70,15 @@ impl ToolCall {
     pub fn with_caller(mut self, principal: Option<&str>) -> ToolCall {
         use sha2::Digest;
         self.caller = principal.map(|p| {
+            use std::fmt::Write;
             let d = sha2::Sha256::digest(p.as_bytes());
-            let hex: String = d[..12].iter().map(|b| format!("{b:02x}")).collect();
-            Arc::from(format!("caller:{hex}"))
+            // Written into one buffer: a `format!` per byte was twelve allocations per call.
+            let mut key = String::with_capacity("caller:".len() + 24);
+            key.push_str("caller:");
+            d[..12].iter().for_each(|b| {
+                let _ = write!(key, "{b:02x}");
+            });
+            Arc::from(key)
         });
         self
     }
@@ -97,6 +103,16 @@ mod tests {
         let other = base().with_session(Some("s1".into())).with_caller(Some("peer:127.0.0.2"));
         assert_ne!(a.share_key(), other.share_key());
         assert_eq!(base().with_session(Some("s9".into())).share_key(), Some("s9"), "no caller: the session");
+    }
+
+    #[test]
+    fn a_caller_is_the_first_twelve_bytes_of_its_digest_in_lower_hex() {
+        use sha2::Digest;
+        let d = sha2::Sha256::digest(b"peer:127.0.0.1");
+        let expected: String = d[..12].iter().map(|b| format!("{b:02x}")).collect();
+        let c =
+            ToolCall::mcp("fs".into(), "read_file", None, Era::Legacy).with_caller(Some("peer:127.0.0.1"));
+        assert_eq!(c.caller.as_deref(), Some(format!("caller:{expected}").as_str()));
     }
 
     #[test]

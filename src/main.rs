@@ -1,5 +1,7 @@
 //! The `portcullis` command line: parse arguments, load config, run.
 
+#![forbid(unsafe_code)]
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -17,6 +17,7 @@
 //! Every value that crosses this module's boundary is typed: [`Mode`], [`FailureMode`],
 //! [`verdict::Verdict`], [`Failure`]; metric labels come from their `as_str`.
 
+#![forbid(unsafe_code)]
 // clippy.toml's disallowed methods are for the product; tests may set variables and sleep.
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 

@@ -3,6 +3,8 @@
 //! copies leave out). Hermetic by default: set `PORTCULLIS_CORPUS` to a directory (for instance
 //! `../shared/corpus`, which has the GTFOBins rows the copies omit) to run the same tests on it.
 
+#![forbid(unsafe_code)]
+
 use std::path::PathBuf;
 
 /// The directory the corpora are read from.

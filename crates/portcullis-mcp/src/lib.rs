@@ -1,6 +1,7 @@
 //! What portcullis understands of MCP: JSON-RPC envelopes, protocol eras, SSE framing and the
 //! shape of a `tools/call` result.
 
+#![forbid(unsafe_code)]
 // clippy.toml's disallowed methods are for the product; tests may set variables and sleep.
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 

@@ -10,6 +10,7 @@
 //! substitution, subshells, `eval`, …) is floored at ask whatever an allow says. The worst unit
 //! decides the call.
 
+#![forbid(unsafe_code)]
 // clippy.toml's disallowed methods are for the product; tests may set variables and sleep.
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 

@@ -20,6 +20,7 @@
 //!      Analysis { commands, parse_error } ─▶ read_only (per-program argv rules, secrets, redirects)
 //! ```
 
+#![forbid(unsafe_code)]
 // clippy.toml's disallowed methods are for the product; tests may set variables and sleep.
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
