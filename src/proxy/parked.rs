@@ -22,7 +22,6 @@ use super::pre::PostWatch;
 use super::{BoxError, Req, Resp, Shared};
 use crate::approval::{Resolution, Via};
 use crate::gate::pre::Pending;
-use crate::gate::CallOutcome;
 use crate::mcp::era::Era;
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::sse;
@@ -99,23 +98,12 @@ async fn decide<S>(
             }
             return;
         }
-        Resolution::Denied if pending.via == Via::Client => {
-            ("The user denied it.".to_owned(), CallOutcome::Denied)
-        }
-        Resolution::Denied => ("An operator denied it.".to_owned(), CallOutcome::Denied),
-        Resolution::Cancelled => (
-            "The user dismissed the approval without allowing it; it was not sent.".to_owned(),
-            CallOutcome::AskRefused,
-        ),
-        Resolution::TimedOut => (
-            "No operator decided in time (approvals.timeout); it was not sent. Ask again or add a rule."
-                .to_owned(),
-            CallOutcome::AskRefused,
-        ),
-        Resolution::Headless => ("Nobody could be asked (headless).".to_owned(), CallOutcome::AskRefused),
-        Resolution::Overloaded => (super::pre::OVERLOADED.to_owned(), CallOutcome::AskRefused),
+        refused => match crate::gate::answer::refusal(&refused, pending.via) {
+            Some(why) => why,
+            None => unreachable!("only an allowed resolution is not a refusal"),
+        },
     };
-    let (body, tool, _) = pending.refused(&why.0);
+    let (body, tool, _) = pending.refused(why.0);
     shared.metrics.tool_call(&pending.call_upstream(), tool, why.1);
     send(&tx, sse::message_event(&String::from_utf8_lossy(&body))).await;
 }

@@ -332,15 +332,11 @@ where
     })
 }
 
-/// Why an ask was refused when `approvals.max_pending` asks already wait.
-pub const OVERLOADED: &str =
-    "Too many calls already wait for an operator (approvals.max_pending); it was not sent. Retry later.";
-
 /// A plain HTTP call a human may allow: a waiver for the exact call, or an operator at the API.
 /// `None` when it may go on; the denial (with what happened) when not. The flag says whether an
 /// operator was asked (the breaker then counted the outcome already).
 async fn ask_operator(shared: &Shared, mut d: crate::gate::Denial) -> (Option<crate::gate::Denial>, bool) {
-    use crate::approval::{Resolution, Via};
+    use crate::approval::Via;
     let Some(ask) = d.ask.take() else { return (Some(d), false) };
     if shared.approvals.waived(&ask) {
         return (None, false);
@@ -348,12 +344,9 @@ async fn ask_operator(shared: &Shared, mut d: crate::gate::Denial) -> (Option<cr
     if shared.approvals.route(false) != Some(Via::Operator) {
         return (Some(d), false);
     }
-    let why = match shared.approvals.ask(*ask.clone()).await {
-        Resolution::Allowed(_) => return (None, true),
-        Resolution::Denied => "An operator denied it.",
-        Resolution::TimedOut => "No operator decided in time (approvals.timeout); it was not sent.",
-        Resolution::Cancelled | Resolution::Headless => "Nobody could be asked (headless).",
-        Resolution::Overloaded => OVERLOADED,
+    let resolution = shared.approvals.ask(*ask.clone()).await;
+    let Some((why, _)) = crate::gate::answer::refusal(&resolution, Via::Operator) else {
+        return (None, true);
     };
     d.reason = match ask.source {
         crate::approval::Source::Checker => format!("{} {why}", d.reason),
