@@ -18,7 +18,7 @@ use http_body_util::{BodyExt, StreamBody};
 use tokio::sync::mpsc;
 use tower::{Service, ServiceExt};
 
-use super::pre::PostWatch;
+use super::watch::PostWatch;
 use super::{BoxError, Req, Resp, Shared};
 use crate::approval::{Resolution, Via};
 use crate::gate::pre::Pending;
@@ -88,10 +88,14 @@ async fn decide<S>(
         Resolution::Allowed(d) => {
             tracing::info!(tool = %pending.ask.tool, decision = d.as_str(), "approved: forwarding");
             let id = pending.id().to_owned();
+            let (call_upstream, tool) = (pending.call_upstream(), pending.ask.tool.clone());
             req.extensions_mut().insert(PostWatch::Mcp { watched: pending.allowed(), upstream, era });
             match inner.oneshot(req).await {
                 Ok(resp) => relay(resp, &tx, shared.limits.max_response).await,
                 Err(e) => {
+                    // Counted here, as the pre layer counts a forwarded call's failure: the post
+                    // layer, which counts every answer, never saw one.
+                    shared.metrics.tool_call(&call_upstream, &tool, crate::gate::CallOutcome::Failed);
                     let body = jsonrpc::error_response(Some(&id), code::UPSTREAM_ERROR, &e.to_string());
                     send(&tx, sse::message_event(&String::from_utf8_lossy(&body))).await;
                 }

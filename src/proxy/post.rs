@@ -13,10 +13,10 @@ use http_body_util::BodyExt;
 use tower::{Layer, Service};
 
 use super::error::{ErrorKind, ProxyError};
-use super::pre::PostWatch;
 use super::pre::HEADER_AGENT_SESSION;
 use super::route::{Route, RouteKind};
 use super::sse_body::{Exchange, Replier, Scope, SseGate};
+use super::watch::PostWatch;
 use super::{full, BoxError, Req, Resp, Shared};
 use crate::gate::post::{adopt, inspect_from_upstream, Release, Watch, Watched};
 use crate::gate::{CallOutcome, PostOutcome};

@@ -18,25 +18,13 @@ use tracing::Instrument;
 
 use super::error::{ErrorKind, ProxyError};
 use super::route::{Route, RouteKind};
+pub use super::watch::PostWatch;
 use super::{json_response, BoxError, Req, Resp, Shared};
 use crate::call::ToolCall;
-use crate::gate::post::Watched;
 use crate::gate::pre::{decide, Context as GateContext, Decision};
 use crate::gate::{CallOutcome, Outcome};
 use crate::mcp::era::{self, check_request, Era, HEADER_SESSION};
 use crate::mcp::jsonrpc::{self, code, Payload};
-
-/// What the post layer must inspect in the response to a forwarded request.
-#[derive(Debug, Clone)]
-pub enum PostWatch {
-    /// These JSON-RPC responses (tools/call results, initialize).
-    Mcp { watched: Watched, upstream: Arc<str>, era: Era },
-    /// A GET stream: it may replay responses of earlier POSTs (resumption), so every response on
-    /// it is inspected as a tool result.
-    Resumed { upstream: Arc<str> },
-    /// A plain HTTP tool's response body.
-    Http { call: ToolCall },
-}
 
 #[derive(Clone)]
 pub struct PreGateLayer {
