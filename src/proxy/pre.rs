@@ -396,6 +396,9 @@ where
         .with_session(session_of(&req))
         .with_caller(principal.as_deref());
     let guard = shared.guard.load_full();
+    // The audit line's latency, as for an MCP call: the gate's own time (the checker included),
+    // not a human's.
+    let started = std::time::Instant::now();
     let decided = match guard.pre_checked(&call).await {
         Outcome::Refuse(d) => Some(d),
         Outcome::Forward => None,
@@ -416,6 +419,7 @@ where
         }
         d => d,
     };
+    let latency = started.elapsed();
     let (denial, asked) = match decided {
         // An ask is held (the request stays open) until an operator decides or it times out;
         // a plain HTTP client cannot elicit.
@@ -428,7 +432,7 @@ where
     let label = denial.as_ref().map_or("forwarded", |d| d.outcome.as_str());
     let (rule, reason) =
         (denial.as_ref().map(|d| d.rule.as_str()), denial.as_ref().map(|d| d.reason.as_str()));
-    guard.audit().call(crate::audit::Phase::Pre, &call, label, rule, reason, None, Default::default());
+    guard.audit().call(crate::audit::Phase::Pre, &call, label, rule, reason, None, latency);
     match denial {
         Some(d) => {
             shared.metrics.tool_call(&upstream, &call.qualified, d.outcome);
