@@ -2,6 +2,7 @@
 //! reaches the agent (`post`). Decisions are values — [`Outcome`] and [`PostOutcome`] — and the
 //! transports (HTTP layers, stdio relay) turn them into protocol messages.
 
+pub mod answer;
 pub mod guard;
 pub mod post;
 pub mod pre;

@@ -12,6 +12,7 @@ pub mod sessions;
 pub mod sse_body;
 pub mod stream_order;
 pub mod telemetry;
+pub mod watch;
 
 use std::sync::Arc;
 

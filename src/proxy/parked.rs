@@ -18,11 +18,10 @@ use http_body_util::{BodyExt, StreamBody};
 use tokio::sync::mpsc;
 use tower::{Service, ServiceExt};
 
-use super::pre::PostWatch;
+use super::watch::PostWatch;
 use super::{BoxError, Req, Resp, Shared};
 use crate::approval::{Resolution, Via};
 use crate::gate::pre::Pending;
-use crate::gate::CallOutcome;
 use crate::mcp::era::Era;
 use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::sse;
@@ -89,33 +88,26 @@ async fn decide<S>(
         Resolution::Allowed(d) => {
             tracing::info!(tool = %pending.ask.tool, decision = d.as_str(), "approved: forwarding");
             let id = pending.id().to_owned();
+            let (call_upstream, tool) = (pending.call_upstream(), pending.ask.tool.clone());
             req.extensions_mut().insert(PostWatch::Mcp { watched: pending.allowed(), upstream, era });
             match inner.oneshot(req).await {
                 Ok(resp) => relay(resp, &tx, shared.limits.max_response).await,
                 Err(e) => {
+                    // Counted here, as the pre layer counts a forwarded call's failure: the post
+                    // layer, which counts every answer, never saw one.
+                    shared.metrics.tool_call(&call_upstream, &tool, crate::gate::CallOutcome::Failed);
                     let body = jsonrpc::error_response(Some(&id), code::UPSTREAM_ERROR, &e.to_string());
                     send(&tx, sse::message_event(&String::from_utf8_lossy(&body))).await;
                 }
             }
             return;
         }
-        Resolution::Denied if pending.via == Via::Client => {
-            ("The user denied it.".to_owned(), CallOutcome::Denied)
-        }
-        Resolution::Denied => ("An operator denied it.".to_owned(), CallOutcome::Denied),
-        Resolution::Cancelled => (
-            "The user dismissed the approval without allowing it; it was not sent.".to_owned(),
-            CallOutcome::AskRefused,
-        ),
-        Resolution::TimedOut => (
-            "No operator decided in time (approvals.timeout); it was not sent. Ask again or add a rule."
-                .to_owned(),
-            CallOutcome::AskRefused,
-        ),
-        Resolution::Headless => ("Nobody could be asked (headless).".to_owned(), CallOutcome::AskRefused),
-        Resolution::Overloaded => (super::pre::OVERLOADED.to_owned(), CallOutcome::AskRefused),
+        refused => match crate::gate::answer::refusal(&refused, pending.via) {
+            Some(why) => why,
+            None => unreachable!("only an allowed resolution is not a refusal"),
+        },
     };
-    let (body, tool, _) = pending.refused(&why.0);
+    let (body, tool, _) = pending.refused(why.0);
     shared.metrics.tool_call(&pending.call_upstream(), tool, why.1);
     send(&tx, sse::message_event(&String::from_utf8_lossy(&body))).await;
 }

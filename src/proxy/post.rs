@@ -13,10 +13,10 @@ use http_body_util::BodyExt;
 use tower::{Layer, Service};
 
 use super::error::{ErrorKind, ProxyError};
-use super::pre::PostWatch;
 use super::pre::HEADER_AGENT_SESSION;
 use super::route::{Route, RouteKind};
 use super::sse_body::{Exchange, Replier, Scope, SseGate};
+use super::watch::PostWatch;
 use super::{full, BoxError, Req, Resp, Shared};
 use crate::gate::post::{adopt, inspect_from_upstream, Release, Watch, Watched};
 use crate::gate::{CallOutcome, PostOutcome};
@@ -341,6 +341,8 @@ async fn http_tool(resp: Resp, call: crate::call::ToolCall, shared: Arc<Shared>)
         _ => None,
     }
     .unwrap_or_else(|| serde_json::Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+    // The audit line's latency, as for an MCP result: the time the post gate held the answer.
+    let started = std::time::Instant::now();
     let mut outcome = guard.post(&call, &mut value);
     if let Some(check) = guard.post_check(&call) {
         let refusal = |reason: &str| serde_json::json!({ "error": { "kind": "blocked", "message": reason } });
@@ -358,7 +360,7 @@ async fn http_tool(resp: Resp, call: crate::call::ToolCall, shared: Arc<Shared>)
     }
     shared.metrics.tool_call(&call.upstream, &call.qualified, outcome.into());
     let label = CallOutcome::from(outcome).as_str();
-    guard.audit().call(crate::audit::Phase::Post, &call, label, None, None, Some(&value), Default::default());
+    guard.audit().call(crate::audit::Phase::Post, &call, label, None, None, Some(&value), started.elapsed());
     let body = match (outcome, value) {
         (PostOutcome::Pass, _) => bytes,
         (_, serde_json::Value::String(t)) => Bytes::from(t),

@@ -18,25 +18,13 @@ use tracing::Instrument;
 
 use super::error::{ErrorKind, ProxyError};
 use super::route::{Route, RouteKind};
+pub use super::watch::PostWatch;
 use super::{json_response, BoxError, Req, Resp, Shared};
 use crate::call::ToolCall;
-use crate::gate::post::Watched;
 use crate::gate::pre::{decide, Context as GateContext, Decision};
 use crate::gate::{CallOutcome, Outcome};
 use crate::mcp::era::{self, check_request, Era, HEADER_SESSION};
 use crate::mcp::jsonrpc::{self, code, Payload};
-
-/// What the post layer must inspect in the response to a forwarded request.
-#[derive(Debug, Clone)]
-pub enum PostWatch {
-    /// These JSON-RPC responses (tools/call results, initialize).
-    Mcp { watched: Watched, upstream: Arc<str>, era: Era },
-    /// A GET stream: it may replay responses of earlier POSTs (resumption), so every response on
-    /// it is inspected as a tool result.
-    Resumed { upstream: Arc<str> },
-    /// A plain HTTP tool's response body.
-    Http { call: ToolCall },
-}
 
 #[derive(Clone)]
 pub struct PreGateLayer {
@@ -332,15 +320,11 @@ where
     })
 }
 
-/// Why an ask was refused when `approvals.max_pending` asks already wait.
-pub const OVERLOADED: &str =
-    "Too many calls already wait for an operator (approvals.max_pending); it was not sent. Retry later.";
-
 /// A plain HTTP call a human may allow: a waiver for the exact call, or an operator at the API.
 /// `None` when it may go on; the denial (with what happened) when not. The flag says whether an
 /// operator was asked (the breaker then counted the outcome already).
 async fn ask_operator(shared: &Shared, mut d: crate::gate::Denial) -> (Option<crate::gate::Denial>, bool) {
-    use crate::approval::{Resolution, Via};
+    use crate::approval::Via;
     let Some(ask) = d.ask.take() else { return (Some(d), false) };
     if shared.approvals.waived(&ask) {
         return (None, false);
@@ -348,12 +332,9 @@ async fn ask_operator(shared: &Shared, mut d: crate::gate::Denial) -> (Option<cr
     if shared.approvals.route(false) != Some(Via::Operator) {
         return (Some(d), false);
     }
-    let why = match shared.approvals.ask(*ask.clone()).await {
-        Resolution::Allowed(_) => return (None, true),
-        Resolution::Denied => "An operator denied it.",
-        Resolution::TimedOut => "No operator decided in time (approvals.timeout); it was not sent.",
-        Resolution::Cancelled | Resolution::Headless => "Nobody could be asked (headless).",
-        Resolution::Overloaded => OVERLOADED,
+    let resolution = shared.approvals.ask(*ask.clone()).await;
+    let Some((why, _)) = crate::gate::answer::refusal(&resolution, Via::Operator) else {
+        return (None, true);
     };
     d.reason = match ask.source {
         crate::approval::Source::Checker => format!("{} {why}", d.reason),
@@ -415,6 +396,9 @@ where
         .with_session(session_of(&req))
         .with_caller(principal.as_deref());
     let guard = shared.guard.load_full();
+    // The audit line's latency, as for an MCP call: the gate's own time (the checker included),
+    // not a human's.
+    let started = std::time::Instant::now();
     let decided = match guard.pre_checked(&call).await {
         Outcome::Refuse(d) => Some(d),
         Outcome::Forward => None,
@@ -435,6 +419,7 @@ where
         }
         d => d,
     };
+    let latency = started.elapsed();
     let (denial, asked) = match decided {
         // An ask is held (the request stays open) until an operator decides or it times out;
         // a plain HTTP client cannot elicit.
@@ -447,7 +432,7 @@ where
     let label = denial.as_ref().map_or("forwarded", |d| d.outcome.as_str());
     let (rule, reason) =
         (denial.as_ref().map(|d| d.rule.as_str()), denial.as_ref().map(|d| d.reason.as_str()));
-    guard.audit().call(crate::audit::Phase::Pre, &call, label, rule, reason, None, Default::default());
+    guard.audit().call(crate::audit::Phase::Pre, &call, label, rule, reason, None, latency);
     match denial {
         Some(d) => {
             shared.metrics.tool_call(&upstream, &call.qualified, d.outcome);

@@ -13,7 +13,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
-use crate::approval::{Resolution, Via};
+use crate::approval::Via;
 use crate::config::Config;
 use crate::gate::post::{inspect_from_upstream, waits, Release, Seen, Watched};
 use crate::gate::pre::{decide, Context, Decision, Pending};
@@ -226,7 +226,7 @@ async fn agent_to_server<R>(
             }
             // Nobody else can be asked in `wrap` (no admin API); were it to happen, the refusal.
             Decision::Ask(pending) => {
-                let (body, tool, outcome) = pending.refused("Nobody could be asked (headless).");
+                let (body, tool, outcome) = pending.refused(crate::gate::answer::HEADLESS);
                 relay.metrics.tool_call(&relay.upstream, tool, outcome);
                 if to_agent.send(with_newline(body)).await.is_err() {
                     return;
@@ -266,19 +266,12 @@ async fn ask_the_user(
     }
     let resolution = relay.approvals.ask_client(&pending.ask, reply).await;
     drop(open);
-    let why = match resolution {
-        Resolution::Allowed(_) => {
-            relay.watch(pending.allowed());
-            let _ = to_server.send(with_newline(line)).await;
-            return;
-        }
-        Resolution::Denied => "The user denied it.",
-        Resolution::Cancelled => "The user dismissed the approval without allowing it; it was not sent.",
-        Resolution::TimedOut => "Nobody decided in time (approvals.timeout); it was not sent.",
-        // `Overloaded` comes only from parking for an operator, which the relay never does.
-        Resolution::Headless | Resolution::Overloaded => "Nobody could be asked (headless).",
+    let Some((why, outcome)) = crate::gate::answer::refusal(&resolution, Via::Client) else {
+        relay.watch(pending.allowed());
+        let _ = to_server.send(with_newline(line)).await;
+        return;
     };
-    let (body, tool, outcome) = pending.refused(why);
+    let (body, tool, _) = pending.refused(why);
     relay.metrics.tool_call(&relay.upstream, tool, outcome);
     tracing::info!(tool, outcome = outcome.as_str(), "refused before the server");
     let _ = to_agent.send(with_newline(body)).await;

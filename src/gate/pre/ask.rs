@@ -127,16 +127,12 @@ pub(super) fn round_trip(
                 Reply::Cancel | Reply::Failed => Resolution::Cancelled,
             };
             cx.approvals.decided(&ask, &resolution, waited);
-            let why = match resolution {
-                Resolution::Allowed(_) => {
-                    let body = serde_json::json!({
-                        "jsonrpc": "2.0", "id": &id, "method": "tools/call", "params": params,
-                    });
-                    let body = serde_json::to_vec(&body).unwrap_or_default();
-                    return One::Rewrite((IdKey::new(&id), Watch::Call(call)), body);
-                }
-                Resolution::Denied => ("The user denied it.", CallOutcome::Denied),
-                _ => ("The user dismissed the approval without allowing it.", CallOutcome::AskRefused),
+            let Some(why) = crate::gate::answer::refusal(&resolution, Via::Client) else {
+                let body = serde_json::json!({
+                    "jsonrpc": "2.0", "id": &id, "method": "tools/call", "params": params,
+                });
+                let body = serde_json::to_vec(&body).unwrap_or_default();
+                return One::Rewrite((IdKey::new(&id), Watch::Call(call)), body);
             };
             let reason =
                 format!("portcullis asked a human to approve {}: {}. {}", ask.tool, ask.reason, why.0);

@@ -1,0 +1,20 @@
+//! What the pre layer tells the post layer (and the parked stream) to inspect: a leaf both
+//! import, so neither `parked` nor `post` imports `pre`'s internals for it.
+
+use std::sync::Arc;
+
+use crate::call::ToolCall;
+use crate::gate::post::Watched;
+use crate::mcp::era::Era;
+
+/// What the post layer must inspect in the response to a forwarded request.
+#[derive(Debug, Clone)]
+pub enum PostWatch {
+    /// These JSON-RPC responses (tools/call results, initialize).
+    Mcp { watched: Watched, upstream: Arc<str>, era: Era },
+    /// A GET stream: it may replay responses of earlier POSTs (resumption), so every response on
+    /// it is inspected as a tool result.
+    Resumed { upstream: Arc<str> },
+    /// A plain HTTP tool's response body.
+    Http { call: ToolCall },
+}
