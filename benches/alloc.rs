@@ -60,7 +60,9 @@ fn one(cx: &Context<'_>, guard: &Guard) {
 fn main() {
     let config = Config::parse(CONFIG, "bench").expect("config");
     let metrics = Arc::new(Metrics::new());
-    let guard = Guard::new(&config.policy, metrics).expect("guard");
+    let guard = Guard::new(&config.policy, metrics.clone()).expect("guard");
+    // Outcomes are counted as the proxy counts them: part of an allowed call's cost.
+    let counter: portcullis::gate::tally::SharedCounter = metrics;
     let approvals = Approvals::headless();
     let upstream: Arc<str> = "up".into();
     for (label, session, principal) in [
@@ -75,6 +77,7 @@ fn main() {
             approvals: &approvals,
             elicits: false,
             principal,
+            counter: Some(&counter),
         };
         // Warm up: first-use tables, label handles, the flags table's first entries.
         for _ in 0..100 {

@@ -90,18 +90,22 @@ impl Runtime {
         let metrics = Arc::new(Metrics::new());
         let audit = Arc::new(Audit::start(&config.audit, metrics.clone()).map_err(StartError::Audit)?);
         let guard = Guard::new(&config.policy, metrics.clone())?.with_audit(audit.clone());
+        let in_flight = Arc::new(Semaphore::new(config.limits.concurrency));
         let shared = Arc::new(Shared {
             guard: arc_swap::ArcSwap::from_pointee(guard),
             metrics: metrics.clone(),
+            counter: metrics.clone(),
             approvals: Approvals::new(&config.approvals, token.is_some(), metrics.clone()).with_audit(audit),
             sessions: Sessions::default(),
             stream_order: Default::default(),
             limits: config.limits.clone(),
+            in_flight: in_flight.clone(),
+            parking: Arc::new(Semaphore::new(config.approvals.max_pending)),
         });
         Ok(Runtime {
             config: config.clone(),
             targets: Arc::new(Targets::from_config(config)),
-            in_flight: Arc::new(Semaphore::new(config.limits.concurrency)),
+            in_flight,
             metrics,
             shared,
             token,

@@ -6,6 +6,7 @@ pub mod answer;
 pub mod guard;
 pub mod post;
 pub mod pre;
+pub mod tally;
 
 pub use guard::Guard;
 

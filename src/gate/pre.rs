@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde_json::value::RawValue;
 
 use super::post::{Watch, Watched};
+use super::tally::{Counted, SharedCounter};
 use super::{CallOutcome, Guard, Outcome};
 use crate::approval::{Approvals, Ask, Source, Via};
 use crate::call::ToolCall;
@@ -14,6 +15,7 @@ use crate::mcp::jsonrpc::{self, code, CallParams, IdKey, Kind, Message, Payload}
 use crate::mcp::result;
 
 mod ask;
+pub mod typed;
 use ask::{declares_elicitation, flagged, refused};
 
 /// What the transport knows about the exchange a payload belongs to.
@@ -32,6 +34,25 @@ pub struct Context<'a> {
     /// peer's address); a modern-era approval state is bound to it, and the repeated-denial
     /// breaker keeps a streak for it. Never logged.
     pub principal: Option<&'a str>,
+    /// Where call outcomes are counted (none offline).
+    pub counter: Option<&'a SharedCounter>,
+}
+
+impl Context<'_> {
+    /// `call`, to be counted when it ends.
+    fn counted(&self, call: ToolCall) -> Counted {
+        Counted::new(call, self.counter.cloned())
+    }
+
+    /// `call`, refused with `outcome`: counted when dropped.
+    fn refused(&self, call: ToolCall, outcome: CallOutcome) -> Counted {
+        Counted::settled(call, self.counter.cloned(), outcome)
+    }
+
+    /// The watch on `call`'s answer under `id`.
+    fn watch(&self, id: &RawValue, call: ToolCall) -> (IdKey, Watch) {
+        (IdKey::new(id), Watch::Call(self.counted(call)))
+    }
 }
 
 /// The pre-call decision for a payload.
@@ -57,7 +78,7 @@ pub struct Pending {
     /// The call's `_meta.progressToken`, to keep its progress flowing while it waits.
     pub progress: Option<Box<RawValue>>,
     id: Box<RawValue>,
-    call: ToolCall,
+    call: Counted,
     /// The refusal to give if the answer is no (or never comes).
     reason: String,
     outcome: CallOutcome,
@@ -67,17 +88,18 @@ pub struct Pending {
 impl Pending {
     /// What to watch when the call is allowed.
     pub fn allowed(self) -> Watched {
-        [(IdKey::new(&self.id), Watch::Call(self.call))].into_iter().collect()
+        let counter = self.call.counter().cloned();
+        Watched::from_iter([(IdKey::new(&self.id), Watch::Call(self.call))]).with_counter(counter)
     }
 
-    /// The answer when it is not: the refusal, with what the human did, and the metrics label.
-    pub fn refused(&self, why: &str) -> (Vec<u8>, &str, CallOutcome) {
+    /// The answer when it is not: the refusal, with what the human did (`why`), and the call
+    /// settled with `outcome` (the ask's own label when `None`), counted when dropped.
+    pub fn refused(self, why: &str, outcome: Option<CallOutcome>) -> (Vec<u8>, Counted) {
         let reason = format!("{} {why}", self.reason);
-        (
-            jsonrpc::result_response(&self.id, &result::refusal(&reason, self.era)),
-            &self.call.qualified,
-            self.outcome,
-        )
+        let body = jsonrpc::result_response(&self.id, &result::refusal(&reason, self.era));
+        let mut call = self.call;
+        call.settle(outcome.unwrap_or(self.outcome));
+        (body, call)
     }
 
     pub fn id(&self) -> &RawValue {
@@ -87,10 +109,6 @@ impl Pending {
     pub fn call(&self) -> &ToolCall {
         &self.call
     }
-
-    pub fn call_upstream(&self) -> Arc<str> {
-        self.call.upstream.clone()
-    }
 }
 
 #[derive(Debug)]
@@ -99,8 +117,8 @@ pub struct Refusal {
     /// `true` when the payload was malformed for the protocol (a client fault, HTTP 400);
     /// `false` for a policy denial (answered as a normal result, HTTP 200).
     pub invalid: bool,
-    /// The calls refused, for metrics: (qualified name, outcome).
-    pub calls: Vec<(String, CallOutcome)>,
+    /// The calls refused, each counted with its outcome when the refusal is dropped.
+    pub calls: Vec<Counted>,
 }
 
 /// One message's Layer 1 decision: final, or waiting on a Layer 2 check.
@@ -163,7 +181,7 @@ fn one<'a>(msg: &Message<'a>, cx: &Context<'_>, guard: &Guard) -> Pre<'a> {
                     }
                     refused(id.to_owned(), call, d, cx, msg.params).into()
                 }
-                (Outcome::Forward, false) => One::Forward(Some((IdKey::new(id), Watch::Call(call)))).into(),
+                (Outcome::Forward, false) => One::Forward(Some(cx.watch(id, call))).into(),
                 (Outcome::Check(check), false) => {
                     Pre::Check { id: id.to_owned(), call, check, params: msg.params }
                 }
@@ -250,7 +268,7 @@ async fn settle(p: Pre<'_>, cx: &Context<'_>) -> One {
     match p {
         Pre::Done(one) => one,
         Pre::Check { id, call, check, params } => match check.run().await {
-            Outcome::Forward => One::Forward(Some((IdKey::new(&id), Watch::Call(call)))),
+            Outcome::Forward => One::Forward(Some(cx.watch(&id, call))),
             Outcome::Refuse(d) => refused(id, call, d, cx, params),
             // A check never asks for another; were it to, refusing is the safe reading.
             Outcome::Check(_) => One::Invalid {
@@ -268,8 +286,10 @@ pub async fn decide(payload: &Payload<'_>, cx: &Context<'_>, guard: &Guard) -> D
     match payload {
         Payload::Single(msg) => {
             match audited(recorded(settle(one(msg, cx, guard), cx).await, cx), guard, started) {
-                One::Forward(w) => Decision::Forward(Watched::from_iter(w)),
-                One::Rewrite(w, body) => Decision::Rewrite(Watched::from_iter([w]), body),
+                One::Forward(w) => Decision::Forward(Watched::from_iter(w).with_counter(cx.counter.cloned())),
+                One::Rewrite(w, body) => {
+                    Decision::Rewrite(Watched::from_iter([w]).with_counter(cx.counter.cloned()), body)
+                }
                 One::Ask(p) => Decision::Ask(p),
                 One::Answer { id, result, .. } => Decision::Refuse(Refusal {
                     body: jsonrpc::result_response(&id, &result.to_string()),
@@ -284,7 +304,7 @@ pub async fn decide(payload: &Payload<'_>, cx: &Context<'_>, guard: &Guard) -> D
                 One::Deny { id, call, reason, outcome, .. } => Decision::Refuse(Refusal {
                     body: jsonrpc::result_response(&id, &result::refusal(&reason, cx.era)),
                     invalid: false,
-                    calls: vec![(call.qualified, outcome)],
+                    calls: vec![cx.refused(*call, outcome)],
                 }),
                 One::Invalid { id, message } => Decision::Refuse(Refusal {
                     body: jsonrpc::error_response(id.as_deref(), code::INVALID_REQUEST, &message),
@@ -320,7 +340,11 @@ async fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decisio
     let decided: Vec<One> = decided.into_iter().map(|o| audited(o, guard, started)).collect();
     if decided.iter().all(|d| matches!(d, One::Forward(_))) {
         return Decision::Forward(
-            decided.into_iter().filter_map(|d| if let One::Forward(w) = d { w } else { None }).collect(),
+            decided
+                .into_iter()
+                .filter_map(|d| if let One::Forward(w) = d { w } else { None })
+                .collect::<Watched>()
+                .with_counter(cx.counter.cloned()),
         );
     }
     let mut bodies = Vec::new();
@@ -330,13 +354,13 @@ async fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decisio
         match d {
             One::Deny { id, call, reason, outcome, .. } => {
                 bodies.push(jsonrpc::result_response(&id, &result::refusal(&reason, cx.era)));
-                calls.push((call.qualified, outcome));
+                calls.push(cx.refused(*call, outcome));
             }
             // A human is asked about one call at a time: inside a batch an ask stands refused.
             One::Ask(p) => {
-                let (body, tool, outcome) =
-                    p.refused("A call in a batch cannot be approved: send it on its own.");
-                calls.push((tool.to_owned(), outcome));
+                let (body, call) =
+                    p.refused("A call in a batch cannot be approved: send it on its own.", None);
+                calls.push(call);
                 bodies.push(body);
             }
             One::Invalid { id, message } => {
@@ -397,6 +421,7 @@ mod tests {
             approvals: &approvals,
             elicits: false,
             principal: None,
+            counter: None,
         };
         block_on(decide(&parse(text.as_bytes()).unwrap(), &cx, &guard()))
     }
@@ -501,7 +526,7 @@ mod properties {
             let up: Arc<str> = "up".into();
             for negotiated in [None, Some(Version::V2025_03_26)] {
                 let approvals = Approvals::headless();
-        let cx = Context { upstream: &up, era: Era::Legacy, negotiated, session: None, approvals: &approvals, elicits: false, principal: None };
+        let cx = Context { upstream: &up, era: Era::Legacy, negotiated, session: None, approvals: &approvals, elicits: false, principal: None, counter: None };
                 if let Ok(payload) = parse(body.as_bytes()) {
                     let _ = block_on(decide(&payload, &cx, &guard));
                 }

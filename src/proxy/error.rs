@@ -133,13 +133,18 @@ impl ProxyError {
     }
 
     pub fn into_response(self) -> Resp {
-        let message = error_chain(&self.kind);
         let status = match (self.fault(), &self.id) {
             (Fault::Upstream, Some(_)) => StatusCode::OK,
             _ => self.status(),
         };
-        let body = jsonrpc::error_response(self.id.as_deref(), self.rpc_code(), &message);
-        json_response(status, body)
+        json_response(status, self.answer())
+    }
+
+    /// The JSON-RPC error message this error answers its request with (a parked call's stream
+    /// carries it as an event, where no HTTP status can be set any more).
+    pub fn answer(&self) -> bytes::Bytes {
+        let message = error_chain(&self.kind);
+        jsonrpc::error_response(self.id.as_deref(), self.rpc_code(), &message).into()
     }
 }
 

@@ -56,24 +56,34 @@ pub fn json_response(status: http::StatusCode, body: impl Into<Bytes>) -> Resp {
 pub struct Shared {
     pub guard: arc_swap::ArcSwap<Guard>,
     pub metrics: Arc<Metrics>,
+    /// The metrics, as the gate counts call outcomes ([`crate::gate::tally`]).
+    pub counter: crate::gate::tally::SharedCounter,
     /// Parked asks and session waivers; kept across policy reloads.
     pub approvals: crate::approval::Approvals,
     pub sessions: sessions::Sessions,
     /// Holds a session's POSTs while its GET stream is being attached upstream.
     pub stream_order: stream_order::StreamOrder,
     pub limits: Limits,
+    /// The proxy's concurrency limit (`limits.concurrency`): a parked call that is approved
+    /// takes a slot before it is forwarded.
+    pub in_flight: Arc<tokio::sync::Semaphore>,
+    /// One permit per call parked for a human (`approvals.max_pending`).
+    pub parking: Arc<tokio::sync::Semaphore>,
 }
 
 impl Shared {
-    /// Takes in what the post gate saw in one answer: a call's outcome (counted), a session's
-    /// version and capabilities, a server's tool definitions.
-    pub fn saw(&self, seen: crate::gate::post::Seen, upstream: &str, session: Option<&str>) {
+    /// The counter the gate counts call outcomes with.
+    pub fn counter(&self) -> Option<&crate::gate::tally::SharedCounter> {
+        Some(&self.counter)
+    }
+
+    /// Takes in what the post gate saw in one answer: a call's outcome (counted as the call is
+    /// dropped here), a session's version and capabilities, a server's tool definitions.
+    pub fn saw(&self, seen: crate::gate::post::Seen, session: Option<&str>) {
         use crate::gate::post::Seen;
         match seen {
-            Seen::Call { call, outcome } => {
-                let outcome = outcome.into();
-                self.metrics.tool_call(upstream, &call.qualified, outcome);
-                tracing::Span::current().record("outcome", crate::gate::CallOutcome::as_str(outcome));
+            Seen::Call { call, .. } => {
+                tracing::Span::current().record("outcome", call.outcome().as_str());
             }
             Seen::Initialized { version, elicits } => {
                 if let Some(s) = session {

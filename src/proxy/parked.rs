@@ -6,6 +6,12 @@
 //! intermediary times it out. Once decided, the call is forwarded and the upstream's answer relayed on the same
 //! stream — through the post gate like any other — or the refusal is sent. The agent hanging up
 //! drops the wait, which withdraws the ask: nobody approves a call nobody waits for.
+//!
+//! Bounded: a parked call holds one of `approvals.max_pending` parking permits for as long as it
+//! waits (beyond them an ask is refused at once, never parked), and an approved call takes a
+//! slot of the proxy's concurrency limit before it is forwarded, like any other. Its outcome is
+//! counted once, when the call is done with ([`crate::gate::tally`]); an upstream failure goes
+//! through the same error-to-answer mapping as the rest of the stack ([`super::error`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,12 +24,13 @@ use http_body_util::{BodyExt, StreamBody};
 use tokio::sync::mpsc;
 use tower::{Service, ServiceExt};
 
+use super::error::ProxyError;
 use super::watch::PostWatch;
 use super::{BoxError, Req, Resp, Shared};
 use crate::approval::{Resolution, Via};
 use crate::gate::pre::Pending;
+use crate::gate::CallOutcome;
 use crate::mcp::era::Era;
-use crate::mcp::jsonrpc::{self, code};
 use crate::mcp::sse;
 
 type Tx = mpsc::Sender<Result<Frame<Bytes>, BoxError>>;
@@ -42,7 +49,23 @@ where
     S::Future: Send + 'static,
 {
     let (tx, rx) = mpsc::channel(16);
-    tokio::spawn(decide(inner, shared, req, pending, upstream, era, tx));
+    match shared.parking.clone().try_acquire_owned() {
+        Ok(permit) => {
+            tokio::spawn(async move {
+                decide(inner, shared, req, pending, upstream, era, tx).await;
+                drop(permit);
+            });
+        }
+        Err(_) => {
+            // Every parking permit is taken: refused now, with the same words an operator
+            // queue that is full gives.
+            tracing::warn!(tool = %pending.ask.tool, "approvals.max_pending calls already wait: refused");
+            let (why, outcome) = crate::gate::answer::refusal(&Resolution::Overloaded, pending.via)
+                .unwrap_or((crate::gate::answer::OVERLOADED, CallOutcome::AskRefused));
+            let (body, _counted) = pending.refused(why, Some(outcome));
+            let _ = tx.try_send(Ok(Frame::data(sse::message_event(&String::from_utf8_lossy(&body)))));
+        }
+    }
     let frames = futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|f| (f, rx)) });
     let mut resp = Resp::new(StreamBody::new(frames).boxed_unsync());
     *resp.status_mut() = StatusCode::OK;
@@ -82,34 +105,41 @@ async fn decide<S>(
     };
     let Some(resolution) = resolution else {
         tracing::info!(tool = %pending.ask.tool, "the agent went away; its ask is withdrawn");
+        // Nobody allowed it: counted as an ask refused, never as an upstream failure.
+        let _ = pending.refused("", Some(CallOutcome::AskRefused));
         return;
     };
-    let why = match resolution {
-        Resolution::Allowed(d) => {
-            tracing::info!(tool = %pending.ask.tool, decision = d.as_str(), "approved: forwarding");
-            let id = pending.id().to_owned();
-            let (call_upstream, tool) = (pending.call_upstream(), pending.ask.tool.clone());
-            req.extensions_mut().insert(PostWatch::Mcp { watched: pending.allowed(), upstream, era });
-            match inner.oneshot(req).await {
-                Ok(resp) => relay(resp, &tx, shared.limits.max_response).await,
-                Err(e) => {
-                    // Counted here, as the pre layer counts a forwarded call's failure: the post
-                    // layer, which counts every answer, never saw one.
-                    shared.metrics.tool_call(&call_upstream, &tool, crate::gate::CallOutcome::Failed);
-                    let body = jsonrpc::error_response(Some(&id), code::UPSTREAM_ERROR, &e.to_string());
-                    send(&tx, sse::message_event(&String::from_utf8_lossy(&body))).await;
-                }
+    let Some((why, outcome)) = crate::gate::answer::refusal(&resolution, pending.via) else {
+        tracing::info!(tool = %pending.ask.tool, "approved: forwarding");
+        let id = pending.id().to_owned();
+        // The approved call takes a slot of the concurrency limit, as every forwarded call does.
+        let Ok(_slot) = shared.in_flight.clone().acquire_owned().await else { return };
+        req.extensions_mut().insert(PostWatch::Mcp { watched: pending.allowed(), upstream, era });
+        // An upstream failure drops the watch, which counts the call as failed.
+        match inner.oneshot(req).await {
+            Ok(resp) => relay(resp, &tx, shared.limits.max_response).await,
+            Err(e) => {
+                let body = answer_error(&shared, e, id);
+                send(&tx, sse::message_event(&String::from_utf8_lossy(&body))).await;
             }
-            return;
         }
-        refused => match crate::gate::answer::refusal(&refused, pending.via) {
-            Some(why) => why,
-            None => unreachable!("only an allowed resolution is not a refusal"),
-        },
+        return;
     };
-    let (body, tool, _) = pending.refused(why.0);
-    shared.metrics.tool_call(&pending.call_upstream(), tool, why.1);
+    let (body, _counted) = pending.refused(why, Some(outcome));
     send(&tx, sse::message_event(&String::from_utf8_lossy(&body))).await;
+}
+
+/// The JSON-RPC error an upstream failure answers `id` with: the same code and words the rescue
+/// layer gives (`-32002` for a timeout), counted in `upstream_errors_total` as it counts them.
+fn answer_error(shared: &Shared, e: BoxError, id: Box<serde_json::value::RawValue>) -> Bytes {
+    let pe = match e.downcast::<ProxyError>() {
+        Ok(pe) => *pe,
+        Err(other) => ProxyError::new(super::error::ErrorKind::Internal(other)),
+    };
+    if let Some((upstream, kind)) = pe.upstream_failure() {
+        shared.metrics.upstream_error(upstream, kind);
+    }
+    pe.with_id(Some(id)).answer()
 }
 
 /// Waits for `decided`, keeping the stream alive; `None` when the agent hung up (which drops,

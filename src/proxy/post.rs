@@ -153,9 +153,11 @@ where
             (Some(w), _, _) => w,
             // A request that watches nothing (a ping, a notification, a list) still gets an
             // answer stream the upstream may put a watched call's answer on.
-            (None, Some(upstream), Some(_)) => {
-                PostWatch::Mcp { watched: Watched::default(), upstream, era: crate::mcp::era::Era::Legacy }
-            }
+            (None, Some(upstream), Some(_)) => PostWatch::Mcp {
+                watched: Watched::counting(shared.counter().cloned()),
+                upstream,
+                era: crate::mcp::era::Era::Legacy,
+            },
             (None, _, _) => return Box::pin(fut),
         };
         Box::pin(async move {
@@ -167,7 +169,8 @@ where
                 }
                 PostWatch::Resumed { upstream } => {
                     let ex = Exchange { upstream, session, calls, replier };
-                    mcp(resp, Watched::default(), Scope::AllResponses, shared, ex).await
+                    let watched = Watched::counting(shared.counter().cloned());
+                    mcp(resp, watched, Scope::AllResponses, shared, ex).await
                 }
                 PostWatch::Http { call } => http_tool(resp, call, shared).await,
             }
@@ -229,23 +232,17 @@ async fn mcp(
         .map(str::to_owned)
         .or(exchange.session.clone());
     let Exchange { upstream, calls, replier, .. } = exchange.clone();
-    let fail_all = |watched: &Watched| {
-        for tool in watched.call_names() {
-            shared.metrics.tool_call(&upstream, &tool, CallOutcome::Failed);
-        }
-    };
     // Fast path: nothing to inspect in results and no version to learn — relay the answer as it
     // streams, without holding or parsing it.
     let guard = shared.guard.load_full();
     if !guard.inspects_results() && !watched.has_initialize() {
-        let outcome = if resp.status().is_success() { CallOutcome::Forwarded } else { CallOutcome::Failed };
-        for tool in watched.call_names() {
-            shared.metrics.tool_call(&upstream, &tool, outcome);
+        if resp.status().is_success() {
+            watched.settle_calls(CallOutcome::Forwarded);
         }
         return Ok(resp);
     }
+    // Below, a call still watched when `watched` is dropped got no answer: counted as failed.
     if encoded(&resp) {
-        fail_all(&watched);
         return Err(uninspectable(&upstream, "the answer is compressed"));
     }
     match body_kind(&resp) {
@@ -266,20 +263,18 @@ async fn mcp(
             }
             let inspection = inspect_from_upstream(&text, &mut watched, &guard, &upstream).await;
             for seen in inspection.seen {
-                shared.saw(seen, &upstream, session.as_deref());
+                shared.saw(seen, session.as_deref());
             }
             for reply in inspection.replies {
                 if let Some(send) = &replier {
                     send(reply);
                 }
             }
-            fail_all(&watched);
             let body = match inspection.release {
                 Release::Unchanged => bytes,
                 Release::Rewritten(new) => Bytes::from(new),
                 Release::Dropped => {
-                    let counted = crate::gate::post::server::counted_as(&upstream);
-                    shared.metrics.tool_call(&upstream, &counted, CallOutcome::Blocked);
+                    crate::gate::post::server::count_dropped(&upstream, shared.counter());
                     parts.headers.insert(CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
                     let answer = withheld_answer(&mut watched, &upstream);
                     if answer.is_empty() {
@@ -321,14 +316,18 @@ fn withheld_answer(watched: &mut Watched, upstream: &str) -> Vec<u8> {
     }
 }
 
-async fn http_tool(resp: Resp, call: crate::call::ToolCall, shared: Arc<Shared>) -> Result<Resp, BoxError> {
+/// A plain HTTP tool's answer; `call` is counted as it is dropped here (failed, unless settled).
+async fn http_tool(
+    resp: Resp,
+    mut call: crate::gate::tally::Counted,
+    shared: Arc<Shared>,
+) -> Result<Resp, BoxError> {
     let guard = shared.guard.load_full();
     if !guard.inspects_results() {
-        shared.metrics.tool_call(&call.upstream, &call.qualified, CallOutcome::Forwarded);
+        call.settle(CallOutcome::Forwarded);
         return Ok(resp);
     }
     if encoded(&resp) {
-        shared.metrics.tool_call(&call.upstream, &call.qualified, CallOutcome::Failed);
         return Err(uninspectable(&call.upstream, "the answer is compressed"));
     }
     let kind = body_kind(&resp);
@@ -358,7 +357,7 @@ async fn http_tool(resp: Resp, call: crate::call::ToolCall, shared: Arc<Shared>)
             }
         }
     }
-    shared.metrics.tool_call(&call.upstream, &call.qualified, outcome.into());
+    call.settle(outcome.into());
     let label = CallOutcome::from(outcome).as_str();
     guard.audit().call(crate::audit::Phase::Post, &call, label, None, None, Some(&value), started.elapsed());
     let body = match (outcome, value) {

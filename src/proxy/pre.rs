@@ -21,8 +21,9 @@ use super::route::{Route, RouteKind};
 pub use super::watch::PostWatch;
 use super::{json_response, BoxError, Req, Resp, Shared};
 use crate::call::ToolCall;
+use crate::gate::pre::typed::{decide_typed, Plan};
 use crate::gate::pre::{decide, Context as GateContext, Decision};
-use crate::gate::{CallOutcome, Outcome};
+use crate::gate::CallOutcome;
 use crate::mcp::era::{self, check_request, Era, HEADER_SESSION};
 use crate::mcp::jsonrpc::{self, code, Payload};
 
@@ -212,6 +213,7 @@ where
         approvals: &shared.approvals,
         elicits,
         principal: principal.as_deref(),
+        counter: shared.counter(),
     };
     let guard = shared.guard.load_full();
     let decision = decide(&payload, &cx, &guard).await;
@@ -221,9 +223,9 @@ where
     let _entered = span.enter();
     let watched = match decision {
         Decision::Refuse(r) => {
-            for (tool, outcome) in &r.calls {
-                shared.metrics.tool_call(&upstream, tool, *outcome);
-                span.record("outcome", outcome.as_str());
+            // Each refused call is counted as `r` is dropped.
+            for call in &r.calls {
+                span.record("outcome", call.outcome().as_str());
             }
             let status = if r.invalid { StatusCode::BAD_REQUEST } else { StatusCode::OK };
             return Ok(json_response(status, r.body));
@@ -240,7 +242,7 @@ where
             req.headers_mut().insert(http::header::CONTENT_LENGTH, len);
             drop(_entered);
             shared.stream_order.settled(session.as_deref()).await;
-            return forward(inner, shared, req, upstream, era, w, id).instrument(span).await;
+            return forward(inner, req, upstream, era, w, id).instrument(span).await;
         }
         Decision::Ask(pending) => {
             drop(payload);
@@ -259,7 +261,7 @@ where
     drop(payload);
     drop(_entered);
     shared.stream_order.settled(session.as_deref()).await;
-    let answer = forward(inner, shared.clone(), req, upstream, era, watched, id).instrument(span).await;
+    let answer = forward(inner, req, upstream, era, watched, id).instrument(span).await;
     if initialized {
         shared.stream_order.expect_get(session.as_deref());
     }
@@ -274,10 +276,13 @@ fn call_span(decision: &Decision, session: Option<&str>) -> tracing::Span {
     }
     let tool = match decision {
         Decision::Forward(w) | Decision::Rewrite(w, _) => {
-            let names = w.call_names();
-            (names.len() == 1).then(|| names.into_iter().next().unwrap_or_default())
+            let mut calls = w.calls();
+            match (calls.next(), calls.next()) {
+                (Some((_, call)), None) => Some(call.qualified.clone()),
+                _ => None,
+            }
         }
-        Decision::Refuse(r) if r.calls.len() == 1 => Some(r.calls[0].0.clone()),
+        Decision::Refuse(r) if r.calls.len() == 1 => Some(r.calls[0].qualified.clone()),
         Decision::Refuse(_) => None,
         Decision::Ask(p) => Some(p.call().qualified.clone()),
     };
@@ -292,10 +297,10 @@ fn call_span(decision: &Decision, session: Option<&str>) -> tracing::Span {
     }
 }
 
-/// Sends a decided request on, watching `watched`; an upstream failure answers `id`.
+/// Sends a decided request on, watching `watched`; an upstream failure answers `id` (the watched
+/// calls, dropped with the request, are counted as failed).
 async fn forward<S>(
     mut inner: S,
-    shared: Arc<Shared>,
     mut req: Req,
     upstream: Arc<str>,
     era: Era,
@@ -305,70 +310,13 @@ async fn forward<S>(
 where
     S: Service<Req, Response = Resp, Error = BoxError>,
 {
-    let calls = watched.call_names();
     if !watched.is_empty() {
-        req.extensions_mut().insert(PostWatch::Mcp { watched, upstream: upstream.clone(), era });
+        req.extensions_mut().insert(PostWatch::Mcp { watched, upstream, era });
     }
-    inner.call(req).await.map_err(|e| {
-        for tool in &calls {
-            shared.metrics.tool_call(&upstream, tool, CallOutcome::Failed);
-        }
-        match e.downcast::<ProxyError>() {
-            Ok(pe) => Box::new(pe.with_id(id)) as BoxError,
-            Err(other) => other,
-        }
+    inner.call(req).await.map_err(|e| match e.downcast::<ProxyError>() {
+        Ok(pe) => Box::new(pe.with_id(id)) as BoxError,
+        Err(other) => other,
     })
-}
-
-/// A plain HTTP call a human may allow: a waiver for the exact call, or an operator at the API.
-/// `None` when it may go on; the denial (with what happened) when not. The flag says whether an
-/// operator was asked (the breaker then counted the outcome already).
-async fn ask_operator(shared: &Shared, mut d: crate::gate::Denial) -> (Option<crate::gate::Denial>, bool) {
-    use crate::approval::Via;
-    let Some(ask) = d.ask.take() else { return (Some(d), false) };
-    if shared.approvals.waived(&ask) {
-        return (None, false);
-    }
-    if shared.approvals.route(false) != Some(Via::Operator) {
-        return (Some(d), false);
-    }
-    let resolution = shared.approvals.ask(*ask.clone()).await;
-    let Some((why, _)) = crate::gate::answer::refusal(&resolution, Via::Operator) else {
-        return (None, true);
-    };
-    d.reason = match ask.source {
-        crate::approval::Source::Checker => format!("{} {why}", d.reason),
-        _ => format!("portcullis asked a human to approve {}: {}. {why}", ask.tool, ask.reason),
-    };
-    (Some(d), true)
-}
-
-/// What a plain HTTP call of a flagged session or caller becomes: an ask no waiver answers.
-fn flagged_ask(call: &ToolCall, d: Option<crate::gate::Denial>) -> crate::gate::Denial {
-    use crate::approval::{Ask, Source};
-    let why = "this session or caller was flagged after repeated refusals, so every call needs a human until an operator clears it";
-    let mut d = d.unwrap_or_else(|| crate::gate::Denial {
-        reason: format!("portcullis needs a human to approve {}: {why}. It was not sent.", call.qualified),
-        rule: "flagged session".into(),
-        outcome: CallOutcome::AskRefused,
-        ask: None,
-    });
-    let args = call
-        .args
-        .as_deref()
-        .and_then(|a| serde_json::from_str::<serde_json::Value>(a.get()).ok())
-        .map(|v| crate::rules::kinds::canonical_json(&v))
-        .unwrap_or_else(|| "{}".into());
-    let ask = d.ask.take().map(|a| *a).unwrap_or(Ask {
-        tool: call.qualified.clone(),
-        args,
-        reason: why.into(),
-        source: Source::Flagged,
-        session: call.session.clone(),
-        definition: 0,
-    });
-    d.ask = Some(Box::new(Ask { source: Source::Flagged, ..ask }));
-    d
 }
 
 /// The pre gate for a plain HTTP tool call: the body is the call's arguments.
@@ -392,50 +340,34 @@ where
             .or_else(|| serde_json::value::to_raw_value(&String::from_utf8_lossy(body)).ok())
     };
     let principal = principal_of(&req);
+    let session = session_of(&req);
     let call = ToolCall::http(upstream.clone(), &path, args)
-        .with_session(session_of(&req))
+        .with_session(session.clone())
         .with_caller(principal.as_deref());
+    let cx = GateContext {
+        upstream: &upstream,
+        era: Era::Legacy,
+        negotiated: None,
+        session: session.as_deref(),
+        approvals: &shared.approvals,
+        elicits: false,
+        principal: principal.as_deref(),
+        counter: shared.counter(),
+    };
     let guard = shared.guard.load_full();
-    // The audit line's latency, as for an MCP call: the gate's own time (the checker included),
-    // not a human's.
-    let started = std::time::Instant::now();
-    let decided = match guard.pre_checked(&call).await {
-        Outcome::Refuse(d) => Some(d),
-        Outcome::Forward => None,
-        // `pre_checked` settles every check; an unsettled one is refused, never forwarded.
-        Outcome::Check(_) => Some(crate::gate::Denial {
-            reason: "portcullis could not finish checking this call; it was not sent".into(),
-            rule: "guardrail".into(),
-            outcome: CallOutcome::CheckerDown,
-            ask: None,
-        }),
-    };
-    // A flagged session or caller: nothing passes without a human, whatever the rules allow.
-    // A deny stays a deny.
-    let decided = match decided {
-        Some(d) if d.ask.is_none() => Some(d),
-        d if shared.approvals.flagged(call.session.as_deref(), principal.as_deref()) => {
-            Some(flagged_ask(&call, d))
+    let (call, denial) = match decide_typed(call, &cx, &guard).await {
+        Plan::Forward(call) => (call, None),
+        Plan::Refuse(call, d) => (call, Some(d)),
+        // Held (the request stays open) until an operator decides or it times out; an agent
+        // that hangs up drops this future, which withdraws the ask.
+        Plan::Ask(asked) => {
+            let resolution = shared.approvals.ask(asked.ask.clone()).await;
+            asked.resolve(&resolution)
         }
-        d => d,
     };
-    let latency = started.elapsed();
-    let (denial, asked) = match decided {
-        // An ask is held (the request stays open) until an operator decides or it times out;
-        // a plain HTTP client cannot elicit.
-        Some(d) if d.ask.is_some() => ask_operator(&shared, d).await,
-        other => (other, false),
-    };
-    if !asked {
-        shared.approvals.flags.record(call.session.as_deref(), principal.as_deref(), denial.is_some());
-    }
-    let label = denial.as_ref().map_or("forwarded", |d| d.outcome.as_str());
-    let (rule, reason) =
-        (denial.as_ref().map(|d| d.rule.as_str()), denial.as_ref().map(|d| d.reason.as_str()));
-    guard.audit().call(crate::audit::Phase::Pre, &call, label, rule, reason, None, latency);
     match denial {
+        // The refused call is counted as it is dropped here.
         Some(d) => {
-            shared.metrics.tool_call(&upstream, &call.qualified, d.outcome);
             let (kind, decision) = match d.outcome {
                 CallOutcome::Blocked => ("blocked", "block"),
                 CallOutcome::CheckerDown => ("unchecked", "unchecked"),
@@ -446,13 +378,10 @@ where
             resp.headers_mut().insert("x-portcullis-decision", http::HeaderValue::from_static(decision));
             Ok(resp)
         }
+        // Counted when the post gate is done with the answer, or as failed if none comes.
         None => {
-            let tool = call.qualified.clone();
             req.extensions_mut().insert(PostWatch::Http { call });
-            inner
-                .call(req)
-                .await
-                .inspect_err(|_| shared.metrics.tool_call(&upstream, &tool, CallOutcome::Failed))
+            inner.call(req).await
         }
     }
 }

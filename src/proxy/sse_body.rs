@@ -27,7 +27,6 @@ use crate::call::ToolCall;
 use crate::gate::post::{
     adopt, adopt_strays, inspect_from_upstream, waits, Inspection, Release, SessionCalls, Watch, Watched,
 };
-use crate::gate::CallOutcome;
 use crate::mcp::era::Era;
 use crate::mcp::jsonrpc::{self, code, IdKey, Message};
 use crate::mcp::sse::{self, Framer};
@@ -146,7 +145,7 @@ impl SseGate {
 
     fn release(&mut self, raw: Bytes, inspection: Inspection) {
         for seen in inspection.seen {
-            self.shared.saw(seen, &self.upstream, self.session.as_deref());
+            self.shared.saw(seen, self.session.as_deref());
         }
         for reply in inspection.replies {
             if let Some(send) = &self.replier {
@@ -161,8 +160,7 @@ impl SseGate {
                 tracing::warn!(upstream = %self.upstream, "withheld a malformed event while a result was pending")
             }
             Release::Dropped => {
-                let counted = crate::gate::post::server::counted_as(&self.upstream);
-                self.shared.metrics.tool_call(&self.upstream, &counted, CallOutcome::Blocked);
+                crate::gate::post::server::count_dropped(&self.upstream, self.shared.counter())
             }
         }
     }
@@ -189,16 +187,15 @@ impl SseGate {
                 continue;
             }
             let call = ToolCall::mcp(self.upstream.clone(), "(resumed stream)", None, Era::Legacy);
-            self.watched.insert(IdKey::new(&id), Watch::Call(call));
+            self.watched.insert_call(IdKey::new(&id), call);
         }
     }
 
     /// The stream cannot go on: answer every outstanding call with an error event, then end.
+    /// (Each call is counted as failed as its watch is dropped.)
     fn fail_outstanding(&mut self, why: &str) {
-        let metrics = self.shared.metrics.clone();
         for (id, watch) in self.watched.drain() {
-            if let Watch::Call(call) = watch {
-                metrics.tool_call(&self.upstream, &call.qualified, CallOutcome::Failed);
+            if let Watch::Call(_) = watch {
                 let id = RawValue::from_string(id.as_raw().to_owned()).ok();
                 let body = jsonrpc::error_response(id.as_deref(), code::UPSTREAM_ERROR, why);
                 self.out.push_back(sse::message_event(&String::from_utf8_lossy(&body)));
@@ -265,12 +262,9 @@ impl SseGate {
                 return;
             }
         }
-        for (_, watch) in self.watched.drain() {
-            if let Watch::Call(call) = watch {
-                // The server closed the stream without answering; the client may resume via GET.
-                self.shared.metrics.tool_call(&self.upstream, &call.qualified, CallOutcome::Failed);
-            }
-        }
+        // The server closed the stream without answering these (the client may resume via
+        // GET): dropping their watches counts them as failed.
+        self.watched.drain().for_each(drop);
         self.state = State::Done;
     }
 }

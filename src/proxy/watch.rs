@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use crate::call::ToolCall;
 use crate::gate::post::Watched;
+use crate::gate::tally::Counted;
 use crate::mcp::era::Era;
 
 /// What the post layer must inspect in the response to a forwarded request.
@@ -15,6 +15,6 @@ pub enum PostWatch {
     /// A GET stream: it may replay responses of earlier POSTs (resumption), so every response on
     /// it is inspected as a tool result.
     Resumed { upstream: Arc<str> },
-    /// A plain HTTP tool's response body.
-    Http { call: ToolCall },
+    /// A plain HTTP tool's response body (the call counted when its answer is done with).
+    Http { call: Counted },
 }

@@ -20,7 +20,6 @@ use crate::gate::pre::{decide, Context, Decision, Pending};
 use crate::gate::Guard;
 use crate::mcp::era::{self, Version};
 use crate::mcp::jsonrpc::{self, Payload};
-use crate::telemetry::Metrics;
 use futures_util::FutureExt;
 use lines::{LineReader, ReadLine};
 
@@ -42,7 +41,8 @@ pub enum WrapError {
 /// What both directions of one relay share.
 struct Relay {
     guard: Guard,
-    metrics: Arc<Metrics>,
+    /// Where call outcomes are counted ([`crate::gate::tally`]).
+    counter: crate::gate::tally::SharedCounter,
     upstream: Arc<str>,
     /// Client requests awaiting their responses. Locked only around pure, synchronous work.
     pending: Mutex<Watched>,
@@ -93,9 +93,9 @@ where
 
     let relay = Arc::new(Relay {
         guard,
-        metrics,
+        counter: metrics.clone(),
         upstream: upstream.into(),
-        pending: Mutex::new(Watched::default()),
+        pending: Mutex::new(Watched::counting(Some(metrics))),
         approvals,
         client: Mutex::new((None, false)),
         max_line: config.limits.max_body.max(config.limits.max_response),
@@ -208,12 +208,13 @@ async fn agent_to_server<R>(
             elicits,
             // The process that launched `wrap` is the only principal a stdio relay has.
             principal: None,
+            counter: Some(&relay.counter),
         };
         match decide(&payload, &cx, &relay.guard).await {
             Decision::Refuse(r) => {
-                for (tool, outcome) in &r.calls {
-                    relay.metrics.tool_call(&relay.upstream, tool, *outcome);
-                    tracing::info!(tool, outcome = outcome.as_str(), "refused before the server");
+                // Each refused call is counted as `r` is dropped.
+                for call in &r.calls {
+                    tracing::info!(tool = %call.qualified, outcome = call.outcome().as_str(), "refused before the server");
                 }
                 if to_agent.send(with_newline(r.body)).await.is_err() {
                     return;
@@ -226,8 +227,7 @@ async fn agent_to_server<R>(
             }
             // Nobody else can be asked in `wrap` (no admin API); were it to happen, the refusal.
             Decision::Ask(pending) => {
-                let (body, tool, outcome) = pending.refused(crate::gate::answer::HEADLESS);
-                relay.metrics.tool_call(&relay.upstream, tool, outcome);
+                let (body, _counted) = pending.refused(crate::gate::answer::HEADLESS, None);
                 if to_agent.send(with_newline(body)).await.is_err() {
                     return;
                 }
@@ -271,9 +271,8 @@ async fn ask_the_user(
         let _ = to_server.send(with_newline(line)).await;
         return;
     };
-    let (body, tool, _) = pending.refused(why);
-    relay.metrics.tool_call(&relay.upstream, tool, outcome);
-    tracing::info!(tool, outcome = outcome.as_str(), "refused before the server");
+    let (body, call) = pending.refused(why, Some(outcome));
+    tracing::info!(tool = %call.qualified, outcome = outcome.as_str(), "refused before the server");
     let _ = to_agent.send(with_newline(body)).await;
 }
 
@@ -325,9 +324,8 @@ async fn server_to_agent<R>(
         };
         for seen in inspection.seen {
             match seen {
-                Seen::Call { call, outcome } => {
-                    relay.metrics.tool_call(&relay.upstream, &call.qualified, outcome.into())
-                }
+                // Counted as it is dropped here.
+                Seen::Call { .. } => {}
                 Seen::Initialized { version, elicits } => {
                     *relay.client.lock().unwrap_or_else(|p| p.into_inner()) = (Some(version), elicits)
                 }
@@ -342,8 +340,7 @@ async fn server_to_agent<R>(
                 continue;
             }
             Release::Dropped => {
-                let counted = crate::gate::post::server::counted_as(&relay.upstream);
-                relay.metrics.tool_call(&relay.upstream, &counted, crate::gate::CallOutcome::Blocked);
+                crate::gate::post::server::count_dropped(&relay.upstream, Some(&relay.counter));
                 // The refused request is answered so the server does not wait on it.
                 if let Some(to_server) = to_server.upgrade() {
                     for reply in inspection.replies {

@@ -2,5 +2,6 @@
 
 pub mod checker_metrics;
 pub mod metrics;
+mod tally;
 
 pub use metrics::Metrics;

@@ -6,6 +6,7 @@
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::tally::{Counted, SharedCounter};
 use super::{Guard, PostOutcome};
 use crate::call::{ToolCall, Transport};
 use crate::mcp::era::{Era, Version};
@@ -20,8 +21,9 @@ pub use session::SessionCalls;
 /// Why a response is watched.
 #[derive(Debug, Clone)]
 pub enum Watch {
-    /// The result of this call is inspected before the agent sees it.
-    Call(ToolCall),
+    /// The result of this call is inspected before the agent sees it; its outcome is counted
+    /// when the watch is dropped ([`Counted`]).
+    Call(Counted),
     /// The negotiated protocol version is recorded (it decides whether batches are legal), with
     /// whether the client declared it can elicit (its user can be asked to approve calls).
     Initialize { elicits: bool },
@@ -29,17 +31,35 @@ pub enum Watch {
     List(std::sync::Arc<str>),
 }
 
-/// The responses an exchange waits for. Usually one, so a small vector beats a map.
+/// The responses an exchange waits for. Usually one, so a small vector beats a map. The counter
+/// counts calls the exchange takes in later (answers on this stream to another stream's calls).
 #[derive(Debug, Clone, Default)]
-pub struct Watched(Vec<(IdKey, Watch)>);
+pub struct Watched(Vec<(IdKey, Watch)>, Option<SharedCounter>);
 
 impl FromIterator<(IdKey, Watch)> for Watched {
     fn from_iter<T: IntoIterator<Item = (IdKey, Watch)>>(iter: T) -> Self {
-        Watched(iter.into_iter().collect())
+        Watched(iter.into_iter().collect(), None)
     }
 }
 
 impl Watched {
+    /// Nothing watched yet; calls taken in later are counted by `counter`.
+    pub fn counting(counter: Option<SharedCounter>) -> Watched {
+        Watched(Vec::new(), counter)
+    }
+
+    /// Sets the counter for calls taken in later.
+    pub fn with_counter(mut self, counter: Option<SharedCounter>) -> Watched {
+        self.1 = counter;
+        self
+    }
+
+    /// Watches `call`'s answer under `id`, counted by this table's counter.
+    pub fn insert_call(&mut self, id: IdKey, call: ToolCall) {
+        let counted = Counted::new(call, self.1.clone());
+        self.0.push((id, Watch::Call(counted)));
+    }
+
     pub fn len(&self) -> usize {
         self.0.len()
     }
@@ -64,7 +84,7 @@ impl Watched {
     /// Moves out the watches that responses in `text` answer (so they can be inspected without
     /// holding a lock on the rest).
     pub fn extract(&mut self, text: &str) -> Watched {
-        let mut out = Watched::default();
+        let mut out = Watched::counting(self.1.clone());
         for id in response_ids(text) {
             if let Some(w) = self.take(id) {
                 out.insert(IdKey::new(id), w);
@@ -96,7 +116,7 @@ impl Watched {
     /// The watched calls with their ids.
     pub fn calls(&self) -> impl Iterator<Item = (&IdKey, &ToolCall)> {
         self.0.iter().filter_map(|(k, w)| match w {
-            Watch::Call(c) => Some((k, c)),
+            Watch::Call(c) => Some((k, c.call())),
             Watch::Initialize { .. } | Watch::List(_) => None,
         })
     }
@@ -106,15 +126,13 @@ impl Watched {
         self.0.iter().any(|(_, w)| matches!(w, Watch::Initialize { .. } | Watch::List(_)))
     }
 
-    /// The qualified names of the watched calls.
-    pub fn call_names(&self) -> Vec<String> {
-        self.0
-            .iter()
-            .filter_map(|(_, w)| match w {
-                Watch::Call(c) => Some(c.qualified.clone()),
-                Watch::Initialize { .. } | Watch::List(_) => None,
-            })
-            .collect()
+    /// Settles every watched call (their outcome is counted when the table is dropped).
+    pub fn settle_calls(&mut self, outcome: crate::gate::CallOutcome) {
+        for (_, w) in &mut self.0 {
+            if let Watch::Call(c) = w {
+                c.settle(outcome);
+            }
+        }
     }
 
     /// What is still unanswered (at the end of a stream: calls that never got a result).
@@ -126,8 +144,8 @@ impl Watched {
 /// What inspection saw in one message.
 #[derive(Debug)]
 pub enum Seen {
-    /// A watched call's response.
-    Call { call: ToolCall, outcome: PostOutcome },
+    /// A watched call's response (its outcome is counted when `call` is dropped).
+    Call { call: Counted, outcome: PostOutcome },
     /// An `initialize` result naming this version, for a client that can (or cannot) elicit.
     Initialized { version: Version, elicits: bool },
     /// A `tools/list` result of this upstream.
@@ -194,7 +212,7 @@ pub fn adopt(text: &str, watched: &mut Watched, calls: &SessionCalls) {
         let Some(call) = calls.answer(&key) else { continue };
         // The stream's own watch (if any) is the one inspected.
         if !watched.0.iter().any(|(k, _)| key.answers(k)) {
-            watched.insert(key, Watch::Call(call));
+            watched.insert_call(key, call);
         }
     }
 }
@@ -205,7 +223,7 @@ pub fn adopt(text: &str, watched: &mut Watched, calls: &SessionCalls) {
 pub fn adopt_strays(text: &str, watched: &mut Watched, call: &ToolCall) {
     for id in response_ids(text) {
         if watched.peek(id).is_none() {
-            watched.insert(IdKey::new(id), Watch::Call(call.clone()));
+            watched.insert_call(IdKey::new(id), call.clone());
         }
     }
 }
@@ -325,7 +343,7 @@ async fn inspect_one(text: &str, watched: &mut Watched, guard: &Guard, seen: &mu
             }
             One::Unchanged
         }
-        Watch::Call(call) => {
+        Watch::Call(mut call) => {
             // The result, or an error (whose message and data can carry tool output too).
             let (field, raw) = match (msg.result, msg.error) {
                 (Some(r), _) => ("result", r),
@@ -339,6 +357,7 @@ async fn inspect_one(text: &str, watched: &mut Watched, guard: &Guard, seen: &mu
                     let raw_text = Value::String(raw.get().to_owned());
                     audit_post(guard, &call, PostOutcome::Pass, &raw_text, started);
                 }
+                call.settle(PostOutcome::Pass.into());
                 seen.push(Seen::Call { call, outcome: PostOutcome::Pass });
                 return One::Unchanged;
             }
@@ -367,6 +386,7 @@ async fn inspect_one(text: &str, watched: &mut Watched, guard: &Guard, seen: &mu
                 }
             }
             audit_post(guard, &call, outcome, &value, started);
+            call.settle(outcome.into());
             seen.push(Seen::Call { call, outcome });
             match outcome {
                 PostOutcome::Pass => One::Unchanged,
@@ -409,7 +429,7 @@ mod tests {
         let guard = crate::gate::guard::tests::guard("redact: [S3CRET]\n");
         let call = ToolCall::mcp("up".into(), "read", None, Era::Legacy);
         let id = RawValue::from_string("5".into()).unwrap();
-        let w: Watched = [(IdKey::new(&id), Watch::Call(call))].into_iter().collect();
+        let w: Watched = [(IdKey::new(&id), Watch::Call(Counted::new(call, None)))].into_iter().collect();
         (guard, w)
     }
 

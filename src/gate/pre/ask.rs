@@ -7,10 +7,9 @@ use serde_json::value::RawValue;
 use super::{Context, One, Pending};
 use crate::approval::{Ask, Source, Via};
 use crate::call::ToolCall;
-use crate::gate::post::Watch;
 use crate::gate::CallOutcome;
 use crate::mcp::era::Era;
-use crate::mcp::jsonrpc::{CallParams, IdKey};
+use crate::mcp::jsonrpc::CallParams;
 use crate::rules::kinds::canonical_json;
 
 /// True when `params` at `pointer` holds an elicitation capability that allows forms: `{}`
@@ -36,7 +35,7 @@ pub(super) fn progress_token(params: Option<&RawValue>) -> Option<Box<RawValue>>
     serde_json::from_str::<Meta>(p.meta?.get()).ok()?.token
 }
 
-/// The ask every call of a flagged session becomes.
+/// The ask every call of a flagged session or caller becomes.
 pub(super) fn flagged(call: &ToolCall) -> crate::gate::Denial {
     let args = call
         .args
@@ -44,7 +43,7 @@ pub(super) fn flagged(call: &ToolCall) -> crate::gate::Denial {
         .and_then(|a| serde_json::from_str::<serde_json::Value>(a.get()).ok())
         .map(|v| canonical_json(&v))
         .unwrap_or_else(|| "{}".into());
-    let why = "this session was flagged after repeated refusals, so every call in it needs a human until an operator clears it";
+    let why = "this session or caller was flagged after repeated refusals, so every call needs a human until an operator clears it";
     crate::gate::Denial {
         reason: format!("portcullis needs a human to approve {}: {why}. It was not sent.", call.qualified),
         rule: "flagged session".into(),
@@ -75,7 +74,7 @@ pub(super) fn refused(
     match d.ask {
         Some(ask) if cx.approvals.waived(&ask) => {
             tracing::info!(tool = %call.qualified, "session waiver: forwarded without asking");
-            One::Forward(Some((IdKey::new(&id), Watch::Call(call))))
+            One::Forward(Some(cx.watch(&id, call)))
         }
         Some(ask) => match cx.approvals.route(client_elicits(cx, params)) {
             Some(Via::Client) if cx.era == Era::Modern => round_trip(id, call, *ask, cx, params),
@@ -90,7 +89,7 @@ pub(super) fn refused(
                 via,
                 progress: progress_token(params),
                 id,
-                call,
+                call: cx.counted(call),
                 outcome: d.outcome,
                 era: cx.era,
             })),
@@ -132,7 +131,7 @@ pub(super) fn round_trip(
                     "jsonrpc": "2.0", "id": &id, "method": "tools/call", "params": params,
                 });
                 let body = serde_json::to_vec(&body).unwrap_or_default();
-                return One::Rewrite((IdKey::new(&id), Watch::Call(call)), body);
+                return One::Rewrite(cx.watch(&id, call), body);
             };
             let reason =
                 format!("portcullis asked a human to approve {}: {}. {}", ask.tool, ask.reason, why.0);

@@ -35,6 +35,7 @@ fn shared(yaml: &str, max_response: usize) -> Arc<Shared> {
     config.limits.max_response = max_response;
     let metrics = Arc::new(Metrics::new());
     Arc::new(Shared {
+        counter: metrics.clone(),
         guard: arc_swap::ArcSwap::from_pointee(
             Guard::new(&config.policy, metrics.clone()).unwrap_or_else(|e| panic!("{e}")),
         ),
@@ -43,6 +44,8 @@ fn shared(yaml: &str, max_response: usize) -> Arc<Shared> {
         sessions: Default::default(),
         stream_order: Default::default(),
         limits: config.limits.clone(),
+        in_flight: Arc::new(tokio::sync::Semaphore::new(config.limits.concurrency)),
+        parking: Arc::new(tokio::sync::Semaphore::new(config.approvals.max_pending)),
     })
 }
 
@@ -50,7 +53,8 @@ fn shared(yaml: &str, max_response: usize) -> Arc<Shared> {
 fn gate(inner: Body, shared: Arc<Shared>) -> SseGate {
     let id = serde_json::value::RawValue::from_string("1".into()).unwrap();
     let call = ToolCall::mcp("up".into(), "read", None, Era::Legacy);
-    let watched: Watched = [(IdKey::new(&id), Watch::Call(call))].into_iter().collect();
+    let counted = crate::gate::tally::Counted::new(call, Some(shared.counter.clone()));
+    let watched: Watched = [(IdKey::new(&id), Watch::Call(counted))].into_iter().collect();
     SseGate::new(
         inner,
         watched,
@@ -290,4 +294,51 @@ proptest! {
         let whole = String::from_utf8_lossy(&whole);
         prop_assert!(!whole.contains("TOPSECRET") && !whole.contains(INJECTION), "{}", whole);
     }
+}
+
+/// `portcullis_tool_calls_total` for `mcp__up__read` by outcome, as the metrics page shows it.
+fn counted(shared: &Shared) -> Vec<(String, f64)> {
+    let text = String::from_utf8(shared.metrics.render()).unwrap();
+    text.lines()
+        .filter(|l| l.starts_with("portcullis_tool_calls_total{") && l.contains("tool=\"mcp__up__read\""))
+        .filter_map(|l| {
+            let outcome = l.split("outcome=\"").nth(1)?.split('"').next()?.to_owned();
+            Some((outcome, l.rsplit(' ').next()?.parse().ok()?))
+        })
+        .filter(|(_, n)| *n > 0.0)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_call_answered_on_its_stream_is_counted_once_when_the_stream_ends() {
+    let shared = shared(REDACT, 1 << 20);
+    let up = Upstream::default();
+    let g = gate(up.body(), shared.clone());
+    up.send(progress_event("\n").as_bytes());
+    up.send(result_event("fine", "\n").as_bytes());
+    up.end();
+    g.collect().await.expect("released");
+    assert_eq!(counted(&shared), vec![("forwarded".to_owned(), 1.0)]);
+}
+
+#[tokio::test]
+async fn a_client_that_hangs_up_before_the_result_is_counted_once_as_failed() {
+    let shared = shared(REDACT, 1 << 20);
+    let up = Upstream::default();
+    let mut g = gate(up.body(), shared.clone());
+    up.send(progress_event("\n").as_bytes());
+    let first = g.frame().await.expect("a frame").expect("data");
+    assert!(first.is_data());
+    assert!(counted(&shared).is_empty(), "nothing is counted while the call is open");
+    // The agent goes away: hyper drops the response body.
+    drop(g);
+    assert_eq!(counted(&shared), vec![("failed".to_owned(), 1.0)]);
+}
+
+#[tokio::test]
+async fn a_stream_that_ends_without_the_result_counts_the_call_once_as_failed() {
+    let shared = shared(REDACT, 1 << 20);
+    let g = gate(body([progress_event("\n").into_bytes()]), shared.clone());
+    g.collect().await.expect("released");
+    assert_eq!(counted(&shared), vec![("failed".to_owned(), 1.0)]);
 }

@@ -1,0 +1,197 @@
+//! The gate for a call that arrives already typed — a plain HTTP tool call, whose body is its
+//! arguments — taking the same steps as a `tools/call`: Layer 1, the repeated-denial breaker,
+//! session waivers, Layer 2, then the breaker's count and the audit line. It ends in a [`Plan`];
+//! the transport only carries it out (forward, answer the refusal, or hold the call while an
+//! operator decides and then [`Asked::resolve`] it).
+
+use crate::approval::{Ask, Resolution, Source, Via};
+use crate::call::ToolCall;
+use crate::gate::tally::Counted;
+use crate::gate::{CallOutcome, Denial, Guard, Outcome};
+
+use super::Context;
+
+/// What to do with a typed call.
+#[derive(Debug)]
+pub enum Plan {
+    /// Send it on; its outcome is counted when the answer is done with.
+    Forward(Counted),
+    /// Refuse it with `denial`'s reason; counted as the call is dropped.
+    Refuse(Counted, Denial),
+    /// Hold it while an operator decides ([`Asked`]).
+    Ask(Asked),
+}
+
+/// A typed call an operator must decide.
+#[derive(Debug)]
+pub struct Asked {
+    pub call: Counted,
+    pub ask: Ask,
+    /// The refusal if the answer is no, completed with what happened.
+    denial: Denial,
+}
+
+impl Asked {
+    /// The call once the operator's answer (`resolution`) is in, with no denial (forward it) or
+    /// the refusal, in the one table's words for what happened ([`crate::gate::answer`]). The
+    /// approvals table has already fed the breaker and written the approval's audit line.
+    pub fn resolve(self, resolution: &Resolution) -> (Counted, Option<Denial>) {
+        let Asked { mut call, ask, mut denial } = self;
+        let Some((why, outcome)) = crate::gate::answer::refusal(resolution, Via::Operator) else {
+            return (call, None);
+        };
+        denial.reason = match ask.source {
+            Source::Checker => format!("{} {why}", denial.reason),
+            _ => format!("portcullis asked a human to approve {}: {}. {why}", ask.tool, ask.reason),
+        };
+        denial.outcome = outcome;
+        call.settle(outcome);
+        (call, Some(denial))
+    }
+}
+
+/// Decides `call`. Nothing but an operator can be asked about a typed call (its client cannot
+/// elicit), so an ask nobody can answer is refused here, as headless.
+pub async fn decide_typed(call: ToolCall, cx: &Context<'_>, guard: &Guard) -> Plan {
+    let started = std::time::Instant::now();
+    let decided = match guard.pre_checked(&call).await {
+        Outcome::Refuse(d) => Some(d),
+        Outcome::Forward => None,
+        // `pre_checked` settles every check; an unsettled one is refused, never forwarded.
+        Outcome::Check(_) => Some(Denial {
+            reason: "portcullis could not finish checking this call; it was not sent".into(),
+            rule: "guardrail".into(),
+            outcome: CallOutcome::CheckerDown,
+            ask: None,
+        }),
+    };
+    // A flagged session or caller: nothing passes without a human, whatever the rules allow. A
+    // deny stays a deny.
+    let decided = match decided {
+        Some(d) if d.ask.is_none() => Some(d),
+        Some(mut d) if cx.approvals.flagged(cx.session, cx.principal) => {
+            if let Some(ask) = d.ask.as_mut() {
+                ask.source = Source::Flagged;
+            }
+            Some(d)
+        }
+        None if cx.approvals.flagged(cx.session, cx.principal) => Some(super::ask::flagged(&call)),
+        d => d,
+    };
+    let plan = match decided {
+        None => Plan::Forward(cx.counted(call)),
+        Some(mut d) => match d.ask.take() {
+            Some(mut ask) => {
+                ask.definition = cx.approvals.tools.version(&ask.tool);
+                if cx.approvals.waived(&ask) {
+                    tracing::info!(tool = %call.qualified, "session waiver: forwarded without asking");
+                    Plan::Forward(cx.counted(call))
+                } else if cx.approvals.route(false) == Some(Via::Operator) {
+                    Plan::Ask(Asked { call: cx.counted(call), ask: *ask, denial: d })
+                } else {
+                    let outcome = d.outcome;
+                    Plan::Refuse(cx.refused(call, outcome), d)
+                }
+            }
+            None => {
+                let outcome = d.outcome;
+                Plan::Refuse(cx.refused(call, outcome), d)
+            }
+        },
+    };
+    // The breaker counts what was let through and what was refused; an ask is counted when the
+    // operator's answer is in (by the approvals table).
+    let latency = started.elapsed();
+    let audit = guard.audit();
+    match &plan {
+        Plan::Forward(call) => {
+            cx.approvals.flags.record(cx.session, cx.principal, false);
+            audit.call(crate::audit::Phase::Pre, call, "forwarded", None, None, None, latency);
+        }
+        Plan::Refuse(call, d) => {
+            cx.approvals.flags.record(cx.session, cx.principal, true);
+            let (rule, reason) = (Some(d.rule.as_str()), Some(d.reason.as_str()));
+            audit.call(crate::audit::Phase::Pre, call, d.outcome.as_str(), rule, reason, None, latency);
+        }
+        Plan::Ask(a) => {
+            audit.call(crate::audit::Phase::Pre, &a.call, "ask", None, Some(&a.ask.reason), None, latency)
+        }
+    }
+    plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::approval::Approvals;
+    use crate::gate::pre::{block_on, decide, Decision};
+    use crate::gate::tally::tests::Recorded;
+    use crate::gate::tally::SharedCounter;
+    use crate::mcp::era::Era;
+    use std::sync::Arc;
+
+    const POLICY: &str = "permissions: { allow: [\"http__up__*\", \"mcp__up__*\"], deny: [\"http__up__rm\", \"mcp__up__rm\"] }\n";
+
+    fn plan(path: &str, counter: &SharedCounter) -> Plan {
+        let guard = crate::gate::guard::tests::guard(POLICY);
+        let approvals = Approvals::headless();
+        let up: Arc<str> = "up".into();
+        let cx = Context {
+            upstream: &up,
+            era: Era::Legacy,
+            negotiated: None,
+            session: None,
+            approvals: &approvals,
+            elicits: false,
+            principal: None,
+            counter: Some(counter),
+        };
+        block_on(decide_typed(ToolCall::http(up.clone(), path, None), &cx, &guard))
+    }
+
+    #[test]
+    fn a_typed_call_is_forwarded_or_refused_and_counted_once_when_done_with() {
+        let rec = Arc::new(Recorded::default());
+        let counter: SharedCounter = rec.clone();
+        let Plan::Forward(mut call) = plan("/ls", &counter) else { panic!("allowed") };
+        call.settle(CallOutcome::Forwarded);
+        drop(call);
+        let Plan::Refuse(call, d) = plan("/rm", &counter) else { panic!("denied") };
+        assert_eq!(d.outcome, CallOutcome::Denied);
+        assert!(d.reason.contains("http__up__rm"), "{}", d.reason);
+        drop(call);
+        assert_eq!(
+            rec.taken(),
+            vec![
+                ("http__up__ls".into(), CallOutcome::Forwarded),
+                ("http__up__rm".into(), CallOutcome::Denied)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_typed_call_and_a_tools_call_denied_by_the_same_rule_read_the_same_reason() {
+        let counter: SharedCounter = Arc::new(Recorded::default());
+        let Plan::Refuse(_, typed) = plan("/rm", &counter) else { panic!("denied") };
+        let guard = crate::gate::guard::tests::guard(POLICY);
+        let approvals = Approvals::headless();
+        let up: Arc<str> = "up".into();
+        let cx = Context {
+            upstream: &up,
+            era: Era::Legacy,
+            negotiated: None,
+            session: None,
+            approvals: &approvals,
+            elicits: false,
+            principal: None,
+            counter: None,
+        };
+        let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rm"}}"#;
+        let payload = crate::mcp::jsonrpc::parse(body).unwrap();
+        let Decision::Refuse(r) = block_on(decide(&payload, &cx, &guard)) else { panic!("denied") };
+        let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+        let mcp = v["result"]["content"][0]["text"].as_str().unwrap();
+        // The same words but for the tool's name, which says how it was reached.
+        assert_eq!(typed.reason.replace("http__up__rm", "mcp__up__rm"), mcp);
+    }
+}
