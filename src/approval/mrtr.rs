@@ -99,6 +99,7 @@ impl std::fmt::Debug for Seals {
     }
 }
 
+/// The wall clock, Unix milliseconds: what [`Seals::round`] seals and checks expiry against.
 fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
@@ -174,6 +175,12 @@ impl Seals {
 
     /// Decides an asked call from its `tools/call` params: a fresh ask, or a retry answering one.
     pub fn round(&self, params: Option<&RawValue>, ask: &Ask, principal: Option<&str>) -> Round {
+        self.round_at(params, ask, principal, now_ms())
+    }
+
+    /// As [`Seals::round`], at `now` (Unix milliseconds) rather than the wall clock: the clock is
+    /// passed in so tests move it instead of sleeping.
+    fn round_at(&self, params: Option<&RawValue>, ask: &Ask, principal: Option<&str>, now: u64) -> Round {
         let mut params: Map<String, Value> = params
             .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
             .and_then(|v| match v {
@@ -186,11 +193,10 @@ impl Seals {
         if !ours {
             // Whatever the request carried for the upstream travels inside the proxy's state.
             let n = crate::checker::prompt::random_token();
-            let t = now_ms();
             let state = self.seal(&Payload {
                 n,
-                t,
-                x: t + self.ttl.as_millis() as u64,
+                t: now,
+                x: now + self.ttl.as_millis() as u64,
                 b: bound,
                 u: params.remove("requestState"),
                 r: params.remove("inputResponses"),
@@ -212,7 +218,6 @@ impl Seals {
             Ok(p) => p,
             Err(e) => return Round::Refused(e),
         };
-        let now = now_ms();
         if now > p.x {
             return Round::Refused(Refused::Expired);
         }
@@ -330,11 +335,26 @@ mod tests {
             restarted.round(Some(&retry(&state, "allow_once")), &a, None),
             Round::Refused(Refused::Forged)
         ));
-        let short = Seals::new(Duration::from_millis(1));
-        let (state, _) = state_of(short.round(None, &a, None));
-        std::thread::sleep(Duration::from_millis(5));
+    }
+
+    /// The clock is moved, not slept on: a state answers up to its last millisecond and is
+    /// refused as expired one millisecond later (tests/integration/mrtr.rs proves the same on
+    /// the wall clock, through the proxy).
+    #[test]
+    fn a_state_lives_exactly_its_ttl_and_waited_is_read_off_the_same_clock() {
+        let s = Seals::new(Duration::from_secs(60));
+        let a = ask("{}", Some("s"));
+        let t0 = now_ms();
+        let (live, _) = state_of(s.round_at(None, &a, None, t0));
+        let (late, _) = state_of(s.round_at(None, &a, None, t0));
+        let Round::Answered { waited, .. } =
+            s.round_at(Some(&retry(&live, "allow_once")), &a, None, t0 + 60_000)
+        else {
+            panic!("a state is live through the last millisecond of its ttl")
+        };
+        assert_eq!(waited, Duration::from_secs(60));
         assert!(matches!(
-            short.round(Some(&retry(&state, "allow_once")), &a, None),
+            s.round_at(Some(&retry(&late, "allow_once")), &a, None, t0 + 60_001),
             Round::Refused(Refused::Expired)
         ));
     }

@@ -2,12 +2,11 @@
 //! about is parked (the agent's stream stays open), appears at `GET /approvals`, and is decided
 //! with `portcullis approvals`; "allow for the session" arms a waiver for exactly that call.
 
-use std::time::Duration;
 use tokio::process::Command;
 
 use serde_json::{json, Value};
 
-use crate::support::{post, proxy, proxy_url, rpc_body, text_of, Peer};
+use crate::support::{eventually, post, post_streaming, proxy, proxy_url, rpc_body, text_of, Peer};
 
 use crate::support::LEGACY;
 
@@ -48,16 +47,13 @@ async fn approvals_cli(admin: &str, token_env: &str, args: &[&str]) -> (bool, St
 
 /// Waits until exactly `n` calls are parked; returns their ids.
 async fn parked(admin: &str, token_env: &str, n: usize) -> Vec<u64> {
-    for _ in 0..200 {
+    eventually(&format!("{n} parked call(s)"), || async {
         let (ok, text) = approvals_cli(admin, token_env, &["list"]).await;
         assert!(ok, "{text}");
         let ids: Vec<u64> = text.lines().filter_map(|l| l.split_whitespace().next()?.parse().ok()).collect();
-        if ids.len() == n {
-            return ids;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("never saw {n} parked call(s)");
+        (ids.len() == n).then_some(ids)
+    })
+    .await
 }
 
 #[tokio::test]
@@ -216,9 +212,10 @@ async fn a_parked_call_keeps_its_progress_flowing_and_is_withdrawn_when_the_agen
     let token_env = "PORTCULLIS_TEST_ADMIN_TOKEN_D";
     std::env::set_var(token_env, "fourth-token");
     let peer = Peer::python("legacy");
+    // echo is allowed only to be the barrier at the end; write_note is asked (not read-only).
     let yaml = format!(
         "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\nupstreams:\n  py: {{ url: \"{}\" }}\n\
-         approvals: {{ channel: api, timeout: 30s, keepalive: 100ms }}\n",
+         permissions: {{ allow: [mcp__py__echo] }}\napprovals: {{ channel: api, timeout: 30s, keepalive: 100ms }}\n",
         peer.url()
     );
     let p = proxy(&portcullis::config::Config::parse(&yaml, "test").unwrap()).await;
@@ -228,15 +225,16 @@ async fn a_parked_call_keeps_its_progress_flowing_and_is_withdrawn_when_the_agen
     // A call with a progress token: while it waits, the agent gets progress notifications for it.
     let body = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_note",
         "arguments":{"path":"a","text":"b"},"_meta":{"progressToken":"tok-1"}}});
-    let (u, s) = (url.clone(), session.clone());
-    let waiting = tokio::spawn(async move {
-        post(&u, &[("mcp-session-id", s.as_str()), ("mcp-protocol-version", LEGACY)], body.to_string()).await
-    });
+    let h = [("mcp-session-id", session.as_str()), ("mcp-protocol-version", LEGACY)];
+    let (status, mut waiting) = post_streaming(&url, &h, body.to_string()).await;
+    assert_eq!(status, 200, "answered at once, as a stream");
     let ids = parked(&admin, token_env, 1).await;
-    tokio::time::sleep(Duration::from_millis(450)).await;
+    // Decided only once two beats (keepalive: 100ms) have reached the agent, read as they come.
+    let beats = |t: &str| t.matches("notifications/progress").count() >= 2;
+    assert!(waiting.read_until(beats).await, "the stream ended while parked: {}", waiting.text());
     let (ok, text) = approvals_cli(&admin, token_env, &["allow", &ids[0].to_string()]).await;
     assert!(ok, "{text}");
-    let (_, _, stream) = waiting.await.unwrap();
+    let stream = waiting.finish().await;
     let events: Vec<Value> = stream
         .lines()
         .filter_map(|l| l.strip_prefix("data:"))
@@ -257,9 +255,12 @@ async fn a_parked_call_keeps_its_progress_flowing_and_is_withdrawn_when_the_agen
     parked(&admin, token_env, 1).await;
     hung.abort();
     let _ = hung.await;
+    // Withdrawn (no longer listed) means its wait ended undecided, so it can no longer be sent.
+    // A call sent after it, and answered, is the barrier the upstream's journal is read behind.
     parked(&admin, token_env, 0).await;
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(peer.tools_run(), ["write_note"], "the withdrawn call never ran");
+    let (_, after) = call(&url, &session, 3, "echo", json!({"message":"after"})).await.unwrap();
+    assert_eq!(text_of(&after), "after", "{after}");
+    assert_eq!(peer.tools_run(), ["write_note", "echo"], "the withdrawn call never ran");
     assert!(!peer.calls_received().is_empty());
     assert!(!format!("{:?}", peer.journal_http()).contains("never"), "the upstream never saw it");
 }

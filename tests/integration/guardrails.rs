@@ -3,12 +3,14 @@
 //! observed on the far side: the upstream's journal says what ran, the checker's request log says
 //! what it was shown, and the agent's bytes say what it got.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 
 use crate::support::fake_checker::{FakeChecker, Reply};
-use crate::support::{config, post, proxy, proxy_url, py_client, rpc_body, text_of, Peer};
+use crate::support::{config, eventually, post, proxy, proxy_url, py_client, rpc_body, text_of, Peer};
 
 const MARK: &str = "[guardrail: redacted unsafe content]";
 
@@ -277,11 +279,20 @@ async fn the_breaker_opens_on_a_dead_checker_fails_readiness_and_recovers() {
     assert_eq!(msg["result"]["isError"], true, "fail-closed while down: {msg}");
     assert_eq!(checker.calls(), 3, "nothing was sent while open");
     assert_eq!(metric(&p, r#"portcullis_unguarded_total{phase="pre",reason="breaker_open"}"#), 1.0);
-    // After the cooldown a probe goes through; it succeeds and the breaker closes.
-    tokio::time::sleep(Duration::from_millis(1100)).await;
-    let (_, _, msg) = s.call("echo", json!({"message":"probe"}), &[]).await;
-    assert_eq!(msg["result"]["content"][0]["text"], "probe");
-    assert_eq!(checker.calls(), 4);
+    // After the cooldown (1s, counted on the proxy's own runtime, so a test cannot move it) a
+    // probe goes through; it succeeds and the breaker closes. Calls until then are answered at
+    // once without reaching the checker, so the test calls until one has, rather than sleeping.
+    let deadline = tokio::time::Instant::now() + crate::support::PATIENCE;
+    loop {
+        let (_, _, msg) = s.call("echo", json!({"message":"probe"}), &[]).await;
+        assert_eq!(msg["result"]["content"][0]["text"], "probe", "{msg}");
+        if checker.calls() > 3 {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no probe was let through after the cooldown");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(checker.calls(), 4, "one probe");
     assert_eq!(metric(&p, "portcullis_checker_up"), 1.0);
     assert_eq!(get(&format!("{admin}/readyz")).await.0, 200);
     let (_, _, msg) = s.call("write_note", json!({"path":"x","text":"fine"}), &[]).await;
@@ -355,9 +366,18 @@ async fn rules_and_rubrics_reload_on_change_and_a_bad_edit_keeps_the_last_good_s
     let config = portcullis::config::Config::load(&file).unwrap();
     let p = proxy(&config).await;
     let loader_file = file.clone();
+    // Counts the edits the reloader refused, so the test can wait for one to have been read.
+    let refused = Arc::new(AtomicUsize::new(0));
+    let refusals = refused.clone();
     p.reload_on_change(portcullis::reload::Reload {
         files: vec![file.clone()],
-        load: Box::new(move || portcullis::config::Config::load(&loader_file).map_err(|e| e.to_string())),
+        load: Box::new(move || {
+            let loaded = portcullis::config::Config::load(&loader_file).map_err(|e| e.to_string());
+            if loaded.is_err() {
+                refusals.fetch_add(1, Ordering::SeqCst);
+            }
+            loaded
+        }),
         interval: Duration::from_millis(50),
     });
     let mut s = Session::open(&proxy_url(&p, "py")).await;
@@ -382,7 +402,10 @@ async fn rules_and_rubrics_reload_on_change_and_a_bad_edit_keeps_the_last_good_s
 
     // A broken edit is not applied: the last good policy (echo denied) stays.
     std::fs::write(&file, "permissions: { allow: [\"mcp__*\"] }\nbogus_key: 1\n").unwrap();
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    eventually("the broken edit to be read and refused", || async {
+        (refused.load(Ordering::SeqCst) > 0).then_some(())
+    })
+    .await;
     let (_, _, msg) = s.call("echo", json!({"message":"three"}), &[]).await;
     assert_eq!(msg["result"]["isError"], true, "still the last good policy: {msg}");
 

@@ -6,7 +6,7 @@
 
 use serde_json::{json, Value};
 
-use crate::support::{config, post, proxy, proxy_url, py_client_with, rpc_body, text_of, Peer};
+use crate::support::{config, eventually, post, proxy, proxy_url, py_client_with, rpc_body, text_of, Peer};
 
 const MODERN: &str = "2026-07-28";
 const KEY: &str = "io.portcullis/approval";
@@ -85,7 +85,7 @@ async fn the_python_sdk_client_answers_input_required_and_retries() {
 async fn tampered_replayed_expired_and_changed_states_are_refused_before_the_upstream() {
     let peer = Peer::python("modern");
     let p =
-        proxy(&config(&[("py", &peer.url())], "approvals: { channel: elicitation, timeout: 1s }\n")).await;
+        proxy(&config(&[("py", &peer.url())], "approvals: { channel: elicitation, timeout: 30s }\n")).await;
     let url = proxy_url(&p, "py");
     let auth = "Bearer agent-token";
 
@@ -119,11 +119,24 @@ async fn tampered_replayed_expired_and_changed_states_are_refused_before_the_ups
     refused(&call(&url, 6, "hello", answer(&state, "allow_once"), auth).await.1, "already used");
     assert_eq!(peer.tools_run(), ["write_note"]);
 
-    // Expired: approvals.timeout is also the state's lifetime.
-    let (_, again) = call(&url, 7, "late", json!({}), auth).await;
+    // Expired: approvals.timeout is also the state's lifetime, on the wall clock (the unit tests
+    // in src/approval/mrtr.rs move that clock; this is the real one). A proxy of its own with a
+    // short lifetime, so the rest of this test is not racing one. Until the state expires, a
+    // retry for other arguments is refused as another call (which neither burns the state nor
+    // reaches the upstream): the test retries that way until the refusal says expired.
+    let short =
+        proxy(&config(&[("py", &peer.url())], "approvals: { channel: elicitation, timeout: 200ms }\n")).await;
+    let short_url = proxy_url(&short, "py");
+    let (_, again) = call(&short_url, 7, "late", json!({}), auth).await;
     let late = again["result"]["requestState"].as_str().unwrap().to_owned();
-    tokio::time::sleep(std::time::Duration::from_millis(1300)).await;
-    refused(&call(&url, 8, "late", answer(&late, "allow_once"), auth).await.1, "expired");
+    eventually("the state to expire", || async {
+        let (_, v) = call(&short_url, 8, "late!", answer(&late, "allow_once"), auth).await;
+        let why = v["error"]["message"].as_str().unwrap_or_default().to_owned();
+        assert!(why.contains("different call") || why.contains("expired"), "{v}");
+        why.contains("expired").then_some(())
+    })
+    .await;
+    refused(&call(&short_url, 8, "late", answer(&late, "allow_once"), auth).await.1, "expired");
 
     // The upstream's own state and answers travel inside the proxy's and come back exactly.
     let theirs = json!({"requestState":"upstream-state-xyz","inputResponses":{"theirs":{"action":"accept","content":{"ok":true}}}});

@@ -222,7 +222,31 @@ pub async fn post(
     headers: &[(&str, &str)],
     body: impl Into<String>,
 ) -> (u16, http::HeaderMap, String) {
-    use http_body_util::{BodyExt, Full};
+    use http_body_util::BodyExt;
+    let resp = send_post(url, headers, body.into()).await;
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    (status, headers, String::from_utf8_lossy(&body).into_owned())
+}
+
+/// A raw HTTP POST whose body is read as it arrives: for a stream the test watches while it is
+/// still open. Returns the status and the unread body.
+pub async fn post_streaming(
+    url: &str,
+    headers: &[(&str, &str)],
+    body: impl Into<String>,
+) -> (u16, Streaming) {
+    let resp = send_post(url, headers, body.into()).await;
+    (resp.status().as_u16(), Streaming { body: resp.into_body(), read: Vec::new() })
+}
+
+async fn send_post(
+    url: &str,
+    headers: &[(&str, &str)],
+    body: String,
+) -> http::Response<hyper::body::Incoming> {
+    use http_body_util::Full;
     let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
         .build_http::<Full<bytes::Bytes>>();
     let mut req = http::Request::post(url)
@@ -231,11 +255,49 @@ pub async fn post(
     for (k, v) in headers {
         req = req.header(*k, *v);
     }
-    let resp = client.request(req.body(Full::new(bytes::Bytes::from(body.into()))).unwrap()).await.unwrap();
-    let status = resp.status().as_u16();
-    let headers = resp.headers().clone();
-    let body = resp.into_body().collect().await.unwrap().to_bytes();
-    (status, headers, String::from_utf8_lossy(&body).into_owned())
+    client.request(req.body(Full::new(bytes::Bytes::from(body))).unwrap()).await.unwrap()
+}
+
+/// A response body being read (see [`post_streaming`]).
+pub struct Streaming {
+    body: hyper::body::Incoming,
+    read: Vec<u8>,
+}
+
+impl Streaming {
+    /// Everything read so far, as text.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.read).into_owned()
+    }
+
+    /// Reads until `seen` holds of the text read so far (true) or the body ends (false); fails
+    /// the test after [`PATIENCE`].
+    pub async fn read_until(&mut self, mut seen: impl FnMut(&str) -> bool) -> bool {
+        use http_body_util::BodyExt;
+        let read = async {
+            while !seen(&self.text()) {
+                match self.body.frame().await {
+                    Some(Ok(frame)) => {
+                        if let Ok(data) = frame.into_data() {
+                            self.read.extend_from_slice(&data);
+                        }
+                    }
+                    Some(Err(_)) | None => return false,
+                }
+            }
+            true
+        };
+        match tokio::time::timeout(PATIENCE, read).await {
+            Ok(seen) => seen,
+            Err(_) => panic!("waited {PATIENCE:?} on a stream; it said: {}", self.text()),
+        }
+    }
+
+    /// Reads the body to its end; returns all of it as text.
+    pub async fn finish(mut self) -> String {
+        self.read_until(|_| false).await;
+        self.text()
+    }
 }
 
 /// The JSON of a response body that may be plain JSON or SSE (the last `data:` of a message).
