@@ -12,7 +12,8 @@
   - `POST /broadcast?mark=M`: sends one `notifications/message` event "mark M" on every open
     stream; answers {"sent": n}.
 
-`client`: opens --n streams through the proxy (--parallel at a time), checks every response head
+`client`: opens --n streams through the proxy (--parallel at a time), each with its own
+Mcp-Session-Id (--session-prefix and its number), checks every response head
 (200, text/event-stream) and that every stream delivered its first event, then prints
 `open N` and obeys one command a line on stdin:
   - `expect M`: waits until every stream has delivered the event "mark M"; prints `got N`.
@@ -24,6 +25,7 @@ Binds and connects to 127.0.0.1 only. Standard library only (asyncio), Python 3.
 
 Usage: scripts/sse-peers.py upstream [--port 0] [--ping 20]
        scripts/sse-peers.py client --port P [--path /mcp/bench] [--n 1000] [--kind get|post]
+                                   [--session-prefix bench-]
 """
 
 import argparse
@@ -186,9 +188,9 @@ class Stream:
         self.ended = None  # why the stream ended, once it has
         self.task = None
 
-    async def open(self, port, path, kind, timeout):
+    async def open(self, port, path, kind, timeout, prefix):
         reader, self.writer = await asyncio.open_connection("127.0.0.1", port)
-        session = f"bench-{self.i}"
+        session = f"{prefix}{self.i}"
         if kind == "get":
             req = (
                 f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n"
@@ -276,7 +278,7 @@ async def client_main(a):
     async def open_one(s):
         async with gate:
             try:
-                await s.open(a.port, a.path, a.kind, a.timeout)
+                await s.open(a.port, a.path, a.kind, a.timeout, a.session_prefix)
             except Exception as e:  # every failure is reported, none ends the others
                 errors.append(f"stream {s.i}: {type(e).__name__}: {e}")
 
@@ -334,6 +336,7 @@ def main():
     c.add_argument("--kind", choices=["get", "post"], default="get", help="GET stream or POST tools/call held open")
     c.add_argument("--parallel", type=int, default=64, help="streams being opened at once")
     c.add_argument("--timeout", type=float, default=30.0, help="seconds for a head, a first event, a mark")
+    c.add_argument("--session-prefix", default="bench-", help="stream i's Mcp-Session-Id is this and i")
     a = p.parse_args()
     try:
         asyncio.run(upstream_main(a) if a.role == "upstream" else client_main(a))
