@@ -13,7 +13,7 @@ use futures_util::FutureExt;
 use portcullis::approval::Approvals;
 use portcullis::config::Config;
 use portcullis::gate::post::inspect;
-use portcullis::gate::pre::{decide, Context, Decision};
+use portcullis::gate::pre::{decide, Context, Plan};
 use portcullis::gate::Guard;
 use portcullis::mcp::era::Era;
 use portcullis::mcp::jsonrpc::parse;
@@ -52,8 +52,10 @@ const RESPONSE: &str = r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"
 fn one(cx: &Context<'_>, guard: &Guard) {
     let payload = parse(REQUEST.as_bytes()).expect("request parses");
     let decision = decide(&payload, cx, guard).now_or_never().expect("no pending check");
-    let Decision::Forward(mut watched) = decision else { panic!("the call is allowed") };
-    let inspection = inspect(RESPONSE, &mut watched, guard).now_or_never().expect("no pending check");
+    let Plan::Forward(mut watched) = decision else { panic!("the call is allowed") };
+    let inspection = inspect(&portcullis::gate::post::Envelope::parse(RESPONSE), &mut watched, guard)
+        .now_or_never()
+        .expect("no pending check");
     assert_eq!(inspection.release, portcullis::gate::post::Release::Unchanged);
 }
 

@@ -14,7 +14,7 @@ use tower::Service;
 use http_body_util::BodyExt;
 
 use crate::approval::pending::DecideError;
-use crate::approval::Decision;
+use crate::approval::Choice;
 use crate::proxy::Shared;
 use crate::proxy::{full, Resp};
 use crate::telemetry::Metrics;
@@ -211,7 +211,7 @@ async fn approvals(req: Request<Incoming>, shared: &Shared, token: &Option<Strin
             };
             let decision = serde_json::from_slice::<serde_json::Value>(&body)
                 .ok()
-                .and_then(|v| v.get("decision").and_then(|d| d.as_str()).and_then(Decision::parse));
+                .and_then(|v| v.get("decision").and_then(|d| d.as_str()).and_then(Choice::parse));
             let Some(decision) = decision else {
                 return json(
                     StatusCode::BAD_REQUEST,

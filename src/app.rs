@@ -9,7 +9,8 @@
 //! 3. **host** — `Host` and `Origin` must name an allowed host (DNS-rebinding protection):
 //!    headers only, before a request takes a concurrency slot; below here nothing a browser on
 //!    another site sent is served, and the upstream (which never sees either header) need not check.
-//! 4. **concurrency limit** — bounds work in flight before any body is read.
+//! 4. **concurrency limit** — bounds work in flight before any body is read, and holds the slot
+//!    until the response body ends: an open stream (a GET stream, a parked ask) is in flight.
 //! 5. **route** — cheap and path-only: unknown upstreams are refused before reading a body, and
 //!    a plain HTTP tool's path is normalised here, once, for both the gate and the upstream.
 //! 6. **body limit** — reads the body whole, bounded in bytes and time; nothing oversized or
@@ -29,12 +30,12 @@ use http_body::Body as HttpBody;
 use tokio::net::TcpListener;
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
-use tower::limit::GlobalConcurrencyLimitLayer;
 use tower::{Service, ServiceBuilder};
 
 use crate::config::Config;
 use crate::proxy::error::RescueLayer;
 use crate::proxy::host::HostLayer;
+use crate::proxy::in_flight::InFlightLayer;
 use crate::proxy::limit::BodyLimitLayer;
 use crate::proxy::post::PostGateLayer;
 use crate::proxy::pre::PreGateLayer;
@@ -79,7 +80,7 @@ where
         .layer(RescueLayer::new(runtime.metrics.clone()))
         .layer(TelemetryLayer::new(runtime.metrics.clone()))
         .layer(HostLayer::new(Arc::new(config.allowed_hosts.clone().with_listen(config.listen))))
-        .layer(GlobalConcurrencyLimitLayer::with_semaphore(runtime.in_flight.clone()))
+        .layer(InFlightLayer::new(runtime.in_flight.clone()))
         .layer(RouteLayer::new(runtime.targets.clone()))
         .layer(BodyLimitLayer::new(config.limits.max_body, config.limits.client_header_timeout * 3))
         .layer(PreGateLayer::new(runtime.shared.clone()))

@@ -196,18 +196,18 @@ enum ApprovalAction {
 async fn run(command: Command) -> anyhow::Result<ExitCode> {
     match command {
         Command::Approvals { admin, token_env, action } => {
-            use portcullis::approval::{cli, Decision};
+            use portcullis::approval::{cli, Choice};
             let token = std::env::var(&token_env)
                 .with_context(|| format!("the admin token: set {token_env} (or pass --token-env)"))?;
             let action = match action {
                 ApprovalAction::List => cli::Action::List,
                 ApprovalAction::Allow { id, always: false } => {
-                    cli::Action::Decide { id, decision: Decision::AllowOnce }
+                    cli::Action::Decide { id, decision: Choice::AllowOnce }
                 }
                 ApprovalAction::Allow { id, always: true } => {
-                    cli::Action::Decide { id, decision: Decision::AllowSession }
+                    cli::Action::Decide { id, decision: Choice::AllowSession }
                 }
-                ApprovalAction::Deny { id } => cli::Action::Decide { id, decision: Decision::Deny },
+                ApprovalAction::Deny { id } => cli::Action::Decide { id, decision: Choice::Deny },
                 ApprovalAction::Status => cli::Action::Status,
                 ApprovalAction::Clear { session } => cli::Action::Clear { session },
             };

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use tokio::sync::Semaphore;
 
 use crate::approval::Approvals;
-use crate::audit::{Audit, Target};
+use crate::audit::{Audit, Destination};
 use crate::checker::openai::ClientError;
 use crate::config::Config;
 use crate::gate::Guard;
@@ -99,7 +99,6 @@ impl Runtime {
             sessions: Sessions::default(),
             stream_order: Default::default(),
             limits: config.limits.clone(),
-            in_flight: in_flight.clone(),
             parking: Arc::new(Semaphore::new(config.approvals.max_pending)),
         });
         Ok(Runtime {
@@ -118,8 +117,8 @@ impl Runtime {
     pub fn relay(config: &Config) -> Result<RelayParts, StartError> {
         let metrics = Arc::new(Metrics::new());
         let mut audit_settings = config.audit.clone();
-        if audit_settings.target == Target::Stdout {
-            audit_settings.target = Target::Stderr;
+        if audit_settings.target == Destination::Stdout {
+            audit_settings.target = Destination::Stderr;
         }
         let audit = Arc::new(Audit::start(&audit_settings, metrics.clone()).map_err(StartError::Audit)?);
         let guard = Guard::new(&config.policy, metrics.clone())?.with_audit(audit.clone());

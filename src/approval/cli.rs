@@ -19,7 +19,7 @@ pub enum Action {
     },
     Decide {
         id: u64,
-        decision: super::Decision,
+        decision: super::Choice,
     },
 }
 

@@ -16,7 +16,7 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
-use super::{Ask, Decision, Source};
+use super::{Ask, Choice, Source};
 use crate::mcp::jsonrpc::Message;
 
 /// How many characters of the arguments the form shows before it says how many it left out.
@@ -26,7 +26,7 @@ const SHOWN_ARGS: usize = 2_000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reply {
     /// `accept` with a choice (an accepted form without a usable choice reads as deny).
-    Accept(Decision),
+    Accept(Choice),
     /// The user refused the request itself.
     Decline,
     /// The user dismissed it without choosing.
@@ -52,8 +52,8 @@ impl Reply {
             Some("accept") => Reply::Accept(
                 v.pointer("/content/decision")
                     .and_then(Value::as_str)
-                    .and_then(Decision::parse)
-                    .unwrap_or(Decision::Deny),
+                    .and_then(Choice::parse)
+                    .unwrap_or(Choice::Deny),
             ),
             Some("decline") => Reply::Decline,
             Some("cancel") => Reply::Cancel,
@@ -237,7 +237,7 @@ mod tests {
         assert_eq!(answer(&e, &reply, Some("s2")), Answered::Stale);
         assert!(rx.try_recv().is_err());
         assert_eq!(answer(&e, &reply, Some("s1")), Answered::Delivered);
-        assert_eq!(rx.try_recv().unwrap(), Reply::Accept(Decision::AllowSession));
+        assert_eq!(rx.try_recv().unwrap(), Reply::Accept(Choice::AllowSession));
         assert_eq!(answer(&e, &reply, Some("s1")), Answered::Stale);
     }
 
@@ -246,13 +246,13 @@ mod tests {
         let r = |v: Value| Reply::of_value(&v);
         assert_eq!(
             r(json!({"action":"accept","content":{"decision":"allow_once"}})),
-            Reply::Accept(Decision::AllowOnce)
+            Reply::Accept(Choice::AllowOnce)
         );
         assert_eq!(
             r(json!({"action":"accept","content":{"decision":"yes please"}})),
-            Reply::Accept(Decision::Deny)
+            Reply::Accept(Choice::Deny)
         );
-        assert_eq!(r(json!({"action":"accept"})), Reply::Accept(Decision::Deny));
+        assert_eq!(r(json!({"action":"accept"})), Reply::Accept(Choice::Deny));
         assert_eq!(r(json!({"action":"decline"})), Reply::Decline);
         assert_eq!(r(json!({"action":"cancel"})), Reply::Cancel);
         assert_eq!(r(json!({"weird":1})), Reply::Failed);

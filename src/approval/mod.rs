@@ -25,35 +25,35 @@ use std::time::Duration;
 
 use crate::telemetry::Metrics;
 
-pub use pending::{Parked, Pending};
+pub use pending::{Parked, Parking};
 pub use waivers::Waivers;
 
 /// What a human decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Decision {
+pub enum Choice {
     Deny,
     AllowOnce,
     /// Allow, and arm a waiver: the same call in the same session is not asked again.
     AllowSession,
 }
 
-impl Decision {
-    pub const ALL: [Decision; 3] = [Decision::Deny, Decision::AllowOnce, Decision::AllowSession];
+impl Choice {
+    pub const ALL: [Choice; 3] = [Choice::Deny, Choice::AllowOnce, Choice::AllowSession];
 
-    pub fn parse(s: &str) -> Option<Decision> {
+    pub fn parse(s: &str) -> Option<Choice> {
         Some(match s {
-            "deny" => Decision::Deny,
-            "allow_once" => Decision::AllowOnce,
-            "allow_session" => Decision::AllowSession,
+            "deny" => Choice::Deny,
+            "allow_once" => Choice::AllowOnce,
+            "allow_session" => Choice::AllowSession,
             _ => return None,
         })
     }
 
     pub fn as_str(self) -> &'static str {
         match self {
-            Decision::Deny => "deny",
-            Decision::AllowOnce => "allow_once",
-            Decision::AllowSession => "allow_session",
+            Choice::Deny => "deny",
+            Choice::AllowOnce => "allow_once",
+            Choice::AllowSession => "allow_session",
         }
     }
 }
@@ -136,7 +136,7 @@ pub struct Ask {
 /// How an ask ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Resolution {
-    Allowed(Decision),
+    Allowed(Choice),
     Denied,
     /// The user dismissed the form without choosing (elicitation `cancel`, or a client error).
     Cancelled,
@@ -190,7 +190,7 @@ pub struct Approvals {
     pub waivers: Waivers,
     /// Tool definitions seen in `tools/list`, by qualified name.
     pub tools: tools::Definitions,
-    pub pending: Pending,
+    pub pending: Parking,
     pub elicitations: elicit::Elicitations,
     /// The modern era's sealed `requestState`s.
     pub seals: mrtr::Seals,
@@ -217,7 +217,7 @@ impl Approvals {
             keepalive: settings.keepalive,
             waivers: Waivers::new(settings.waiver_capacity, settings.waiver_idle, metrics.clone()),
             tools: tools::Definitions::default(),
-            pending: Pending::new(settings.max_pending, metrics.clone()),
+            pending: Parking::new(settings.max_pending, metrics.clone()),
             elicitations: elicit::Elicitations::default(),
             seals: mrtr::Seals::new(settings.timeout),
             flags: flags::Flags::new(settings.flag_consecutive, settings.flag_total, metrics.clone()),
@@ -285,7 +285,7 @@ impl Approvals {
         let resolution = self
             .resolve(&ask, Via::Operator, async move {
                 match decided.await {
-                    Ok(Decision::Deny) => Resolution::Denied,
+                    Ok(Choice::Deny) => Resolution::Denied,
                     Ok(d) => Resolution::Allowed(d),
                     // The sender went away without a decision: only a withdrawn park does that.
                     Err(_) => Resolution::Denied,
@@ -305,7 +305,7 @@ impl Approvals {
     ) -> Resolution {
         self.resolve(ask, Via::Client, async move {
             match reply.await {
-                Ok(elicit::Reply::Accept(Decision::Deny) | elicit::Reply::Decline) => Resolution::Denied,
+                Ok(elicit::Reply::Accept(Choice::Deny) | elicit::Reply::Decline) => Resolution::Denied,
                 Ok(elicit::Reply::Accept(d)) => Resolution::Allowed(d),
                 Ok(elicit::Reply::Cancel | elicit::Reply::Failed) | Err(_) => Resolution::Cancelled,
             }
@@ -339,7 +339,7 @@ impl Approvals {
         self.metrics.approval_wait(via.as_str(), label, waited.as_secs_f64());
         let args = serde_json::from_str::<serde_json::Value>(&ask.args).ok();
         self.audit.record(crate::audit::Entry {
-            phase: crate::audit::Phase::Approval,
+            phase: crate::audit::Stage::Approval,
             upstream: ask.tool.split("__").nth(1).unwrap_or(""),
             tool: &ask.tool,
             session: ask.session.as_deref(),
@@ -362,7 +362,7 @@ impl Approvals {
             // The session's caller was learnt when the gate checked the flag before asking.
             self.flags.record(ask.session.as_deref(), None, !matches!(resolution, Resolution::Allowed(_)));
         }
-        if *resolution == Resolution::Allowed(Decision::AllowSession)
+        if *resolution == Resolution::Allowed(Choice::AllowSession)
             && matches!(ask.source, Source::Floor | Source::Checker)
         {
             self.waivers.arm(ask);

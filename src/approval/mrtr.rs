@@ -253,7 +253,7 @@ impl Seals {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::approval::{Decision, Source};
+    use crate::approval::{Choice, Source};
     use serde_json::json;
 
     fn ask(args: &str, session: Option<&str>) -> Ask {
@@ -303,7 +303,7 @@ mod tests {
         else {
             panic!()
         };
-        assert_eq!(reply, Reply::Accept(Decision::AllowOnce));
+        assert_eq!(reply, Reply::Accept(Choice::AllowOnce));
         assert_eq!(params, json!({"name":"write","arguments":{"p":1}}), "the proxy's key and state are gone");
         assert!(matches!(
             s.round(Some(&retry(&state, "allow_once")), &a, Some("Bearer x")),

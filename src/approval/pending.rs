@@ -10,13 +10,13 @@ use std::time::SystemTime;
 use serde::Serialize;
 use tokio::sync::oneshot;
 
-use super::{Ask, Decision};
+use super::{Ask, Choice};
 use crate::telemetry::Metrics;
 
 struct Entry {
     ask: Ask,
     since: SystemTime,
-    decide: oneshot::Sender<Decision>,
+    decide: oneshot::Sender<Choice>,
 }
 
 /// What the API shows of a parked ask.
@@ -35,7 +35,7 @@ pub struct View {
 
 type Table = Arc<Mutex<BTreeMap<u64, Entry>>>;
 
-pub struct Pending {
+pub struct Parking {
     table: Table,
     next: AtomicU64,
     /// At most this many asks wait at once (`approvals.max_pending`); beyond it an ask is
@@ -44,9 +44,9 @@ pub struct Pending {
     metrics: Arc<Metrics>,
 }
 
-impl std::fmt::Debug for Pending {
+impl std::fmt::Debug for Parking {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Pending").field("parked", &self.table.lock().map(|t| t.len()).unwrap_or(0)).finish()
+        f.debug_struct("Parking").field("parked", &self.table.lock().map(|t| t.len()).unwrap_or(0)).finish()
     }
 }
 
@@ -80,14 +80,14 @@ pub enum DecideError {
     NotWaivable(u64),
 }
 
-impl Pending {
-    pub fn new(max: usize, metrics: Arc<Metrics>) -> Pending {
-        Pending { table: Arc::default(), next: AtomicU64::new(1), max, metrics }
+impl Parking {
+    pub fn new(max: usize, metrics: Arc<Metrics>) -> Parking {
+        Parking { table: Arc::default(), next: AtomicU64::new(1), max, metrics }
     }
 
     /// Parks `ask`; the receiver gets the operator's decision. `None` when `max` asks already
     /// wait: the call is refused rather than an older ask withdrawn.
-    pub fn park(&self, ask: Ask) -> Option<(Parked, oneshot::Receiver<Decision>)> {
+    pub fn park(&self, ask: Ask) -> Option<(Parked, oneshot::Receiver<Choice>)> {
         let mut t = self.table.lock().unwrap_or_else(|p| p.into_inner());
         if t.len() >= self.max {
             return None;
@@ -120,10 +120,10 @@ impl Pending {
     }
 
     /// Delivers a decision to the parked call `id`.
-    pub fn decide(&self, id: u64, decision: Decision) -> Result<(), DecideError> {
+    pub fn decide(&self, id: u64, decision: Choice) -> Result<(), DecideError> {
         let mut t = self.table.lock().unwrap_or_else(|p| p.into_inner());
         let Some(e) = t.get(&id) else { return Err(DecideError::NotFound(id)) };
-        if decision == Decision::AllowSession
+        if decision == Choice::AllowSession
             && matches!(e.ask.source, super::Source::Configured | super::Source::Flagged)
         {
             return Err(DecideError::NotWaivable(id));
@@ -151,7 +151,7 @@ mod tests {
 
     #[test]
     fn a_full_table_refuses_new_asks_and_keeps_every_parked_one() {
-        let p = Pending::new(3, Arc::new(Metrics::new()));
+        let p = Parking::new(3, Arc::new(Metrics::new()));
         let parked: Vec<_> = (0..3).map(|n| p.park(ask(n)).expect("room")).collect();
         assert!(p.park(ask(3)).is_none(), "the fourth is refused");
         assert_eq!(p.list().len(), 3, "nothing parked was dropped to make room");
@@ -159,6 +159,6 @@ mod tests {
         drop(parked);
         assert!(p.list().is_empty());
         assert!(p.park(ask(4)).is_some(), "room again once the waits end");
-        assert_eq!(p.decide(first, Decision::AllowOnce), Err(DecideError::NotFound(first)));
+        assert_eq!(p.decide(first, Choice::AllowOnce), Err(DecideError::NotFound(first)));
     }
 }

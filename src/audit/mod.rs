@@ -24,7 +24,7 @@ use crate::checker::detect::{self, Direction};
 use crate::rules::kinds::canonical_json;
 use crate::telemetry::Metrics;
 
-pub use sink::Target;
+pub use sink::Destination;
 
 /// Characters of arguments or results shown in a preview.
 const PREVIEW: usize = 160;
@@ -34,7 +34,7 @@ const QUEUE: usize = 8_192;
 /// Validated `audit:` settings.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    pub target: Target,
+    pub target: Destination,
     /// A file is rotated (`F` → `F.1` → … → `F.keep`) when it would grow past this.
     pub max_size: u64,
     pub keep: u32,
@@ -45,14 +45,14 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         // Off means off: no line written and none kept (no cost on the call path).
-        Settings { target: Target::Off, max_size: 100 << 20, keep: 5, recent: 0 }
+        Settings { target: Destination::Off, max_size: 100 << 20, keep: 5, recent: 0 }
     }
 }
 
 /// Which decision a line records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Phase {
+pub enum Stage {
     Pre,
     Post,
     Approval,
@@ -61,7 +61,7 @@ pub enum Phase {
 /// One decision, as the code that made it knows it.
 #[derive(Debug, Clone)]
 pub struct Entry<'a> {
-    pub phase: Phase,
+    pub phase: Stage,
     pub upstream: &'a str,
     pub tool: &'a str,
     pub session: Option<&'a str>,
@@ -83,7 +83,7 @@ pub struct Entry<'a> {
 pub struct Record {
     /// Unix milliseconds.
     pub ts: u64,
-    pub phase: Phase,
+    pub phase: Stage,
     pub upstream: String,
     pub tool: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -155,7 +155,7 @@ impl Audit {
     /// Starts the writer for `settings` (nothing when the target is off).
     pub fn start(settings: &Settings, metrics: Arc<Metrics>) -> std::io::Result<Audit> {
         let queue = match &settings.target {
-            Target::Off => None,
+            Destination::Off => None,
             target => {
                 let mut writer = sink::Writer::open(target, settings.max_size, settings.keep)?;
                 let (tx, rx) = sync_channel::<String>(QUEUE);
@@ -234,7 +234,7 @@ impl Audit {
     #[allow(clippy::too_many_arguments)]
     pub fn call(
         &self,
-        phase: Phase,
+        phase: Stage,
         call: &crate::call::ToolCall,
         outcome: &str,
         rule: Option<&str>,
@@ -248,14 +248,14 @@ impl Audit {
         let args;
         let subject = match (phase, subject) {
             (_, Some(v)) => Some(v),
-            (Phase::Pre | Phase::Approval, None) => {
+            (Stage::Pre | Stage::Approval, None) => {
                 args = call.args.as_deref().map(|a| {
                     serde_json::from_str::<Value>(a.get())
                         .unwrap_or_else(|_| Value::String(a.get().to_owned()))
                 });
                 args.as_ref()
             }
-            (Phase::Post, None) => None,
+            (Stage::Post, None) => None,
         };
         self.record(Entry {
             phase,

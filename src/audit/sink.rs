@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// `audit.to`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub enum Destination {
     Off,
     Stdout,
     /// Where `wrap` sends `stdout` (its stdout is the agent's protocol stream).
@@ -15,7 +15,7 @@ pub enum Target {
 }
 
 pub struct Writer {
-    target: Target,
+    target: Destination,
     file: Option<File>,
     size: u64,
     max_size: u64,
@@ -23,9 +23,9 @@ pub struct Writer {
 }
 
 impl Writer {
-    pub fn open(target: &Target, max_size: u64, keep: u32) -> std::io::Result<Writer> {
+    pub fn open(target: &Destination, max_size: u64, keep: u32) -> std::io::Result<Writer> {
         let (file, size) = match target {
-            Target::File(p) => {
+            Destination::File(p) => {
                 let f = OpenOptions::new().create(true).append(true).open(p)?;
                 let size = f.metadata()?.len();
                 (Some(f), size)
@@ -38,7 +38,7 @@ impl Writer {
     pub fn write(&mut self, line: &str) -> std::io::Result<()> {
         let n = line.len() as u64 + 1;
         match (&self.target, self.file.as_mut()) {
-            (Target::File(path), Some(_)) => {
+            (Destination::File(path), Some(_)) => {
                 if self.size > 0 && self.size + n > self.max_size {
                     self.rotate(path.clone())?;
                 }
@@ -47,7 +47,7 @@ impl Writer {
                 self.size += n;
                 Ok(())
             }
-            (Target::Stderr, _) => writeln!(std::io::stderr().lock(), "{line}"),
+            (Destination::Stderr, _) => writeln!(std::io::stderr().lock(), "{line}"),
             _ => {
                 let mut out = std::io::stdout().lock();
                 writeln!(out, "{line}")?;
@@ -88,7 +88,7 @@ mod tests {
     fn a_file_rotates_by_size_and_keeps_only_so_many() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("audit.jsonl");
-        let mut w = Writer::open(&Target::File(path.clone()), 100, 2).unwrap();
+        let mut w = Writer::open(&Destination::File(path.clone()), 100, 2).unwrap();
         for i in 0..20 {
             w.write(&format!("{{\"line\":\"{i:03}\",\"pad\":\"{}\"}}", "x".repeat(20))).unwrap();
         }

@@ -4,7 +4,7 @@ use serde::Deserialize;
 
 use super::raw::Scalar;
 use super::Problems;
-use crate::audit::{Settings, Target};
+use crate::audit::{Destination, Settings};
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -38,13 +38,13 @@ pub(crate) fn compile(raw: Option<Raw>, p: &mut Problems) -> Settings {
         None => None,
     };
     let target = match to.as_deref() {
-        None | Some("stdout") => Target::Stdout,
-        Some("off") => Target::Off,
+        None | Some("stdout") => Destination::Stdout,
+        Some("off") => Destination::Off,
         Some("") => {
             p.add("audit.to", "stdout, off, or a file path");
-            Target::Off
+            Destination::Off
         }
-        Some(path) => Target::File(path.into()),
+        Some(path) => Destination::File(path.into()),
     };
     let s = Settings {
         target,

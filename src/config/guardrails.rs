@@ -10,7 +10,7 @@ use super::raw::Scalar;
 use super::Problems;
 use crate::checker::openai;
 use crate::checker::rubric::Rubrics;
-use crate::checker::rules::{GuardRule, GuardRules, Target};
+use crate::checker::rules::{GuardRule, GuardRules, Selector};
 use crate::checker::{FailureMode, Mode};
 
 /// Which checker judges.
@@ -249,7 +249,7 @@ fn rule(i: usize, v: Value, default_mode: Mode, rubrics: &Rubrics, p: &mut Probl
             return None;
         }
     };
-    let target = Target::parse(&r.pattern).map_err(|e| p.add(format!("{path}.match"), e)).ok();
+    let target = Selector::parse(&r.pattern).map_err(|e| p.add(format!("{path}.match"), e)).ok();
     let (mut pre, mut post) = (false, false);
     for ph in r.phases.as_deref().unwrap_or(&["pre".to_owned(), "post".to_owned()]) {
         match ph.as_str() {

@@ -53,7 +53,7 @@ pub async fn run(
     config.approvals.channel = crate::approval::Channel::Api;
     // Every decision of the run, one JSON line each (beside the jail, not in it).
     let audit_log = std::env::temp_dir().join(format!("portcullis-demo-{}-audit.jsonl", std::process::id()));
-    config.audit.target = crate::audit::Target::File(audit_log.clone());
+    config.audit.target = crate::audit::Destination::File(audit_log.clone());
     let token = crate::checker::prompt::random_token();
     let running = crate::app::start_with_token(&config, Some(token.clone())).await?;
     let proxy_url = format!("http://{}/mcp/sample", running.addr);

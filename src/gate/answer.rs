@@ -35,7 +35,7 @@ pub const HEADLESS: &str = "Nobody could be asked (headless).";
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::approval::Decision;
+    use crate::approval::Choice;
 
     #[test]
     fn every_refusing_answer_has_one_text_and_only_a_denial_counts_as_denied() {
@@ -47,7 +47,7 @@ mod tests {
             Resolution::Overloaded,
         ];
         for via in [Via::Client, Via::Operator] {
-            assert_eq!(refusal(&Resolution::Allowed(Decision::AllowOnce), via), None);
+            assert_eq!(refusal(&Resolution::Allowed(Choice::AllowOnce), via), None);
             for r in &all {
                 let (why, outcome) = refusal(r, via).expect("refused");
                 assert!(why.ends_with('.'), "{why}");

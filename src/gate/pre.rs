@@ -57,13 +57,13 @@ impl Context<'_> {
 
 /// The pre-call decision for a payload.
 #[derive(Debug)]
-pub enum Decision {
+pub enum Plan {
     /// Forward the payload's bytes unchanged; watch these responses.
     Forward(Watched),
     /// Answer with `body` (a JSON-RPC response or array of them) and forward nothing.
     Refuse(Refusal),
     /// One call that a human must decide: forward it (watching its result) only if allowed.
-    Ask(Box<Pending>),
+    Ask(Box<Held>),
     /// Forward this message in place of the payload (a modern-era retry the user approved, with
     /// the proxy's approval key and state taken out); watch these responses.
     Rewrite(Watched, Vec<u8>),
@@ -71,7 +71,7 @@ pub enum Decision {
 
 /// A single call waiting for a human.
 #[derive(Debug)]
-pub struct Pending {
+pub struct Held {
     pub ask: Ask,
     /// Who is asked.
     pub via: Via,
@@ -85,7 +85,7 @@ pub struct Pending {
     era: Era,
 }
 
-impl Pending {
+impl Held {
     /// What to watch when the call is allowed.
     pub fn allowed(self) -> Watched {
         let counter = self.call.counter().cloned();
@@ -147,7 +147,7 @@ enum One {
         result: serde_json::Value,
         call: Box<ToolCall>,
     },
-    Ask(Box<Pending>),
+    Ask(Box<Held>),
     Deny {
         id: Box<RawValue>,
         call: Box<ToolCall>,
@@ -238,7 +238,7 @@ fn record(one: &One, cx: &Context<'_>) {
 
 /// Writes the audit line of one message's pre-call decision (calls only).
 fn audited(one: One, guard: &Guard, started: std::time::Instant) -> One {
-    use crate::audit::Phase;
+    use crate::audit::Stage;
     let audit = guard.audit();
     if !audit.is_on() {
         return one;
@@ -246,12 +246,12 @@ fn audited(one: One, guard: &Guard, started: std::time::Instant) -> One {
     let latency = started.elapsed();
     match &one {
         One::Forward(Some((_, Watch::Call(call)))) | One::Rewrite((_, Watch::Call(call)), _) => {
-            audit.call(Phase::Pre, call, "forwarded", None, None, None, latency)
+            audit.call(Stage::Pre, call, "forwarded", None, None, None, latency)
         }
-        One::Ask(p) => audit.call(Phase::Pre, p.call(), "ask", None, Some(&p.ask.reason), None, latency),
-        One::Answer { call, .. } => audit.call(Phase::Pre, call, "ask", None, None, None, latency),
+        One::Ask(p) => audit.call(Stage::Pre, p.call(), "ask", None, Some(&p.ask.reason), None, latency),
+        One::Answer { call, .. } => audit.call(Stage::Pre, call, "ask", None, None, None, latency),
         One::Deny { call, rule, reason, outcome, .. } => {
-            audit.call(Phase::Pre, call, outcome.as_str(), Some(rule), Some(reason), None, latency)
+            audit.call(Stage::Pre, call, outcome.as_str(), Some(rule), Some(reason), None, latency)
         }
         _ => {}
     }
@@ -281,32 +281,32 @@ async fn settle(p: Pre<'_>, cx: &Context<'_>) -> One {
 
 /// Decides a payload: Layer 1 for every element, then the Layer 2 checks it asked for (all of a
 /// batch's at once). Without a pending check nothing is awaited.
-pub async fn decide(payload: &Payload<'_>, cx: &Context<'_>, guard: &Guard) -> Decision {
+pub async fn decide(payload: &Payload<'_>, cx: &Context<'_>, guard: &Guard) -> Plan {
     let started = std::time::Instant::now();
     match payload {
         Payload::Single(msg) => {
             match audited(recorded(settle(one(msg, cx, guard), cx).await, cx), guard, started) {
-                One::Forward(w) => Decision::Forward(Watched::from_iter(w).with_counter(cx.counter.cloned())),
+                One::Forward(w) => Plan::Forward(Watched::from_iter(w).with_counter(cx.counter.cloned())),
                 One::Rewrite(w, body) => {
-                    Decision::Rewrite(Watched::from_iter([w]).with_counter(cx.counter.cloned()), body)
+                    Plan::Rewrite(Watched::from_iter([w]).with_counter(cx.counter.cloned()), body)
                 }
-                One::Ask(p) => Decision::Ask(p),
-                One::Answer { id, result, .. } => Decision::Refuse(Refusal {
+                One::Ask(p) => Plan::Ask(p),
+                One::Answer { id, result, .. } => Plan::Refuse(Refusal {
                     body: jsonrpc::result_response(&id, &result.to_string()),
                     invalid: false,
                     calls: Vec::new(),
                 }),
-                One::Rejected { id, message } => Decision::Refuse(Refusal {
+                One::Rejected { id, message } => Plan::Refuse(Refusal {
                     body: jsonrpc::error_response(Some(&id), code::INVALID_PARAMS, &message),
                     invalid: true,
                     calls: Vec::new(),
                 }),
-                One::Deny { id, call, reason, outcome, .. } => Decision::Refuse(Refusal {
+                One::Deny { id, call, reason, outcome, .. } => Plan::Refuse(Refusal {
                     body: jsonrpc::result_response(&id, &result::refusal(&reason, cx.era)),
                     invalid: false,
                     calls: vec![cx.refused(*call, outcome)],
                 }),
-                One::Invalid { id, message } => Decision::Refuse(Refusal {
+                One::Invalid { id, message } => Plan::Refuse(Refusal {
                     body: jsonrpc::error_response(id.as_deref(), code::INVALID_REQUEST, &message),
                     invalid: true,
                     calls: Vec::new(),
@@ -317,11 +317,11 @@ pub async fn decide(payload: &Payload<'_>, cx: &Context<'_>, guard: &Guard) -> D
     }
 }
 
-async fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decision {
+async fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Plan {
     let started = std::time::Instant::now();
     if !cx.negotiated.is_some_and(Version::allows_batches) {
         let version = cx.negotiated.map(Version::as_str).unwrap_or("this session's protocol version");
-        return Decision::Refuse(Refusal {
+        return Plan::Refuse(Refusal {
             body: jsonrpc::error_response(
                 None,
                 code::INVALID_REQUEST,
@@ -339,7 +339,7 @@ async fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decisio
     decided.iter().for_each(|o| record(o, cx));
     let decided: Vec<One> = decided.into_iter().map(|o| audited(o, guard, started)).collect();
     if decided.iter().all(|d| matches!(d, One::Forward(_))) {
-        return Decision::Forward(
+        return Plan::Forward(
             decided
                 .into_iter()
                 .filter_map(|d| if let One::Forward(w) = d { w } else { None })
@@ -391,7 +391,7 @@ async fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Decisio
         body.extend_from_slice(b);
     }
     body.push(b']');
-    Decision::Refuse(Refusal { body, invalid, calls })
+    Plan::Refuse(Refusal { body, invalid, calls })
 }
 
 /// Runs a future to completion on a throwaway runtime (tests of async decisions).
@@ -410,7 +410,7 @@ mod tests {
         crate::gate::guard::tests::guard("permissions: { allow: [\"mcp__up__*\"], deny: [mcp__up__rm] }\n")
     }
 
-    fn decide_text(text: &str, negotiated: Option<Version>) -> Decision {
+    fn decide_text(text: &str, negotiated: Option<Version>) -> Plan {
         let up: Arc<str> = "up".into();
         let approvals = Approvals::headless();
         let cx = Context {
@@ -426,10 +426,10 @@ mod tests {
         block_on(decide(&parse(text.as_bytes()).unwrap(), &cx, &guard()))
     }
 
-    fn refusal_json(d: Decision) -> (Value, bool) {
+    fn refusal_json(d: Plan) -> (Value, bool) {
         match d {
-            Decision::Refuse(r) => (serde_json::from_slice(&r.body).unwrap(), r.invalid),
-            Decision::Forward(_) | Decision::Ask(_) | Decision::Rewrite(..) => panic!("not refused"),
+            Plan::Refuse(r) => (serde_json::from_slice(&r.body).unwrap(), r.invalid),
+            Plan::Forward(_) | Plan::Ask(_) | Plan::Rewrite(..) => panic!("not refused"),
         }
     }
 
@@ -447,20 +447,19 @@ mod tests {
 
     #[test]
     fn allowed_calls_and_initialize_are_watched() {
-        let Decision::Forward(w) =
+        let Plan::Forward(w) =
             decide_text(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ls"}}"#, None)
         else {
             panic!()
         };
         assert_eq!(w.len(), 1);
-        let Decision::Forward(w) =
+        let Plan::Forward(w) =
             decide_text(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#, None)
         else {
             panic!()
         };
         assert_eq!(w.len(), 1);
-        let Decision::Forward(w) = decide_text(r#"{"jsonrpc":"2.0","method":"notifications/x"}"#, None)
-        else {
+        let Plan::Forward(w) = decide_text(r#"{"jsonrpc":"2.0","method":"notifications/x"}"#, None) else {
             panic!()
         };
         assert!(w.is_empty());
@@ -488,7 +487,7 @@ mod tests {
             assert!(invalid);
             assert_eq!(json["error"]["code"], code::INVALID_REQUEST);
         }
-        assert!(matches!(decide_text(batch, Some(Version::V2025_03_26)), Decision::Forward(_)));
+        assert!(matches!(decide_text(batch, Some(Version::V2025_03_26)), Plan::Forward(_)));
     }
 
     #[test]

@@ -58,7 +58,7 @@ const CLOSED: State = State::Closed { failures: 0, first: None, several: false }
 
 /// How an admitted call went, as the breaker counts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Attempt {
     /// The checker answered: a verdict, a malformed reply, a content failure.
     Answered,
     /// No connection, or an HTTP error: nothing the content can cause.
@@ -118,10 +118,10 @@ impl Breaker {
     }
 
     /// Reports the admitted call made for `key`.
-    pub fn record(&self, _admit: Admit, key: &str, outcome: Outcome) {
+    pub fn record(&self, _admit: Admit, key: &str, outcome: Attempt) {
         let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let until = Instant::now() + self.cooldown;
-        let ok = outcome == Outcome::Answered;
+        let ok = outcome == Attempt::Answered;
         match (s.clone(), ok) {
             (State::HalfOpen, true) => {
                 tracing::warn!(checker = self.name, "checker recovered: tool I/O is guarded again");
@@ -140,7 +140,7 @@ impl Breaker {
                 // An unreachable checker is the checker's fault whoever asked; a timeout may
                 // be the caller's content, so it takes a second caller to be believed.
                 let several =
-                    several || outcome == Outcome::Unreachable || first.as_deref().is_some_and(|f| f != key);
+                    several || outcome == Attempt::Unreachable || first.as_deref().is_some_and(|f| f != key);
                 let first = first.or_else(|| Some(key.into()));
                 if failures < self.threshold {
                     *s = State::Closed { failures, first, several };
@@ -194,7 +194,7 @@ impl Breaker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use Outcome::{Answered, TimedOut, Unreachable};
+    use Attempt::{Answered, TimedOut, Unreachable};
 
     #[tokio::test(start_paused = true)]
     async fn opens_after_n_failures_probes_after_cooldown_and_recovers() {

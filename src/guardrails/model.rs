@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use futures_util::FutureExt;
 
-use super::breaker::{Breaker, Outcome};
+use super::breaker::{Attempt, Breaker};
 use super::{direction, Guardrails, Source};
 use crate::checker::cache::{self, Lookup, VerdictCache};
 use crate::checker::content::Content;
@@ -157,9 +157,9 @@ async fn ask_model(
     metrics.checker.latency.observe(started.elapsed().as_secs_f64());
     // Only a checker that did not answer counts; a content failure proves it is up.
     let outcome = match &reply {
-        Err(Failure::Timeout(_)) => Outcome::TimedOut,
-        Err(f) if f.checker_down() => Outcome::Unreachable,
-        _ => Outcome::Answered,
+        Err(Failure::Timeout(_)) => Attempt::TimedOut,
+        Err(f) if f.checker_down() => Attempt::Unreachable,
+        _ => Attempt::Answered,
     };
     m.breaker.record(admit, &key, outcome);
     let verdict = reply.and_then(|text| verdict::parse(&text).map_err(|e| Failure::Malformed(e.to_string())));

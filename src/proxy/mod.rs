@@ -3,6 +3,7 @@
 
 pub mod error;
 pub mod host;
+pub mod in_flight;
 pub mod limit;
 pub mod parked;
 pub mod post;
@@ -64,9 +65,6 @@ pub struct Shared {
     /// Holds a session's POSTs while its GET stream is being attached upstream.
     pub stream_order: stream_order::StreamOrder,
     pub limits: Limits,
-    /// The proxy's concurrency limit (`limits.concurrency`): a parked call that is approved
-    /// takes a slot before it is forwarded.
-    pub in_flight: Arc<tokio::sync::Semaphore>,
     /// One permit per call parked for a human (`approvals.max_pending`).
     pub parking: Arc<tokio::sync::Semaphore>,
 }

@@ -8,8 +8,8 @@
 //! drops the wait, which withdraws the ask: nobody approves a call nobody waits for.
 //!
 //! Bounded: a parked call holds one of `approvals.max_pending` parking permits for as long as it
-//! waits (beyond them an ask is refused at once, never parked), and an approved call takes a
-//! slot of the proxy's concurrency limit before it is forwarded, like any other. Its outcome is
+//! waits (beyond them an ask is refused at once, never parked), and its stream holds the
+//! request's slot of the proxy's concurrency limit until it ends ([`super::in_flight`]). Its outcome is
 //! counted once, when the call is done with ([`crate::gate::tally`]); an upstream failure goes
 //! through the same error-to-answer mapping as the rest of the stack ([`super::error`]).
 
@@ -28,7 +28,7 @@ use super::error::ProxyError;
 use super::watch::PostWatch;
 use super::{BoxError, Req, Resp, Shared};
 use crate::approval::{Resolution, Via};
-use crate::gate::pre::Pending;
+use crate::gate::pre::Held;
 use crate::gate::CallOutcome;
 use crate::mcp::era::Era;
 use crate::mcp::sse;
@@ -40,7 +40,7 @@ pub fn respond<S>(
     inner: S,
     shared: Arc<Shared>,
     req: Req,
-    pending: Box<Pending>,
+    pending: Box<Held>,
     upstream: Arc<str>,
     era: Era,
 ) -> Resp
@@ -82,7 +82,7 @@ async fn decide<S>(
     inner: S,
     shared: Arc<Shared>,
     mut req: Req,
-    pending: Box<Pending>,
+    pending: Box<Held>,
     upstream: Arc<str>,
     era: Era,
     tx: Tx,
@@ -112,8 +112,8 @@ async fn decide<S>(
     let Some((why, outcome)) = crate::gate::answer::refusal(&resolution, pending.via) else {
         tracing::info!(tool = %pending.ask.tool, "approved: forwarding");
         let id = pending.id().to_owned();
-        // The approved call takes a slot of the concurrency limit, as every forwarded call does.
-        let Ok(_slot) = shared.in_flight.clone().acquire_owned().await else { return };
+        // Forwarded under the slot the parked stream holds (taking a second one could wait
+        // forever once every slot is a parked stream).
         req.extensions_mut().insert(PostWatch::Mcp { watched: pending.allowed(), upstream, era });
         // An upstream failure drops the watch, which counts the call as failed.
         match inner.oneshot(req).await {
@@ -146,7 +146,7 @@ fn answer_error(shared: &Shared, e: BoxError, id: Box<serde_json::value::RawValu
 /// and so withdraws, the ask).
 async fn wait(
     decided: impl std::future::Future<Output = Resolution>,
-    pending: &Pending,
+    pending: &Held,
     every: Duration,
     tx: &Tx,
 ) -> Option<Resolution> {

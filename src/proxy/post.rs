@@ -15,10 +15,10 @@ use tower::{Layer, Service};
 use super::error::{ErrorKind, ProxyError};
 use super::pre::HEADER_AGENT_SESSION;
 use super::route::{Route, RouteKind};
-use super::sse_body::{Exchange, Replier, Scope, SseGate};
+use super::sse_body::{Coverage, Exchange, Replier, SseGate};
 use super::watch::PostWatch;
 use super::{full, BoxError, Req, Resp, Shared};
-use crate::gate::post::{adopt, inspect_from_upstream, Release, Watch, Watched};
+use crate::gate::post::{adopt, inspect_from_upstream, Envelope, Release, Watch, Watched};
 use crate::gate::{CallOutcome, PostOutcome};
 use crate::mcp::era::HEADER_SESSION;
 use crate::mcp::jsonrpc::{self, code};
@@ -165,12 +165,12 @@ where
             match watch {
                 PostWatch::Mcp { watched, upstream, .. } => {
                     let ex = Exchange { upstream, session, calls, replier };
-                    mcp(resp, watched, Scope::Watched, shared, ex).await
+                    mcp(resp, watched, Coverage::Watched, shared, ex).await
                 }
                 PostWatch::Resumed { upstream } => {
                     let ex = Exchange { upstream, session, calls, replier };
                     let watched = Watched::counting(shared.counter().cloned());
-                    mcp(resp, watched, Scope::AllResponses, shared, ex).await
+                    mcp(resp, watched, Coverage::AllResponses, shared, ex).await
                 }
                 PostWatch::Http { call } => http_tool(resp, call, shared).await,
             }
@@ -220,7 +220,7 @@ fn uninspectable(upstream: &str, why: &str) -> BoxError {
 async fn mcp(
     resp: Resp,
     mut watched: Watched,
-    scope: Scope,
+    scope: Coverage,
     shared: Arc<Shared>,
     exchange: Exchange,
 ) -> Result<Resp, BoxError> {
@@ -253,15 +253,17 @@ async fn mcp(
             Ok(Resp::from_parts(parts, gate.boxed_unsync()))
         }
         // A GET answered with something other than a stream replays nothing.
-        _ if scope == Scope::AllResponses => Ok(resp),
+        _ if scope == Coverage::AllResponses => Ok(resp),
         // JSON — or anything else a lenient client might still parse as JSON, at any status.
         _ => {
             let (mut parts, bytes) = read_bounded(resp, shared.limits.max_response, upstream.clone()).await?;
             let text = String::from_utf8_lossy(&bytes);
+            let answer = Envelope::parse(&text);
             if let Some(calls) = &calls {
-                adopt(&text, &mut watched, calls);
+                adopt(&answer, &mut watched, calls);
             }
-            let inspection = inspect_from_upstream(&text, &mut watched, &guard, &upstream).await;
+            let inspection = inspect_from_upstream(&answer, &mut watched, &guard, &upstream).await;
+            drop(answer);
             for seen in inspection.seen {
                 shared.saw(seen, session.as_deref());
             }
@@ -359,7 +361,7 @@ async fn http_tool(
     }
     call.settle(outcome.into());
     let label = CallOutcome::from(outcome).as_str();
-    guard.audit().call(crate::audit::Phase::Post, &call, label, None, None, Some(&value), started.elapsed());
+    guard.audit().call(crate::audit::Stage::Post, &call, label, None, None, Some(&value), started.elapsed());
     let body = match (outcome, value) {
         (PostOutcome::Pass, _) => bytes,
         (_, serde_json::Value::String(t)) => Bytes::from(t),

@@ -21,8 +21,8 @@ use super::route::{Route, RouteKind};
 pub use super::watch::PostWatch;
 use super::{json_response, BoxError, Req, Resp, Shared};
 use crate::call::ToolCall;
-use crate::gate::pre::typed::{decide_typed, Plan};
-use crate::gate::pre::{decide, Context as GateContext, Decision};
+use crate::gate::pre::typed::{decide_typed, CallPlan};
+use crate::gate::pre::{decide, Context as GateContext, Plan};
 use crate::gate::CallOutcome;
 use crate::mcp::era::{self, check_request, Era, HEADER_SESSION};
 use crate::mcp::jsonrpc::{self, code, Payload};
@@ -222,7 +222,7 @@ where
     let span = call_span(&decision, session.as_deref());
     let _entered = span.enter();
     let watched = match decision {
-        Decision::Refuse(r) => {
+        Plan::Refuse(r) => {
             // Each refused call is counted as `r` is dropped.
             for call in &r.calls {
                 span.record("outcome", call.outcome().as_str());
@@ -230,8 +230,8 @@ where
             let status = if r.invalid { StatusCode::BAD_REQUEST } else { StatusCode::OK };
             return Ok(json_response(status, r.body));
         }
-        Decision::Forward(w) => w,
-        Decision::Rewrite(w, body) => {
+        Plan::Forward(w) => w,
+        Plan::Rewrite(w, body) => {
             let id = match &payload {
                 Payload::Single(m) => m.id.map(RawValue::to_owned),
                 Payload::Batch(_) => None,
@@ -244,7 +244,7 @@ where
             shared.stream_order.settled(session.as_deref()).await;
             return forward(inner, req, upstream, era, w, id).instrument(span).await;
         }
-        Decision::Ask(pending) => {
+        Plan::Ask(pending) => {
             drop(payload);
             span.record("outcome", "ask");
             return Ok(super::parked::respond(inner, shared, req, pending, upstream, era));
@@ -269,22 +269,22 @@ where
 }
 
 /// The span of a decision about exactly one tool call (none for other requests and batches).
-fn call_span(decision: &Decision, session: Option<&str>) -> tracing::Span {
+fn call_span(decision: &Plan, session: Option<&str>) -> tracing::Span {
     // Logging below info (the benchmarks' `warn`): no span, and no names copied to make one.
     if !tracing::enabled!(tracing::Level::INFO) {
         return tracing::Span::none();
     }
     let tool = match decision {
-        Decision::Forward(w) | Decision::Rewrite(w, _) => {
+        Plan::Forward(w) | Plan::Rewrite(w, _) => {
             let mut calls = w.calls();
             match (calls.next(), calls.next()) {
                 (Some((_, call)), None) => Some(call.qualified.clone()),
                 _ => None,
             }
         }
-        Decision::Refuse(r) if r.calls.len() == 1 => Some(r.calls[0].qualified.clone()),
-        Decision::Refuse(_) => None,
-        Decision::Ask(p) => Some(p.call().qualified.clone()),
+        Plan::Refuse(r) if r.calls.len() == 1 => Some(r.calls[0].qualified.clone()),
+        Plan::Refuse(_) => None,
+        Plan::Ask(p) => Some(p.call().qualified.clone()),
     };
     match tool {
         Some(tool) => tracing::info_span!(
@@ -356,11 +356,11 @@ where
     };
     let guard = shared.guard.load_full();
     let (call, denial) = match decide_typed(call, &cx, &guard).await {
-        Plan::Forward(call) => (call, None),
-        Plan::Refuse(call, d) => (call, Some(d)),
+        CallPlan::Forward(call) => (call, None),
+        CallPlan::Refuse(call, d) => (call, Some(d)),
         // Held (the request stays open) until an operator decides or it times out; an agent
         // that hangs up drops this future, which withdraws the ask.
-        Plan::Ask(asked) => {
+        CallPlan::Ask(asked) => {
             let resolution = shared.approvals.ask(asked.ask.clone()).await;
             asked.resolve(&resolution)
         }

@@ -25,16 +25,17 @@ use serde_json::value::RawValue;
 use super::{Body, BoxError, Shared};
 use crate::call::ToolCall;
 use crate::gate::post::{
-    adopt, adopt_strays, inspect_from_upstream, waits, Inspection, Release, SessionCalls, Watch, Watched,
+    adopt, adopt_strays, inspect_from_upstream, waits, Envelope, Inspection, Release, SessionCalls, Watch,
+    Watched,
 };
 use crate::mcp::era::Era;
-use crate::mcp::jsonrpc::{self, code, IdKey, Message};
+use crate::mcp::jsonrpc::{self, code, IdKey};
 use crate::mcp::sse::{self, Framer};
 use futures_util::FutureExt;
 
 /// Which responses the gate inspects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
+pub enum Coverage {
     /// Only the watched ids (a POST's own stream).
     Watched,
     /// Every response (a GET stream that may replay earlier results).
@@ -73,7 +74,7 @@ pub struct SseGate {
     ended: bool,
     framer: Framer,
     watched: Watched,
-    scope: Scope,
+    scope: Coverage,
     state: State,
     out: VecDeque<Bytes>,
     shared: Arc<Shared>,
@@ -87,12 +88,18 @@ pub struct SseGate {
 }
 
 impl SseGate {
-    pub fn new(inner: Body, watched: Watched, scope: Scope, shared: Arc<Shared>, exchange: Exchange) -> Self {
+    pub fn new(
+        inner: Body,
+        watched: Watched,
+        scope: Coverage,
+        shared: Arc<Shared>,
+        exchange: Exchange,
+    ) -> Self {
         let Exchange { upstream, session, calls, replier } = exchange;
         let max = shared.limits.max_response;
         let own = match scope {
-            Scope::Watched => watched.calls().next().map(|(_, c)| c.clone()),
-            Scope::AllResponses => None,
+            Coverage::Watched => watched.calls().next().map(|(_, c)| c.clone()),
+            Coverage::AllResponses => None,
         };
         SseGate {
             inner,
@@ -117,30 +124,36 @@ impl SseGate {
             self.out.push_back(raw);
             return;
         };
+        // Parsed once for adopting, deciding and inspecting (a check parses its own copy again,
+        // which costs nothing beside the model's time).
+        let answer = Envelope::parse(&data);
         if let Some(calls) = &self.calls {
-            adopt(&data, &mut self.watched, calls);
+            adopt(&answer, &mut self.watched, calls);
         }
         if let Some(own) = &self.own {
-            adopt_strays(&data, &mut self.watched, own);
+            adopt_strays(&answer, &mut self.watched, own);
         }
-        if self.scope == Scope::AllResponses {
-            self.watch_any_response(&data);
+        if self.scope == Coverage::AllResponses {
+            self.watch_any_response(&answer);
         }
         let guard = self.shared.guard.load_full();
-        if waits(&data, &self.watched, &guard) {
+        if waits(&answer, &self.watched, &guard) {
+            drop(answer);
             let mut watched = std::mem::take(&mut self.watched);
             let upstream = self.upstream.clone();
             self.checking = Some(Box::pin(async move {
-                let inspection = inspect_from_upstream(&data, &mut watched, &guard, &upstream).await;
+                let answer = Envelope::parse(&data);
+                let inspection = inspect_from_upstream(&answer, &mut watched, &guard, &upstream).await;
                 (watched, raw, inspection)
             }));
             return;
         }
         // Nothing in it waits: it completes on this poll.
-        match inspect_from_upstream(&data, &mut self.watched, &guard, &self.upstream).now_or_never() {
-            Some(inspection) => self.release(raw, inspection),
-            None => self.release(raw, Inspection { release: Release::Withheld, ..Default::default() }),
-        }
+        let inspection = inspect_from_upstream(&answer, &mut self.watched, &guard, &self.upstream)
+            .now_or_never()
+            .unwrap_or(Inspection { release: Release::Withheld, ..Default::default() });
+        drop(answer);
+        self.release(raw, inspection);
     }
 
     fn release(&mut self, raw: Bytes, inspection: Inspection) {
@@ -165,29 +178,13 @@ impl SseGate {
         }
     }
 
-    fn watch_any_response(&mut self, data: &str) {
-        let ids: Vec<Box<RawValue>> = match data.trim_start().starts_with('[') {
-            true => serde_json::from_str::<Vec<Message<'_>>>(data)
-                .map(|v| {
-                    v.iter()
-                        .filter(|m| m.method.is_none())
-                        .filter_map(|m| m.id.map(RawValue::to_owned))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            false => serde_json::from_str::<Message<'_>>(data)
-                .ok()
-                .filter(|m| m.method.is_none())
-                .and_then(|m| m.id.map(RawValue::to_owned))
-                .into_iter()
-                .collect(),
-        };
-        for id in ids {
-            if self.watched.peek(&id).is_some() {
+    fn watch_any_response(&mut self, answer: &Envelope<'_>) {
+        for id in answer.response_ids() {
+            if self.watched.peek(id).is_some() {
                 continue;
             }
             let call = ToolCall::mcp(self.upstream.clone(), "(resumed stream)", None, Era::Legacy);
-            self.watched.insert_call(IdKey::new(&id), call);
+            self.watched.insert_call(IdKey::new(id), call);
         }
     }
 
@@ -219,7 +216,7 @@ impl SseGate {
         }
         if self.checking.is_none()
             && self.watched.is_empty()
-            && self.scope == Scope::Watched
+            && self.scope == Coverage::Watched
             && self.calls.is_none()
             // Server messages after the answer are read by the client too.
             && !self.shared.guard.load().inspects_results()

@@ -15,8 +15,8 @@ use tokio::sync::mpsc;
 
 use crate::approval::Via;
 use crate::config::Config;
-use crate::gate::post::{inspect_from_upstream, waits, Release, Seen, Watched};
-use crate::gate::pre::{decide, Context, Decision, Pending};
+use crate::gate::post::{inspect_from_upstream, waits, Envelope, Release, Seen, Watched};
+use crate::gate::pre::{decide, Context, Held, Plan};
 use crate::gate::Guard;
 use crate::mcp::era::{self, Version};
 use crate::mcp::jsonrpc::{self, Payload};
@@ -211,7 +211,7 @@ async fn agent_to_server<R>(
             counter: Some(&relay.counter),
         };
         match decide(&payload, &cx, &relay.guard).await {
-            Decision::Refuse(r) => {
+            Plan::Refuse(r) => {
                 // Each refused call is counted as `r` is dropped.
                 for call in &r.calls {
                     tracing::info!(tool = %call.qualified, outcome = call.outcome().as_str(), "refused before the server");
@@ -222,23 +222,23 @@ async fn agent_to_server<R>(
             }
             // The client's user decides while the relay goes on: the answer arrives on this very
             // stream, so waiting here would wait forever.
-            Decision::Ask(pending) if pending.via == Via::Client => {
+            Plan::Ask(pending) if pending.via == Via::Client => {
                 tokio::spawn(ask_the_user(relay.clone(), pending, line, to_server.clone(), to_agent.clone()));
             }
             // Nobody else can be asked in `wrap` (no admin API); were it to happen, the refusal.
-            Decision::Ask(pending) => {
+            Plan::Ask(pending) => {
                 let (body, _counted) = pending.refused(crate::gate::answer::HEADLESS, None);
                 if to_agent.send(with_newline(body)).await.is_err() {
                     return;
                 }
             }
-            Decision::Rewrite(watched, body) => {
+            Plan::Rewrite(watched, body) => {
                 relay.watch(watched);
                 if to_server.send(with_newline(body)).await.is_err() {
                     return;
                 }
             }
-            Decision::Forward(watched) => {
+            Plan::Forward(watched) => {
                 relay.watch(watched);
                 if to_server.send(with_newline(line)).await.is_err() {
                     return;
@@ -255,7 +255,7 @@ const SESSION: &str = "stdio";
 /// writes the call to the server (watching its result) or answers it with the refusal.
 async fn ask_the_user(
     relay: Arc<Relay>,
-    pending: Box<Pending>,
+    pending: Box<Held>,
     line: Vec<u8>,
     to_server: mpsc::Sender<Bytes>,
     to_agent: mpsc::Sender<Bytes>,
@@ -300,12 +300,13 @@ async fn server_to_agent<R>(
             Ok(ReadLine::Eof) | Err(_) => return,
         };
         let text = String::from_utf8_lossy(&line);
+        let answer = Envelope::parse(&text);
         let inspection = {
             let mut pending = relay.pending.lock().unwrap_or_else(|p| p.into_inner());
-            match waits(&text, &pending, &relay.guard) {
+            match waits(&answer, &pending, &relay.guard) {
                 // Completes on its first poll: nothing in it waits.
                 false => {
-                    inspect_from_upstream(&text, &mut pending, &relay.guard, &relay.upstream).now_or_never()
+                    inspect_from_upstream(&answer, &mut pending, &relay.guard, &relay.upstream).now_or_never()
                 }
                 true => None,
             }
@@ -316,8 +317,8 @@ async fn server_to_agent<R>(
                 // A Layer 2 check: take this message's watches out of the shared table so the
                 // other direction is not locked out while the checker thinks, then put back
                 // whatever the message did not answer.
-                let mut mine = relay.pending.lock().unwrap_or_else(|p| p.into_inner()).extract(&text);
-                let i = inspect_from_upstream(&text, &mut mine, &relay.guard, &relay.upstream).await;
+                let mut mine = relay.pending.lock().unwrap_or_else(|p| p.into_inner()).extract(&answer);
+                let i = inspect_from_upstream(&answer, &mut mine, &relay.guard, &relay.upstream).await;
                 relay.pending.lock().unwrap_or_else(|p| p.into_inner()).merge(mine);
                 i
             }

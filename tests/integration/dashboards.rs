@@ -186,7 +186,7 @@ fn parse_scrape(text: &str) -> Exported {
 /// Label values the crate's enums can produce, by label name: series that exist only once a call
 /// took that path (`outcome="blocked"`, `mode="sanitize"`) are not in a short test's scrape.
 fn enum_values() -> BTreeMap<&'static str, BTreeSet<&'static str>> {
-    use portcullis::approval::{Decision, Resolution};
+    use portcullis::approval::{Choice, Resolution};
     use portcullis::checker::{Mode, Phase};
     use portcullis::gate::CallOutcome;
     use portcullis::telemetry::checker_metrics::CheckLabel;
@@ -204,8 +204,8 @@ fn enum_values() -> BTreeMap<&'static str, BTreeSet<&'static str>> {
     m.insert(
         "decision",
         [
-            Resolution::Allowed(Decision::AllowOnce),
-            Resolution::Allowed(Decision::AllowSession),
+            Resolution::Allowed(Choice::AllowOnce),
+            Resolution::Allowed(Choice::AllowSession),
             Resolution::Denied,
             Resolution::Cancelled,
             Resolution::TimedOut,

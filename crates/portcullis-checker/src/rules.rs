@@ -11,7 +11,7 @@ use portcullis_rules::kinds::KindSpec;
 
 /// What a rule's `match` names.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub enum Selector {
     Exact(String),
     /// A tool kind from `tools:` (`Shell`, `File`, `Fetch`).
     Kind(&'static str),
@@ -21,43 +21,43 @@ pub enum Target {
     Any,
 }
 
-impl Target {
-    pub fn parse(s: &str) -> Result<Target, String> {
+impl Selector {
+    pub fn parse(s: &str) -> Result<Selector, String> {
         Ok(match s {
             "" => return Err("empty match".into()),
-            "*" => Target::Any,
-            "Shell" => Target::Kind("shell"),
-            "File" => Target::Kind("file"),
-            "Fetch" => Target::Kind("fetch"),
+            "*" => Selector::Any,
+            "Shell" => Selector::Kind("shell"),
+            "File" => Selector::Kind("file"),
+            "Fetch" => Selector::Kind("fetch"),
             _ => match s.strip_suffix('*') {
                 Some(p) if p.contains('*') => {
                     return Err(format!("{s:?}: only a trailing '*' is supported (exact, prefix*, *)"))
                 }
-                Some(p) => Target::Prefix(p.to_owned()),
+                Some(p) => Selector::Prefix(p.to_owned()),
                 None if s.contains('*') => {
                     return Err(format!("{s:?}: only a trailing '*' is supported (exact, prefix*, *)"))
                 }
-                None => Target::Exact(s.to_owned()),
+                None => Selector::Exact(s.to_owned()),
             },
         })
     }
 
     fn matches(&self, qualified: &str, kind: &KindSpec) -> bool {
         match self {
-            Target::Exact(n) => n == qualified,
-            Target::Kind(k) => kind.name() == *k,
-            Target::Prefix(p) => qualified.starts_with(p.as_str()),
-            Target::Any => true,
+            Selector::Exact(n) => n == qualified,
+            Selector::Kind(k) => kind.name() == *k,
+            Selector::Prefix(p) => qualified.starts_with(p.as_str()),
+            Selector::Any => true,
         }
     }
 
     /// Higher is more specific.
     fn rank(&self) -> (u8, usize) {
         match self {
-            Target::Exact(_) => (3, 0),
-            Target::Kind(_) => (2, 0),
-            Target::Prefix(p) => (1, p.len()),
-            Target::Any => (0, 0),
+            Selector::Exact(_) => (3, 0),
+            Selector::Kind(_) => (2, 0),
+            Selector::Prefix(p) => (1, p.len()),
+            Selector::Any => (0, 0),
         }
     }
 }
@@ -65,7 +65,7 @@ impl Target {
 /// One compiled guardrail rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GuardRule {
-    pub target: Target,
+    pub target: Selector,
     /// The `match` text as written: the `rule` label of `checks_total`.
     pub label: String,
     pub pre: bool,
@@ -113,7 +113,7 @@ impl GuardRules {
     /// The set that applies when a checker is configured and no `rules:` are given.
     pub fn defaults(mode: Mode) -> GuardRules {
         let rule = |m: &str, pre, post, rubric: Option<&str>| GuardRule {
-            target: Target::parse(m).expect("static"),
+            target: Selector::parse(m).expect("static"),
             label: m.to_owned(),
             pre,
             post,
@@ -164,7 +164,7 @@ mod tests {
     fn the_most_specific_rule_covering_the_phase_wins() {
         let mut rules = GuardRules::defaults(Mode::Block);
         rules.0.push(GuardRule {
-            target: Target::parse("mcp__web__*").unwrap(),
+            target: Selector::parse("mcp__web__*").unwrap(),
             label: "mcp__web__*".into(),
             pre: false,
             post: true,
@@ -194,10 +194,10 @@ mod tests {
 
     #[test]
     fn only_trailing_stars_are_patterns() {
-        assert_eq!(Target::parse("*"), Ok(Target::Any));
-        assert_eq!(Target::parse("mcp__a*"), Ok(Target::Prefix("mcp__a".into())));
-        assert!(Target::parse("mcp__*__read").is_err());
-        assert!(Target::parse("**").is_err());
-        assert!(Target::parse("").is_err());
+        assert_eq!(Selector::parse("*"), Ok(Selector::Any));
+        assert_eq!(Selector::parse("mcp__a*"), Ok(Selector::Prefix("mcp__a".into())));
+        assert!(Selector::parse("mcp__*__read").is_err());
+        assert!(Selector::parse("**").is_err());
+        assert!(Selector::parse("").is_err());
     }
 }

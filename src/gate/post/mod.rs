@@ -13,8 +13,11 @@ use crate::mcp::era::{Era, Version};
 use crate::mcp::jsonrpc::{IdKey, Message};
 use crate::mcp::result;
 
+pub mod envelope;
 pub mod server;
 pub mod session;
+
+pub use envelope::Envelope;
 
 pub use session::SessionCalls;
 
@@ -81,11 +84,11 @@ impl Watched {
         self.0.iter().find(|(k, _)| key.answers(k)).map(|(_, w)| w)
     }
 
-    /// Moves out the watches that responses in `text` answer (so they can be inspected without
+    /// Moves out the watches that responses in `answer` answer (so they can be inspected without
     /// holding a lock on the rest).
-    pub fn extract(&mut self, text: &str) -> Watched {
+    pub fn extract(&mut self, answer: &Envelope<'_>) -> Watched {
         let mut out = Watched::counting(self.1.clone());
-        for id in response_ids(text) {
+        for id in answer.response_ids() {
             if let Some(w) = self.take(id) {
                 out.insert(IdKey::new(id), w);
             }
@@ -183,31 +186,14 @@ enum One {
     Malformed,
 }
 
-/// The ids of the responses in `text` (one message or a batch), borrowed from it.
-fn response_ids(text: &str) -> Vec<&RawValue> {
-    fn id<'a>(m: Message<'a>) -> Option<&'a RawValue> {
-        if m.method.is_none() {
-            m.id
-        } else {
-            None
-        }
-    }
-    match text.trim_start().starts_with('[') {
-        true => serde_json::from_str::<Vec<Message<'_>>>(text)
-            .map(|v| v.into_iter().filter_map(id).collect())
-            .unwrap_or_default(),
-        false => serde_json::from_str::<Message<'_>>(text).ok().and_then(id).into_iter().collect(),
-    }
-}
-
 /// Brings into `watched` the session's calls that responses in `text` may answer: any stream of
 /// a session can carry any of its answers, and a client takes them wherever they turn up. Free
 /// (no parse, no lock) while the session has watched nothing.
-pub fn adopt(text: &str, watched: &mut Watched, calls: &SessionCalls) {
+pub fn adopt(answer: &Envelope<'_>, watched: &mut Watched, calls: &SessionCalls) {
     if !calls.is_active() {
         return;
     }
-    for id in response_ids(text) {
+    for id in answer.response_ids() {
         let key = IdKey::new(id);
         let Some(call) = calls.answer(&key) else { continue };
         // The stream's own watch (if any) is the one inspected.
@@ -220,8 +206,8 @@ pub fn adopt(text: &str, watched: &mut Watched, calls: &SessionCalls) {
 /// On the SSE stream of a POST that carried `call`, a response with any other id is inspected as
 /// `call`'s answer: the Python SDK rewrites the id of every response on a request's stream to
 /// the request's own before it routes it.
-pub fn adopt_strays(text: &str, watched: &mut Watched, call: &ToolCall) {
-    for id in response_ids(text) {
+pub fn adopt_strays(answer: &Envelope<'_>, watched: &mut Watched, call: &ToolCall) {
+    for id in answer.response_ids() {
         if watched.peek(id).is_none() {
             watched.insert_call(IdKey::new(id), call.clone());
         }
@@ -230,40 +216,41 @@ pub fn adopt_strays(text: &str, watched: &mut Watched, call: &ToolCall) {
 
 /// True when inspecting `text` will wait on a Layer 2 check: some response in it answers a
 /// watched call that a guardrail rule covers. Without guardrails on results, this is free.
-pub fn needs_check(text: &str, watched: &Watched, guard: &Guard) -> bool {
+pub fn needs_check(answer: &Envelope<'_>, watched: &Watched, guard: &Guard) -> bool {
     if watched.is_empty() || !guard.guardrails().is_some_and(|g| g.watches_results()) {
         return false;
     }
-    response_ids(text)
-        .into_iter()
+    answer
+        .response_ids()
         .any(|id| matches!(watched.peek(id), Some(Watch::Call(c)) if guard.checks_result_of(c)))
 }
 
 /// True when inspecting `text` as it came from an upstream will wait on a Layer 2 check: a
 /// watched result or a server-to-client message a guardrail rule covers.
-pub fn waits(text: &str, watched: &Watched, guard: &Guard) -> bool {
-    needs_check(text, watched, guard)
-        || (guard.guardrails().is_some_and(|g| g.watches_results()) && server::present(text))
+pub fn waits(answer: &Envelope<'_>, watched: &Watched, guard: &Guard) -> bool {
+    needs_check(answer, watched, guard)
+        || (guard.guardrails().is_some_and(|g| g.watches_results()) && server::present(answer.text()))
 }
 
 /// Inspects one JSON text an upstream sent the client: server-to-client messages in it are
 /// judged ([`server`]), responses to watched calls inspected ([`inspect`]). It waits only when
 /// [`waits`] says so.
 pub async fn inspect_from_upstream(
-    text: &str,
+    answer: &Envelope<'_>,
     watched: &mut Watched,
     guard: &Guard,
     upstream: &std::sync::Arc<str>,
 ) -> Inspection {
+    let text = answer.text();
     if !guard.inspects_results() || !server::present(text) {
-        return inspect(text, watched, guard).await;
+        return inspect(answer, watched, guard).await;
     }
     let call = watched.calls().next().map(|(_, c)| c.clone());
     let origin = server::Origin { upstream, call: call.as_ref() };
     match server::judge(text, guard, origin).await {
-        server::Judged::Release => inspect(text, watched, guard).await,
+        server::Judged::Release => inspect(answer, watched, guard).await,
         server::Judged::Rewritten(new) => {
-            let mut i = inspect(&new, watched, guard).await;
+            let mut i = inspect(&Envelope::parse(&new), watched, guard).await;
             if i.release == Release::Unchanged {
                 i.release = Release::Rewritten(new);
             }
@@ -275,27 +262,27 @@ pub async fn inspect_from_upstream(
     }
 }
 
-/// Inspects `text`, which may be one JSON-RPC message or a batch array of them. It waits only
+/// Inspects `answer`, which may be one JSON-RPC message or a batch array of them. It waits only
 /// when [`needs_check`] says so; otherwise it completes on its first poll.
-pub async fn inspect(text: &str, watched: &mut Watched, guard: &Guard) -> Inspection {
+pub async fn inspect(answer: &Envelope<'_>, watched: &mut Watched, guard: &Guard) -> Inspection {
     let mut out = Inspection::default();
-    if watched.is_empty() || text.trim().is_empty() {
+    if watched.is_empty() || answer.is_blank() {
         return out;
     }
-    if text.trim_start().starts_with('[') {
-        let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(text) else {
-            out.release = Release::Withheld;
-            return out;
-        };
-        let mut parts: Vec<String> = Vec::with_capacity(items.len());
+    let Some(messages) = answer.messages() else {
+        out.release = Release::Withheld;
+        return out;
+    };
+    if answer.is_batch() {
+        let mut parts: Vec<String> = Vec::with_capacity(messages.len());
         let mut changed = false;
-        for item in items {
-            match inspect_one(item.get(), watched, guard, &mut out.seen).await {
+        for (text, msg) in messages {
+            match inspect_one(text, msg, watched, guard, &mut out.seen).await {
                 One::Rewritten(new) => {
                     changed = true;
                     parts.push(new);
                 }
-                One::Unchanged => parts.push(item.get().to_owned()),
+                One::Unchanged => parts.push(text.to_owned()),
                 One::Malformed => {
                     out.release = Release::Withheld;
                     return out;
@@ -307,7 +294,8 @@ pub async fn inspect(text: &str, watched: &mut Watched, guard: &Guard) -> Inspec
         }
         return out;
     }
-    out.release = match inspect_one(text, watched, guard, &mut out.seen).await {
+    let (text, msg) = messages[0];
+    out.release = match inspect_one(text, msg, watched, guard, &mut out.seen).await {
         One::Unchanged => Release::Unchanged,
         One::Rewritten(new) => Release::Rewritten(new),
         One::Malformed => Release::Withheld,
@@ -315,8 +303,14 @@ pub async fn inspect(text: &str, watched: &mut Watched, guard: &Guard) -> Inspec
     out
 }
 
-async fn inspect_one(text: &str, watched: &mut Watched, guard: &Guard, seen: &mut Vec<Seen>) -> One {
-    let Ok(msg) = serde_json::from_str::<Message<'_>>(text) else {
+async fn inspect_one(
+    text: &str,
+    msg: Option<&Message<'_>>,
+    watched: &mut Watched,
+    guard: &Guard,
+    seen: &mut Vec<Seen>,
+) -> One {
+    let Some(msg) = msg else {
         return One::Malformed;
     };
     // Only responses answer watched ids; a server-to-client *request* may reuse an id value.
@@ -366,7 +360,7 @@ async fn inspect_one(text: &str, watched: &mut Watched, guard: &Guard, seen: &mu
             };
             // Redaction first, so the checker never sees what the operator listed as secret.
             let mut outcome = guard.post(&call, &mut value);
-            let mut field = field;
+            let (original, mut field) = (field, field);
             if let Some(check) = check {
                 let era = match call.transport {
                     Transport::Mcp(era) => era,
@@ -390,8 +384,14 @@ async fn inspect_one(text: &str, watched: &mut Watched, guard: &Guard, seen: &mu
             seen.push(Seen::Call { call, outcome });
             match outcome {
                 PostOutcome::Pass => One::Unchanged,
+                // The new value in the original bytes: every other field as the upstream sent it.
+                _ if field == original => match envelope::splice(text, raw, &value.to_string()) {
+                    Some(spliced) => One::Rewritten(spliced),
+                    None => One::Malformed,
+                },
                 _ => {
-                    // Rebuild the whole message so fields beside `result` survive.
+                    // An error answer that became a result: rebuild the message, so fields
+                    // beside it survive.
                     let Ok(mut whole) = serde_json::from_str::<serde_json::Map<String, Value>>(text) else {
                         return One::Malformed;
                     };
@@ -414,7 +414,7 @@ fn audit_post(
     started: std::time::Instant,
 ) {
     let label = crate::gate::CallOutcome::from(outcome).as_str();
-    guard.audit().call(crate::audit::Phase::Post, call, label, None, None, Some(released), started.elapsed());
+    guard.audit().call(crate::audit::Stage::Post, call, label, None, None, Some(released), started.elapsed());
 }
 
 #[cfg(test)]
@@ -422,7 +422,7 @@ mod tests {
     use super::*;
 
     fn inspect_now(text: &str, watched: &mut Watched, guard: &Guard) -> Inspection {
-        crate::gate::pre::block_on(inspect(text, watched, guard))
+        crate::gate::pre::block_on(inspect(&Envelope::parse(text), watched, guard))
     }
 
     fn setup() -> (Guard, Watched) {
@@ -445,6 +445,17 @@ mod tests {
         assert!(!new.to_string().contains("S3CRET"));
         assert_eq!(new["extra"], 1);
         assert!(w.is_empty(), "a watch is consumed by its response");
+    }
+
+    #[test]
+    fn a_rewrite_changes_the_result_and_keeps_every_other_byte_as_sent() {
+        let (guard, mut w) = setup();
+        let text = r#"{ "jsonrpc" : "2.0", "x-vendor": {"k": [1, 2]}, "id":5, "result":{"content":[{"type":"text","text":"a S3CRET"}]} , "z":"é" }"#;
+        let Release::Rewritten(new) = inspect_now(text, &mut w, &guard).release else { panic!("rewritten") };
+        assert!(!new.contains("S3CRET"), "{new}");
+        let head = r#"{ "jsonrpc" : "2.0", "x-vendor": {"k": [1, 2]}, "id":5, "result":"#;
+        assert!(new.starts_with(head), "{new}");
+        assert!(new.ends_with(r#" , "z":"é" }"#), "{new}");
     }
 
     #[test]
@@ -521,16 +532,16 @@ mod tests {
         let calls = SessionCalls::new("up".into());
         let mut w = Watched::default();
         let text = r#"{"jsonrpc":"2.0","id":"9","result":{"t":"S3CRET"}}"#;
-        adopt(text, &mut w, &calls);
+        adopt(&Envelope::parse(text), &mut w, &calls);
         assert!(w.is_empty(), "nothing watched in the session");
         calls.watch(
             IdKey::new(&RawValue::from_string("9".into()).unwrap()),
             ToolCall::mcp("up".into(), "read", None, Era::Legacy),
         );
-        adopt(text, &mut w, &calls);
+        adopt(&Envelope::parse(text), &mut w, &calls);
         let Release::Rewritten(new) = inspect_now(text, &mut w, &guard).release else { panic!() };
         assert!(!new.contains("S3CRET"));
-        adopt(text, &mut w, &calls);
+        adopt(&Envelope::parse(text), &mut w, &calls);
         assert_eq!(w.len(), 1, "a second answer to the same id is inspected too");
     }
 
@@ -539,7 +550,7 @@ mod tests {
         let (guard, mut w) = setup();
         let call = ToolCall::mcp("up".into(), "read", None, Era::Legacy);
         let text = r#"{"jsonrpc":"2.0","id":"not-yours","result":{"t":"S3CRET"}}"#;
-        adopt_strays(text, &mut w, &call);
+        adopt_strays(&Envelope::parse(text), &mut w, &call);
         let Release::Rewritten(new) = inspect_now(text, &mut w, &guard).release else { panic!() };
         assert!(!new.contains("S3CRET"));
     }

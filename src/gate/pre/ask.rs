@@ -4,7 +4,7 @@
 
 use serde_json::value::RawValue;
 
-use super::{Context, One, Pending};
+use super::{Context, Held, One};
 use crate::approval::{Ask, Source, Via};
 use crate::call::ToolCall;
 use crate::gate::CallOutcome;
@@ -78,7 +78,7 @@ pub(super) fn refused(
         }
         Some(ask) => match cx.approvals.route(client_elicits(cx, params)) {
             Some(Via::Client) if cx.era == Era::Modern => round_trip(id, call, *ask, cx, params),
-            Some(via) => One::Ask(Box::new(Pending {
+            Some(via) => One::Ask(Box::new(Held {
                 // What the agent reads if the answer is no: why it was asked, then what happened
                 // (a Layer 1 reason says "headless", which is no longer true once someone is asked).
                 reason: match ask.source {
@@ -112,7 +112,7 @@ pub(super) fn round_trip(
 ) -> One {
     use crate::approval::elicit::Reply;
     use crate::approval::mrtr::Round;
-    use crate::approval::{Decision, Resolution};
+    use crate::approval::{Choice, Resolution};
     match cx.approvals.seals.round(params, &ask, cx.principal) {
         Round::Ask(result) => One::Answer { id, result, call: Box::new(call) },
         Round::Refused(why) => One::Rejected {
@@ -121,7 +121,7 @@ pub(super) fn round_trip(
         },
         Round::Answered { reply, waited, params } => {
             let resolution = match reply {
-                Reply::Accept(Decision::Deny) | Reply::Decline => Resolution::Denied,
+                Reply::Accept(Choice::Deny) | Reply::Decline => Resolution::Denied,
                 Reply::Accept(d) => Resolution::Allowed(d),
                 Reply::Cancel | Reply::Failed => Resolution::Cancelled,
             };

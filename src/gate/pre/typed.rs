@@ -1,6 +1,6 @@
 //! The gate for a call that arrives already typed — a plain HTTP tool call, whose body is its
 //! arguments — taking the same steps as a `tools/call`: Layer 1, the repeated-denial breaker,
-//! session waivers, Layer 2, then the breaker's count and the audit line. It ends in a [`Plan`];
+//! session waivers, Layer 2, then the breaker's count and the audit line. It ends in a [`CallPlan`];
 //! the transport only carries it out (forward, answer the refusal, or hold the call while an
 //! operator decides and then [`Asked::resolve`] it).
 
@@ -13,7 +13,7 @@ use super::Context;
 
 /// What to do with a typed call.
 #[derive(Debug)]
-pub enum Plan {
+pub enum CallPlan {
     /// Send it on; its outcome is counted when the answer is done with.
     Forward(Counted),
     /// Refuse it with `denial`'s reason; counted as the call is dropped.
@@ -52,7 +52,7 @@ impl Asked {
 
 /// Decides `call`. Nothing but an operator can be asked about a typed call (its client cannot
 /// elicit), so an ask nobody can answer is refused here, as headless.
-pub async fn decide_typed(call: ToolCall, cx: &Context<'_>, guard: &Guard) -> Plan {
+pub async fn decide_typed(call: ToolCall, cx: &Context<'_>, guard: &Guard) -> CallPlan {
     let started = std::time::Instant::now();
     let decided = match guard.pre_checked(&call).await {
         Outcome::Refuse(d) => Some(d),
@@ -79,23 +79,23 @@ pub async fn decide_typed(call: ToolCall, cx: &Context<'_>, guard: &Guard) -> Pl
         d => d,
     };
     let plan = match decided {
-        None => Plan::Forward(cx.counted(call)),
+        None => CallPlan::Forward(cx.counted(call)),
         Some(mut d) => match d.ask.take() {
             Some(mut ask) => {
                 ask.definition = cx.approvals.tools.version(&ask.tool);
                 if cx.approvals.waived(&ask) {
                     tracing::info!(tool = %call.qualified, "session waiver: forwarded without asking");
-                    Plan::Forward(cx.counted(call))
+                    CallPlan::Forward(cx.counted(call))
                 } else if cx.approvals.route(false) == Some(Via::Operator) {
-                    Plan::Ask(Asked { call: cx.counted(call), ask: *ask, denial: d })
+                    CallPlan::Ask(Asked { call: cx.counted(call), ask: *ask, denial: d })
                 } else {
                     let outcome = d.outcome;
-                    Plan::Refuse(cx.refused(call, outcome), d)
+                    CallPlan::Refuse(cx.refused(call, outcome), d)
                 }
             }
             None => {
                 let outcome = d.outcome;
-                Plan::Refuse(cx.refused(call, outcome), d)
+                CallPlan::Refuse(cx.refused(call, outcome), d)
             }
         },
     };
@@ -104,17 +104,17 @@ pub async fn decide_typed(call: ToolCall, cx: &Context<'_>, guard: &Guard) -> Pl
     let latency = started.elapsed();
     let audit = guard.audit();
     match &plan {
-        Plan::Forward(call) => {
+        CallPlan::Forward(call) => {
             cx.approvals.flags.record(cx.session, cx.principal, false);
-            audit.call(crate::audit::Phase::Pre, call, "forwarded", None, None, None, latency);
+            audit.call(crate::audit::Stage::Pre, call, "forwarded", None, None, None, latency);
         }
-        Plan::Refuse(call, d) => {
+        CallPlan::Refuse(call, d) => {
             cx.approvals.flags.record(cx.session, cx.principal, true);
             let (rule, reason) = (Some(d.rule.as_str()), Some(d.reason.as_str()));
-            audit.call(crate::audit::Phase::Pre, call, d.outcome.as_str(), rule, reason, None, latency);
+            audit.call(crate::audit::Stage::Pre, call, d.outcome.as_str(), rule, reason, None, latency);
         }
-        Plan::Ask(a) => {
-            audit.call(crate::audit::Phase::Pre, &a.call, "ask", None, Some(&a.ask.reason), None, latency)
+        CallPlan::Ask(a) => {
+            audit.call(crate::audit::Stage::Pre, &a.call, "ask", None, Some(&a.ask.reason), None, latency)
         }
     }
     plan
@@ -124,7 +124,7 @@ pub async fn decide_typed(call: ToolCall, cx: &Context<'_>, guard: &Guard) -> Pl
 mod tests {
     use super::*;
     use crate::approval::Approvals;
-    use crate::gate::pre::{block_on, decide, Decision};
+    use crate::gate::pre::{block_on, decide, Plan};
     use crate::gate::tally::tests::Recorded;
     use crate::gate::tally::SharedCounter;
     use crate::mcp::era::Era;
@@ -132,7 +132,7 @@ mod tests {
 
     const POLICY: &str = "permissions: { allow: [\"http__up__*\", \"mcp__up__*\"], deny: [\"http__up__rm\", \"mcp__up__rm\"] }\n";
 
-    fn plan(path: &str, counter: &SharedCounter) -> Plan {
+    fn plan(path: &str, counter: &SharedCounter) -> CallPlan {
         let guard = crate::gate::guard::tests::guard(POLICY);
         let approvals = Approvals::headless();
         let up: Arc<str> = "up".into();
@@ -153,10 +153,10 @@ mod tests {
     fn a_typed_call_is_forwarded_or_refused_and_counted_once_when_done_with() {
         let rec = Arc::new(Recorded::default());
         let counter: SharedCounter = rec.clone();
-        let Plan::Forward(mut call) = plan("/ls", &counter) else { panic!("allowed") };
+        let CallPlan::Forward(mut call) = plan("/ls", &counter) else { panic!("allowed") };
         call.settle(CallOutcome::Forwarded);
         drop(call);
-        let Plan::Refuse(call, d) = plan("/rm", &counter) else { panic!("denied") };
+        let CallPlan::Refuse(call, d) = plan("/rm", &counter) else { panic!("denied") };
         assert_eq!(d.outcome, CallOutcome::Denied);
         assert!(d.reason.contains("http__up__rm"), "{}", d.reason);
         drop(call);
@@ -172,7 +172,7 @@ mod tests {
     #[test]
     fn a_typed_call_and_a_tools_call_denied_by_the_same_rule_read_the_same_reason() {
         let counter: SharedCounter = Arc::new(Recorded::default());
-        let Plan::Refuse(_, typed) = plan("/rm", &counter) else { panic!("denied") };
+        let CallPlan::Refuse(_, typed) = plan("/rm", &counter) else { panic!("denied") };
         let guard = crate::gate::guard::tests::guard(POLICY);
         let approvals = Approvals::headless();
         let up: Arc<str> = "up".into();
@@ -188,7 +188,7 @@ mod tests {
         };
         let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rm"}}"#;
         let payload = crate::mcp::jsonrpc::parse(body).unwrap();
-        let Decision::Refuse(r) = block_on(decide(&payload, &cx, &guard)) else { panic!("denied") };
+        let Plan::Refuse(r) = block_on(decide(&payload, &cx, &guard)) else { panic!("denied") };
         let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
         let mcp = v["result"]["content"][0]["text"].as_str().unwrap();
         // The same words but for the tool's name, which says how it was reached.

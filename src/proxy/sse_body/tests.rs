@@ -12,7 +12,7 @@ use http_body::{Body as HttpBody, Frame};
 use http_body_util::BodyExt;
 use proptest::prelude::*;
 
-use super::{Exchange, Scope, SseGate};
+use super::{Coverage, Exchange, SseGate};
 use crate::call::ToolCall;
 use crate::config::Config;
 use crate::gate::guard::REDACTED;
@@ -44,7 +44,6 @@ fn shared(yaml: &str, max_response: usize) -> Arc<Shared> {
         sessions: Default::default(),
         stream_order: Default::default(),
         limits: config.limits.clone(),
-        in_flight: Arc::new(tokio::sync::Semaphore::new(config.limits.concurrency)),
         parking: Arc::new(tokio::sync::Semaphore::new(config.approvals.max_pending)),
     })
 }
@@ -58,7 +57,7 @@ fn gate(inner: Body, shared: Arc<Shared>) -> SseGate {
     SseGate::new(
         inner,
         watched,
-        Scope::Watched,
+        Coverage::Watched,
         shared,
         Exchange { upstream: "up".into(), ..Default::default() },
     )
