@@ -109,6 +109,13 @@ impl<V: Clone> ReadMostly<V> {
         }
     }
 
+    pub fn remove(&self, key: &str) -> Option<V> {
+        if !self.contains(key) {
+            return None;
+        }
+        self.edit(key, |m| m.remove(key))
+    }
+
     /// Keeps the entries `keep` says to; a shard it removes nothing from keeps its snapshot.
     pub fn retain(&self, mut keep: impl FnMut(&str, &V) -> bool) {
         for shard in self.shards.iter() {
@@ -129,6 +136,13 @@ impl<V: Clone> ReadMostly<V> {
             shard.map.load().iter().for_each(|(k, v)| f(k, v));
         }
     }
+
+    /// The first entry `pick` accepts, if any.
+    pub fn find(&self, mut pick: impl FnMut(&str, &V) -> bool) -> Option<(Arc<str>, V)> {
+        self.shards.iter().find_map(|shard| {
+            shard.map.load().iter().find(|(k, v)| pick(k, v)).map(|(k, v)| (k.clone(), v.clone()))
+        })
+    }
 }
 
 #[cfg(test)]
@@ -147,7 +161,7 @@ mod tests {
     }
 
     #[test]
-    fn len_counts_keys_through_inserts_and_retain() {
+    fn len_counts_keys_through_inserts_removals_and_retain() {
         let m: ReadMostly<u32> = ReadMostly::new(3);
         for (i, k) in ["a", "b", "c", "d", "e"].into_iter().enumerate() {
             m.insert(k, i as u32);
@@ -156,14 +170,13 @@ mod tests {
         assert_eq!(m.len(), 5);
         assert_eq!(m.get_or_insert_with("a", || 0), 9, "a present key keeps its value");
         assert_eq!(m.get_or_insert_with("f", || 5), 5);
+        assert_eq!((m.remove("b"), m.remove("b")), (Some(1), None));
         m.retain(|_, v| v % 2 == 1);
         let mut left = Vec::new();
         m.for_each(|k, v| left.push((k.to_owned(), *v)));
         left.sort();
-        assert_eq!(
-            left,
-            [("a".to_owned(), 9), ("b".to_owned(), 1), ("d".to_owned(), 3), ("f".to_owned(), 5)]
-        );
-        assert_eq!(m.len(), 4);
+        assert_eq!(left, [("a".to_owned(), 9), ("d".to_owned(), 3), ("f".to_owned(), 5)]);
+        assert_eq!(m.len(), 3);
+        assert!(m.find(|k, _| k == "d").is_some() && m.find(|k, _| k == "c").is_none());
     }
 }
