@@ -13,7 +13,7 @@
 //! swept only after a day; and a key with no room left shares one streak with every other
 //! such key (`#untracked`), which flags as one.
 //!
-//! Every call reads the table; few write it. Keys are read without a lock ([`ReadMostly`]) and
+//! Every call reads the table; few write it. Keys are read without a lock (`ReadMostly`) and
 //! counts are atomics, so an allowed call in a session seen before, with no run of refusals to
 //! end, takes no lock and allocates nothing: it only refreshes when its streaks last saw a call.
 //! Everything else — a refusal, ending a run, a key's first call (which claims its place in the

@@ -1,6 +1,6 @@
 //! What the proxy remembers of legacy MCP sessions: the version each negotiated and whether its
 //! client can elicit. Bounded; read on every POST of a session — without a lock
-//! ([`ReadMostly`]) — and written on `initialize` and `DELETE`.
+//! (`ReadMostly`) — and written on `initialize` and `DELETE`.
 //!
 //! It also holds each session's watched calls ([`SessionCalls`]), which every stream of the
 //! session checks its responses against. Looked up once per request, never per event, and
