@@ -12,13 +12,22 @@
 //! The table is bounded and fails safe: a flag is never evicted; an idle unflagged streak is
 //! swept only after a day; and a key with no room left shares one streak with every other
 //! such key (`#untracked`), which flags as one.
+//!
+//! Every call reads the table; few write it. Keys are read without a lock (`ReadMostly`) and
+//! counts are atomics, so an allowed call in a session seen before, with no run of refusals to
+//! end, takes no lock and allocates nothing: it only refreshes when its streaks last saw a call.
+//! Everything else — a refusal, ending a run, a key's first call (which claims its place in the
+//! table and learns the session's caller), a clear, a sweep — is written under one lock, in the
+//! order the old single-lock table did it.
 
-use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::borrow::Cow;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
+use crate::read_mostly::ReadMostly;
 use crate::telemetry::Metrics;
 
 /// Sessions one principal may hold in the table before the rest share a streak.
@@ -27,67 +36,147 @@ pub const SESSIONS_PER_PRINCIPAL: usize = 64;
 const CAPACITY: usize = 65_536;
 /// How long an unflagged streak lives without a call.
 const IDLE: Duration = Duration::from_secs(24 * 3600);
+/// How often a full table may be swept.
+const SWEEP_EVERY: Duration = Duration::from_secs(60);
 /// The key every streak shares when the table has no room.
 const UNTRACKED: &str = "#untracked";
+/// Shards of the key tables: an insert copies about 1/64 of a table.
+const SHARDS: usize = 64;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Counts {
-    consecutive: u32,
-    total: u32,
-    flagged: bool,
-    last: Instant,
+/// One key's counts: changed under the table's lock, read without it.
+#[derive(Debug, Default)]
+struct Streak {
+    consecutive: AtomicU32,
+    total: AtomicU32,
+    flagged: AtomicBool,
+    /// When the key last saw a call, in seconds since the table was made (see [`Flags::now`]).
+    last: AtomicU64,
 }
 
-impl Default for Counts {
-    fn default() -> Self {
-        Counts { consecutive: 0, total: 0, flagged: false, last: Instant::now() }
+impl Streak {
+    fn new(now: u64) -> Streak {
+        Streak { last: AtomicU64::new(now), ..Streak::default() }
+    }
+
+    /// Notes a call at `now` (a store only when the second has changed).
+    fn touch(&self, now: u64) {
+        if self.last.load(Relaxed) != now {
+            self.last.store(now, Relaxed);
+        }
     }
 }
 
-#[derive(Default)]
-struct Table {
-    streaks: HashMap<String, Counts>,
-    /// Principal key → the sessions it holds (bounded).
-    sessions_of: HashMap<String, HashSet<String>>,
-    /// Session key → the principal first seen using it.
-    principal_of: HashMap<String, String>,
-    last_sweep: Option<Instant>,
-}
-
 pub struct Flags {
-    table: Mutex<Table>,
+    /// Streaks by key.
+    streaks: ReadMostly<Arc<Streak>>,
+    /// Session key → the principal key first seen using it. Never shrinks.
+    owners: ReadMostly<Arc<str>>,
+    /// Principal key → how many sessions it owns in `owners`. Never shrinks.
+    held: ReadMostly<Arc<AtomicUsize>>,
+    /// Taken by every write, so each call's keys are claimed and counted as one step.
+    book: Mutex<()>,
+    /// When the full table was last swept: seconds since `epoch`, plus one (0: never).
+    swept: AtomicU64,
+    epoch: Instant,
     consecutive: u32,
     total: u32,
     capacity: usize,
     metrics: Arc<Metrics>,
+    /// How often the lock was taken: the tests' proof that the quiet path writes nothing.
+    #[cfg(test)]
+    locked: AtomicUsize,
 }
 
 impl std::fmt::Debug for Flags {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let n = self.table.lock().map(|t| t.streaks.len()).unwrap_or(0);
-        f.debug_struct("Flags").field("streaks", &n).finish()
+        f.debug_struct("Flags").field("streaks", &self.streaks.len()).finish()
+    }
+}
+
+/// A principal's table key, `caller:` and the first eight bytes of its digest in lower hex,
+/// built on the stack (every call with a principal spells one); `#more` names the streak its
+/// sessions beyond the share pool into.
+#[derive(Clone, Copy)]
+struct CallerKey {
+    buf: [u8; CallerKey::MAX],
+    len: usize,
+}
+
+impl CallerKey {
+    const PREFIX: &'static str = "caller:";
+    const MORE: &'static str = "#more";
+    const MAX: usize = CallerKey::PREFIX.len() + 16 + CallerKey::MORE.len();
+
+    fn of(principal: &str) -> CallerKey {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let d: [u8; 32] = Sha256::digest(principal.as_bytes()).into();
+        let mut key = CallerKey { buf: [0; CallerKey::MAX], len: CallerKey::PREFIX.len() };
+        key.buf[..key.len].copy_from_slice(CallerKey::PREFIX.as_bytes());
+        for b in &d[..8] {
+            key.buf[key.len] = HEX[usize::from(b >> 4)];
+            key.buf[key.len + 1] = HEX[usize::from(b & 0xf)];
+            key.len += 2;
+        }
+        key
+    }
+
+    fn more(mut self) -> CallerKey {
+        self.buf[self.len..self.len + CallerKey::MORE.len()].copy_from_slice(CallerKey::MORE.as_bytes());
+        self.len += CallerKey::MORE.len();
+        self
+    }
+
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.buf[..self.len]).expect("ASCII by construction")
     }
 }
 
 /// The table key of a principal (never the raw credential).
 fn principal_key(principal: &str) -> String {
-    use std::fmt::Write;
-    let d: [u8; 32] = Sha256::digest(principal.as_bytes()).into();
-    // One buffer: a `format!` per byte was eight allocations per lookup, twice per call.
-    let mut key = String::with_capacity("caller:".len() + 16);
-    key.push_str("caller:");
-    d[..8].iter().for_each(|b| {
-        let _ = write!(key, "{b:02x}");
-    });
-    key
+    CallerKey::of(principal).as_str().to_owned()
 }
 
 /// The table key of a session id (one spelled like a principal key is kept apart from them).
-fn session_key(session: &str) -> String {
-    if session.starts_with("caller:") || session.starts_with('#') {
-        format!("session:{session}")
+fn session_key(session: &str) -> Cow<'_, str> {
+    if session.starts_with(CallerKey::PREFIX) || session.starts_with('#') {
+        Cow::Owned(format!("session:{session}"))
     } else {
-        session.to_owned()
+        Cow::Borrowed(session)
+    }
+}
+
+/// One table key of a call, borrowed or on the stack.
+enum Key<'a> {
+    Session(Cow<'a, str>),
+    Owner(Arc<str>),
+    Caller(CallerKey),
+}
+
+impl Key<'_> {
+    fn as_str(&self) -> &str {
+        match self {
+            Key::Session(s) => s,
+            Key::Owner(o) => o,
+            Key::Caller(c) => c.as_str(),
+        }
+    }
+}
+
+/// The (at most three) keys one call feeds and reads.
+#[derive(Default)]
+struct Keys<'a>([Option<Key<'a>>; 3]);
+
+impl<'a> Keys<'a> {
+    fn push(&mut self, key: Key<'a>) {
+        if self.iter().any(|k| k == key.as_str()) {
+            return;
+        }
+        let free = self.0.iter_mut().find(|k| k.is_none()).expect("a call has at most three keys");
+        *free = Some(key);
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().flatten().map(Key::as_str)
     }
 }
 
@@ -97,87 +186,168 @@ impl Flags {
     }
 
     fn with_capacity(consecutive: u32, total: u32, capacity: usize, metrics: Arc<Metrics>) -> Flags {
-        Flags { table: Mutex::default(), consecutive, total, capacity, metrics }
+        Flags {
+            streaks: ReadMostly::new(SHARDS),
+            owners: ReadMostly::new(SHARDS),
+            held: ReadMostly::new(SHARDS),
+            book: Mutex::default(),
+            swept: AtomicU64::new(0),
+            epoch: Instant::now(),
+            consecutive,
+            total,
+            capacity,
+            metrics,
+            #[cfg(test)]
+            locked: AtomicUsize::new(0),
+        }
+    }
+
+    /// Seconds since the table was made: what `Streak::last` counts in.
+    fn now(&self) -> u64 {
+        self.epoch.elapsed().as_secs()
+    }
+
+    fn book(&self) -> MutexGuard<'_, ()> {
+        #[cfg(test)]
+        self.locked.fetch_add(1, Relaxed);
+        self.book.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether `principal` may claim one more session of its own.
+    fn has_room(&self, principal: &str) -> bool {
+        let held = self.held.read(principal, |h| h.map_or(0, |h| h.load(Relaxed)));
+        held < SESSIONS_PER_PRINCIPAL && self.owners.len() < self.capacity
     }
 
     /// The keys whose streaks one call feeds and reads: its session's (bounded per principal)
     /// and its principal's. A session first seen with a principal stays that principal's, so
     /// a decision recorded later without one (an ask resolving) still counts against it.
-    fn keys(&self, t: &mut Table, session: Option<&str>, principal: Option<&str>) -> Vec<String> {
-        let mut keys = Vec::with_capacity(2);
-        let pkey = principal.map(principal_key);
+    ///
+    /// `None` when the call would claim a session for its principal: only [`Flags::claim`]
+    /// may, under the lock.
+    fn known_keys<'a>(&self, session: Option<&'a str>, principal: Option<&str>) -> Option<Keys<'a>> {
+        let mut keys = Keys::default();
+        let pkey = principal.map(CallerKey::of);
         if let Some(s) = session {
             let skey = session_key(s);
-            let owner = match (&pkey, t.principal_of.get(&skey)) {
-                (_, Some(owner)) => Some(owner.clone()),
-                (Some(p), None) => {
-                    let held = t.sessions_of.entry(p.clone()).or_default();
-                    if held.len() < SESSIONS_PER_PRINCIPAL && t.principal_of.len() < self.capacity {
-                        held.insert(skey.clone());
-                        t.principal_of.insert(skey.clone(), p.clone());
-                        Some(p.clone())
-                    } else {
-                        // Beyond its share, every further session of this caller is one.
-                        keys.push(format!("{p}#more"));
-                        None
-                    }
+            match (self.owners.get(&skey), pkey) {
+                (Some(owner), _) => {
+                    keys.push(Key::Session(skey));
+                    keys.push(Key::Owner(owner));
                 }
-                (None, None) => None,
-            };
-            if keys.is_empty() {
-                keys.push(skey);
-            }
-            if let Some(owner) = owner {
-                if !keys.contains(&owner) {
-                    keys.push(owner);
-                }
+                (None, Some(p)) if self.has_room(p.as_str()) => return None,
+                // Beyond its share, every further session of this caller is one. (Shares and
+                // the owners table never shrink: a session beyond stays beyond.)
+                (None, Some(p)) => keys.push(Key::Caller(p.more())),
+                (None, None) => keys.push(Key::Session(skey)),
             }
         }
         if let Some(p) = pkey {
-            if !keys.contains(&p) {
-                keys.push(p);
+            keys.push(Key::Caller(p));
+        }
+        Some(keys)
+    }
+
+    /// [`Flags::known_keys`], claiming the session for its principal if it is the first to
+    /// use it and has room. Under the lock.
+    fn claim(
+        &self,
+        _book: &MutexGuard<'_, ()>,
+        session: Option<&str>,
+        principal: Option<&str>,
+    ) -> Vec<String> {
+        if let (Some(s), Some(p)) = (session, principal) {
+            let (skey, pkey) = (session_key(s), principal_key(p));
+            if !self.owners.contains(&skey) && self.has_room(&pkey) {
+                self.owners.insert(&skey, pkey.as_str().into());
+                self.held.get_or_insert_with(&pkey, Arc::default).fetch_add(1, Relaxed);
             }
         }
-        keys
+        let keys = self.known_keys(session, principal).expect("a claimed session is known");
+        keys.iter().map(str::to_owned).collect()
+    }
+
+    /// Whether a full table may be swept now (at most once a minute).
+    fn sweep_due(&self, now: u64) -> bool {
+        match self.swept.load(Relaxed) {
+            0 => true,
+            s => now.saturating_sub(s - 1) > SWEEP_EVERY.as_secs(),
+        }
     }
 
     /// The streak under `key`, made room for: a table that is full sweeps idle unflagged
     /// streaks (at most once a minute) and otherwise hands out the shared untracked streak.
-    fn streak<'t>(&self, t: &'t mut Table, key: String) -> &'t mut Counts {
-        if !t.streaks.contains_key(&key) && t.streaks.len() >= self.capacity {
-            let now = Instant::now();
-            if t.last_sweep.is_none_or(|s| now.duration_since(s) > Duration::from_secs(60)) {
-                t.last_sweep = Some(now);
-                t.streaks.retain(|k, c| c.flagged || k == UNTRACKED || now.duration_since(c.last) < IDLE);
+    fn streak(&self, _book: &MutexGuard<'_, ()>, key: &str, now: u64) -> Arc<Streak> {
+        if let Some(c) = self.streaks.get(key) {
+            return c;
+        }
+        if self.streaks.len() >= self.capacity {
+            if self.sweep_due(now) {
+                self.swept.store(now + 1, Relaxed);
+                self.streaks.retain(|k, c| {
+                    c.flagged.load(Relaxed)
+                        || k == UNTRACKED
+                        || now.saturating_sub(c.last.load(Relaxed)) < IDLE.as_secs()
+                });
             }
-            if t.streaks.len() >= self.capacity {
-                return t.streaks.entry(UNTRACKED.to_owned()).or_default();
+            if self.streaks.len() >= self.capacity {
+                return self.streaks.get_or_insert_with(UNTRACKED, || Arc::new(Streak::new(now)));
             }
         }
-        t.streaks.entry(key).or_default()
+        self.streaks.get_or_insert_with(key, || Arc::new(Streak::new(now)))
+    }
+
+    /// An allowed call that ends no run and claims nothing notes that its streaks saw a call
+    /// and is done, without the lock. `false`: it needs the locked path.
+    fn quiet_allow(&self, session: Option<&str>, principal: Option<&str>) -> bool {
+        let Some(keys) = self.known_keys(session, principal) else { return false };
+        let now = self.now();
+        let quiet = |c: Option<&Arc<Streak>>| match c {
+            Some(c) if c.consecutive.load(Relaxed) == 0 => {
+                c.touch(now);
+                true
+            }
+            _ => false,
+        };
+        let all_quiet = keys.iter().all(|key| match self.streaks.read(key, |c| c.map(|c| quiet(Some(c)))) {
+            Some(q) => q,
+            // A key without a streak gets one on its first call — unless the table is full and
+            // not due a sweep: then it reads the untracked streak, as the locked path would.
+            None => {
+                self.streaks.len() >= self.capacity
+                    && !self.sweep_due(now)
+                    && self.streaks.read(UNTRACKED, quiet)
+            }
+        });
+        all_quiet
     }
 
     /// Records one decided call: refused or let through. `principal` is who called (the
     /// transport's knowledge; `None` where it has none).
     pub fn record(&self, session: Option<&str>, principal: Option<&str>, refused: bool) {
-        let mut t = self.table.lock().unwrap_or_else(|p| p.into_inner());
-        let keys = self.keys(&mut t, session, principal);
-        for key in keys {
-            let c = self.streak(&mut t, key.clone());
-            c.last = Instant::now();
+        if !refused && self.quiet_allow(session, principal) {
+            return;
+        }
+        let book = self.book();
+        let now = self.now();
+        for key in self.claim(&book, session, principal) {
+            let c = self.streak(&book, &key, now);
+            c.touch(now);
             if !refused {
-                c.consecutive = 0;
+                c.consecutive.store(0, Relaxed);
                 continue;
             }
-            c.consecutive = c.consecutive.saturating_add(1);
-            c.total = c.total.saturating_add(1);
-            if !c.flagged && (c.consecutive >= self.consecutive || c.total >= self.total) {
-                c.flagged = true;
+            let consecutive = c.consecutive.load(Relaxed).saturating_add(1);
+            let total = c.total.load(Relaxed).saturating_add(1);
+            c.consecutive.store(consecutive, Relaxed);
+            c.total.store(total, Relaxed);
+            if !c.flagged.load(Relaxed) && (consecutive >= self.consecutive || total >= self.total) {
+                c.flagged.store(true, Relaxed);
                 self.metrics.session_flagged();
                 tracing::warn!(
                     key,
-                    consecutive = c.consecutive,
-                    total = c.total,
+                    consecutive,
+                    total,
                     "flagged after repeated refusals: every further call in it is asked until an operator clears it"
                 );
             }
@@ -186,35 +356,47 @@ impl Flags {
 
     /// True when the call's session or its principal is flagged.
     pub fn flagged(&self, session: Option<&str>, principal: Option<&str>) -> bool {
-        let mut t = self.table.lock().unwrap_or_else(|p| p.into_inner());
-        let keys = self.keys(&mut t, session, principal);
-        let untracked = t.streaks.get(UNTRACKED).is_some_and(|c| c.flagged);
-        keys.iter().any(|k| match t.streaks.get(k) {
-            Some(c) => c.flagged,
-            // A key the table had no room for reads the shared untracked streak.
-            None => untracked && t.streaks.len() >= self.capacity,
-        })
+        let is_flagged = |key: &str| {
+            self.streaks.read(key, |c| c.map(|c| c.flagged.load(Relaxed))).unwrap_or_else(|| {
+                // A key the table had no room for reads the shared untracked streak.
+                self.streaks.len() >= self.capacity
+                    && self.streaks.read(UNTRACKED, |c| c.is_some_and(|c| c.flagged.load(Relaxed)))
+            })
+        };
+        match self.known_keys(session, principal) {
+            Some(keys) => keys.iter().any(is_flagged),
+            None => {
+                let book = self.book();
+                self.claim(&book, session, principal).iter().any(|k| is_flagged(k))
+            }
+        }
     }
 
     /// Clears a flagged key (a session id, or a `caller:…` key from the list); `false` if it
     /// was not flagged.
     pub fn clear(&self, key: &str) -> bool {
-        let mut t = self.table.lock().unwrap_or_else(|p| p.into_inner());
-        let key = if t.streaks.contains_key(key) { key.to_owned() } else { session_key(key) };
-        let Some(c) = t.streaks.get_mut(&key) else { return false };
-        let was = c.flagged;
-        *c = Counts::default();
+        let _book = self.book();
+        let key = if self.streaks.contains(key) { Cow::Borrowed(key) } else { session_key(key) };
+        let Some(c) = self.streaks.get(&key) else { return false };
+        let was = c.flagged.load(Relaxed);
+        c.consecutive.store(0, Relaxed);
+        c.total.store(0, Relaxed);
+        c.flagged.store(false, Relaxed);
+        c.last.store(self.now(), Relaxed);
         if was {
-            tracing::info!(key, "flag cleared by an operator");
+            tracing::info!(key = key.as_ref(), "flag cleared by an operator");
         }
         was
     }
 
     /// The flagged sessions and principals, for `/status`.
     pub fn list(&self) -> Vec<(String, u32)> {
-        let t = self.table.lock().unwrap_or_else(|p| p.into_inner());
-        let mut out: Vec<(String, u32)> =
-            t.streaks.iter().filter(|(_, c)| c.flagged).map(|(k, c)| (k.clone(), c.total)).collect();
+        let mut out = Vec::new();
+        self.streaks.for_each(|k, c| {
+            if c.flagged.load(Relaxed) {
+                out.push((k.to_owned(), c.total.load(Relaxed)));
+            }
+        });
         out.sort();
         out
     }
@@ -321,5 +503,70 @@ mod tests {
             f.record(Some(&format!("late-{i}")), None, true);
         }
         assert!(f.flagged(Some("late-new"), None), "untracked keys share one streak, and it flagged");
+    }
+
+    #[test]
+    fn an_allowed_call_in_a_session_seen_before_with_no_run_takes_no_lock() {
+        let f = Flags::new(3, 20, Arc::new(Metrics::new()));
+        let me = Some("Bearer agent-1");
+        f.record(Some("s"), me, false); // the first call claims the session and makes its streaks
+        let locked = f.locked.load(Relaxed);
+        for _ in 0..10 {
+            assert!(!f.flagged(Some("s"), me));
+            f.record(Some("s"), me, false);
+            f.record(None, me, false);
+            f.record(None, None, false);
+        }
+        assert_eq!(f.locked.load(Relaxed), locked, "allowed calls wrote nothing");
+    }
+
+    #[test]
+    fn an_allowed_call_still_ends_a_run_and_the_next_one_is_quiet_again() {
+        let f = Flags::new(3, 20, Arc::new(Metrics::new()));
+        let me = Some("Bearer agent-1");
+        f.record(Some("s"), me, true);
+        f.record(Some("s"), me, true);
+        let locked = f.locked.load(Relaxed);
+        f.record(Some("s"), me, false);
+        assert_eq!(f.locked.load(Relaxed), locked + 1, "ending the run is a write");
+        f.record(Some("s"), me, false);
+        assert_eq!(f.locked.load(Relaxed), locked + 1, "with no run left, the next allow is not");
+        f.record(Some("s"), me, true);
+        f.record(Some("s"), me, true);
+        assert!(!f.flagged(Some("s"), me), "the run restarted at zero");
+        f.record(Some("s"), me, true);
+        assert!(f.flagged(Some("s"), me));
+    }
+
+    #[test]
+    fn a_session_beyond_its_callers_share_is_read_without_a_lock() {
+        let f = Flags::new(3, 1000, Arc::new(Metrics::new()));
+        let me = Some("Bearer x");
+        for i in 0..=SESSIONS_PER_PRINCIPAL {
+            f.record(Some(&format!("own-{i}")), me, false);
+        }
+        let locked = f.locked.load(Relaxed);
+        for i in 0..10 {
+            f.record(Some(&format!("more-{i}")), me, false);
+            assert!(!f.flagged(Some(&format!("more-{i}")), me));
+        }
+        assert_eq!(f.locked.load(Relaxed), locked, "the pooled streak exists: nothing to claim");
+    }
+
+    #[test]
+    fn an_allowed_call_with_no_room_ends_the_untracked_run() {
+        let f = Flags::with_capacity(3, 20, 4, Arc::new(Metrics::new()));
+        for i in 0..4 {
+            f.record(Some(&format!("s{i}")), None, false);
+        }
+        f.record(Some("x1"), None, true);
+        f.record(Some("x2"), None, true);
+        f.record(Some("x3"), None, false);
+        f.record(Some("x4"), None, true);
+        assert!(!f.flagged(Some("x5"), None), "the allow in x3 ended the pooled run");
+        f.record(Some("x6"), None, true);
+        f.record(Some("x7"), None, true);
+        assert!(f.flagged(Some("x5"), None), "three in a row, pooled");
+        assert!(!f.flagged(Some("s0"), None), "a key with its own streak reads its own");
     }
 }

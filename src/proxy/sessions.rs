@@ -1,16 +1,17 @@
 //! What the proxy remembers of legacy MCP sessions: the version each negotiated and whether its
-//! client can elicit. Bounded; read on the tool-call path only when a call is refused or asked
-//! (and for batches), written on `initialize` and `DELETE`.
+//! client can elicit. Bounded; read on every POST of a session — without a lock
+//! (`ReadMostly`) — and written on `initialize` and `DELETE`.
 //!
 //! It also holds each session's watched calls ([`SessionCalls`]), which every stream of the
-//! session checks its responses against. Looked up once per request, never per event.
+//! session checks its responses against. Looked up once per request, never per event, and
+//! without a lock once the session's table exists.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::gate::post::SessionCalls;
 use crate::mcp::era::Version;
+use crate::read_mostly::ReadMostly;
 
 const MAX_SESSIONS: usize = 65_536;
 
@@ -18,7 +19,9 @@ const MAX_SESSIONS: usize = 65_536;
 /// [`MAX_CALLS`](crate::gate::post::session::MAX_CALLS) calls, without their arguments).
 const MAX_CALL_TABLES: usize = 4_096;
 
-type CallTables = HashMap<(Arc<str>, String), Arc<SessionCalls>>;
+/// A session's call tables, one per upstream it was seen on (upstreams choose session ids, so
+/// two may pick the same one; nearly always there is one).
+type CallTables = Arc<[(Arc<str>, Arc<SessionCalls>)]>;
 
 #[derive(Debug, Clone, Copy)]
 struct Info {
@@ -26,61 +29,82 @@ struct Info {
     elicits: bool,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Sessions {
-    map: Mutex<HashMap<String, Info>>,
-    calls: Mutex<CallTables>,
+    map: ReadMostly<Info>,
+    calls: ReadMostly<CallTables>,
+    /// Serializes writers, so each bound is checked and kept in one step.
+    writes: Mutex<()>,
+    /// Call tables held, over every session.
+    tables: AtomicUsize,
     /// A table with calls in it was dropped to make room: a session whose table is made anew
     /// may be that one, so it starts overflowed (every response inspected).
     lost: AtomicBool,
 }
 
+impl Default for Sessions {
+    fn default() -> Self {
+        Sessions {
+            map: ReadMostly::new(64),
+            calls: ReadMostly::new(16),
+            writes: Mutex::default(),
+            tables: AtomicUsize::new(0),
+            lost: AtomicBool::new(false),
+        }
+    }
+}
+
+fn table_of(tables: Option<&CallTables>, upstream: &str) -> Option<Arc<SessionCalls>> {
+    tables?.iter().find(|(u, _)| **u == *upstream).map(|(_, t)| t.clone())
+}
+
 impl Sessions {
     pub fn record(&self, session: &str, version: Version, elicits: bool) {
-        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        if map.len() >= MAX_SESSIONS && !map.contains_key(session) {
+        let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        if self.map.len() >= MAX_SESSIONS && !self.map.contains(session) {
             // Full: forget an arbitrary session. Forgetting only ever makes batches *refused*.
-            if let Some(k) = map.keys().next().cloned() {
-                map.remove(&k);
+            if let Some((k, _)) = self.map.find(|_, _| true) {
+                self.map.remove(&k);
             }
         }
-        map.insert(session.to_owned(), Info { version, elicits });
+        self.map.insert(session, Info { version, elicits });
     }
 
     pub fn version(&self, session: &str) -> Option<Version> {
-        self.map.lock().unwrap_or_else(|p| p.into_inner()).get(session).map(|i| i.version)
+        self.map.read(session, |i| i.map(|i| i.version))
     }
 
     /// The negotiated version, and whether the client declared it can elicit (form mode).
     pub fn get(&self, session: &str) -> (Option<Version>, bool) {
-        match self.map.lock().unwrap_or_else(|p| p.into_inner()).get(session) {
-            Some(i) => (Some(i.version), i.elicits),
-            None => (None, false),
-        }
+        self.map.read(session, |i| i.map_or((None, false), |i| (Some(i.version), i.elicits)))
     }
 
     pub fn forget(&self, session: &str) {
-        self.map.lock().unwrap_or_else(|p| p.into_inner()).remove(session);
+        let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        self.map.remove(session);
     }
 
     /// The call table of `session` on `upstream`, made on first use.
     pub fn calls(&self, upstream: &Arc<str>, session: &str) -> Arc<SessionCalls> {
-        let mut map = self.calls.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(c) = map.get(&(upstream.clone(), session.to_owned())) {
-            return c.clone();
+        if let Some(c) = self.calls.read(session, |t| table_of(t, upstream)) {
+            return c;
         }
-        if map.len() >= MAX_CALL_TABLES {
+        let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = self.calls.read(session, |t| table_of(t, upstream)) {
+            return c;
+        }
+        if self.tables.load(Ordering::Relaxed) >= MAX_CALL_TABLES {
             // Drop a session that watched nothing if there is one; else any, failing safe: its
             // streams and any table made later for a dropped session inspect every response.
-            let key = map
-                .iter()
-                .find(|(_, c)| !c.is_active())
-                .or_else(|| map.iter().next())
-                .map(|(k, _)| k.clone());
-            if let Some(dropped) = key.and_then(|k| map.remove(&k)) {
-                if dropped.is_active() {
-                    dropped.overflow();
-                    self.lost.store(true, Ordering::Relaxed);
+            let idle = |_: &str, t: &CallTables| t.iter().any(|(_, c)| !c.is_active());
+            let victim = self.calls.find(idle).or_else(|| self.calls.find(|_, _| true));
+            if let Some((s, tables)) = victim {
+                let (up, _) = tables.iter().find(|(_, c)| !c.is_active()).unwrap_or(&tables[0]);
+                if let Some(dropped) = self.drop_table(up, &s) {
+                    if dropped.is_active() {
+                        dropped.overflow();
+                        self.lost.store(true, Ordering::Relaxed);
+                    }
                 }
             }
         }
@@ -89,13 +113,31 @@ impl Sessions {
             table.overflow();
         }
         let table = Arc::new(table);
-        map.insert((upstream.clone(), session.to_owned()), table.clone());
+        let mut tables: Vec<_> = self.calls.get(session).map(|t| t.to_vec()).unwrap_or_default();
+        tables.push((upstream.clone(), table.clone()));
+        self.calls.insert(session, tables.into());
+        self.tables.fetch_add(1, Ordering::Relaxed);
         table
+    }
+
+    /// Removes the table of `session` on `upstream`; the caller holds `writes`.
+    fn drop_table(&self, upstream: &str, session: &str) -> Option<Arc<SessionCalls>> {
+        let tables = self.calls.get(session)?;
+        let dropped = table_of(Some(&tables), upstream)?;
+        let rest: Vec<_> = tables.iter().filter(|(u, _)| **u != *upstream).cloned().collect();
+        if rest.is_empty() {
+            self.calls.remove(session);
+        } else {
+            self.calls.insert(session, rest.into());
+        }
+        self.tables.fetch_sub(1, Ordering::Relaxed);
+        Some(dropped)
     }
 
     /// The session ended (`DELETE`): its calls are no longer awaited.
     pub fn forget_calls(&self, upstream: &Arc<str>, session: &str) {
-        self.calls.lock().unwrap_or_else(|p| p.into_inner()).remove(&(upstream.clone(), session.to_owned()));
+        let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        self.drop_table(upstream, session);
     }
 }
 
@@ -134,5 +176,26 @@ mod tests {
         assert_eq!(dropped, 1, "the dropped table's streams inspect everything");
         assert!(last.answer(&unrelated).is_some(), "the table made in its place too");
         assert!(s.calls(&up, "new").answer(&unrelated).is_some(), "so does any table made later");
+    }
+
+    #[test]
+    fn delete_forgets_one_upstreams_table_and_keeps_the_others() {
+        let s = Sessions::default();
+        let (a, b): (Arc<str>, Arc<str>) = ("a".into(), "b".into());
+        let (ta, tb) = (s.calls(&a, "S"), s.calls(&b, "S"));
+        s.forget_calls(&a, "S");
+        assert!(!Arc::ptr_eq(&ta, &s.calls(&a, "S")), "a new table after DELETE");
+        assert!(Arc::ptr_eq(&tb, &s.calls(&b, "S")), "the other upstream's is kept");
+        assert_eq!(s.tables.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn a_session_is_remembered_until_deleted() {
+        let s = Sessions::default();
+        assert_eq!(s.get("S"), (None, false));
+        s.record("S", Version::V2025_06_18, true);
+        assert_eq!((s.version("S"), s.get("S").1), (Some(Version::V2025_06_18), true));
+        s.forget("S");
+        assert_eq!(s.version("S"), None);
     }
 }

@@ -2,14 +2,14 @@
 //! label values come from enums (`CallOutcome::as_str`) or from bounded sets (configured upstream
 //! names, a capped set of tool names).
 
-use std::collections::HashSet;
-use std::sync::RwLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use prometheus::{
-    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounterVec, Opts, Registry, TextEncoder,
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, Opts, Registry, TextEncoder,
 };
 
 use crate::gate::CallOutcome;
+use crate::read_mostly::ReadMostly;
 use crate::rules::{Effect, Scope};
 
 /// Distinct tool names kept as label values before the rest fold into `other`.
@@ -24,7 +24,12 @@ pub struct Metrics {
     rule_decisions: Vec<prometheus::IntCounter>,
     upstream_latency: HistogramVec,
     overhead: Histogram,
-    tools: RwLock<HashSet<String>>,
+    /// The admitted tool labels (at most [`MAX_TOOL_LABELS`]) and their counters.
+    tools: ReadMostly<Arc<ToolSeries>>,
+    /// The counters of every tool folded into `other`.
+    other: ToolSeries,
+    /// Taken to admit a tool label, so the cap holds.
+    admit: Mutex<()>,
     /// Layer 2's metrics, in the same registry.
     pub checker: super::checker_metrics::CheckerMetrics,
     approvals: IntCounterVec,
@@ -34,6 +39,31 @@ pub struct Metrics {
     approval_wait: HistogramVec,
     audit_dropped: prometheus::IntCounter,
     upstream_errors: IntCounterVec,
+}
+
+/// One tool label's counters by upstream (configured names: bounded) and outcome, each made
+/// on first use so only series that counted something are exported.
+#[derive(Debug)]
+struct ToolSeries {
+    label: Box<str>,
+    by_upstream: ReadMostly<Arc<[OnceLock<IntCounter>; CallOutcome::ALL.len()]>>,
+}
+
+impl ToolSeries {
+    fn new(label: &str) -> ToolSeries {
+        ToolSeries { label: label.into(), by_upstream: ReadMostly::new(1) }
+    }
+
+    /// `with_label_values` hashes the labels and reads a lock on every call: resolved once here.
+    fn inc(&self, vec: &IntCounterVec, upstream: &str, outcome: CallOutcome) {
+        let outcomes = match self.by_upstream.get(upstream) {
+            Some(o) => o,
+            None => self.by_upstream.get_or_insert_with(upstream, Arc::default),
+        };
+        outcomes[outcome as usize]
+            .get_or_init(|| vec.with_label_values(&[upstream, &self.label, outcome.as_str()]))
+            .inc();
+    }
 }
 
 impl Default for Metrics {
@@ -150,7 +180,9 @@ impl Metrics {
             rule_decisions,
             upstream_latency,
             overhead,
-            tools: RwLock::default(),
+            tools: ReadMostly::new(4),
+            other: ToolSeries::new(OTHER),
+            admit: Mutex::default(),
             checker,
             approvals,
             approvals_pending,
@@ -162,10 +194,16 @@ impl Metrics {
         }
     }
 
-    /// Counts one finished (or refused) tool call.
+    /// Counts one finished (or refused) tool call. A label seen before is counted without a
+    /// lock or an allocation.
     pub fn tool_call(&self, upstream: &str, tool: &str, outcome: CallOutcome) {
-        let tool = self.tool_label(tool);
-        self.tool_calls.with_label_values(&[upstream, tool, outcome.as_str()]).inc();
+        let count = |series: &ToolSeries| series.inc(&self.tool_calls, upstream, outcome);
+        if self.tools.read(tool, |s| s.map(|s| count(s))).is_none() {
+            match self.admit(tool) {
+                Some(series) => count(&series),
+                None => count(&self.other),
+            }
+        }
     }
 
     /// Counts one Layer 1 decision.
@@ -214,19 +252,18 @@ impl Metrics {
         self.overhead.observe(secs);
     }
 
-    /// Bounded tool label: known names pass, new ones are admitted until the cap.
-    fn tool_label<'a>(&self, tool: &'a str) -> &'a str {
-        let known = self.tools.read().unwrap_or_else(|p| p.into_inner()).contains(tool);
-        if known {
-            return tool;
-        }
+    /// Admits a tool label not seen before while there is room (`None`: it counts as `other`).
+    fn admit(&self, tool: &str) -> Option<Arc<ToolSeries>> {
         let sane = tool.len() <= 128 && tool.chars().all(|c| c.is_ascii_graphic());
-        let mut set = self.tools.write().unwrap_or_else(|p| p.into_inner());
-        if sane && set.len() < MAX_TOOL_LABELS {
-            set.insert(tool.to_owned());
-            return tool;
+        if !sane || self.tools.len() >= MAX_TOOL_LABELS {
+            return None;
         }
-        OTHER
+        let _admit = self.admit.lock().unwrap_or_else(|p| p.into_inner());
+        if self.tools.len() >= MAX_TOOL_LABELS {
+            // Full now; another call may have admitted this very label first.
+            return self.tools.get(tool);
+        }
+        Some(self.tools.get_or_insert_with(tool, || Arc::new(ToolSeries::new(tool))))
     }
 
     /// The text exposition format for `/metrics`.
@@ -285,5 +322,46 @@ mod tests {
         let text = String::from_utf8(m.render()).unwrap();
         assert!(text.contains(r#"tool="other""#));
         assert!(!text.contains("bad name"));
+    }
+
+    #[test]
+    fn an_outcome_indexes_its_counters_by_its_place_in_all() {
+        for (i, o) in CallOutcome::ALL.into_iter().enumerate() {
+            assert_eq!(o as usize, i, "{o:?}");
+        }
+    }
+
+    #[test]
+    fn a_label_seen_before_counts_into_the_same_series_per_upstream_and_outcome() {
+        let m = Metrics::new();
+        for _ in 0..3 {
+            m.tool_call("fs", "mcp__fs__read", CallOutcome::Forwarded);
+        }
+        m.tool_call("sh", "mcp__fs__read", CallOutcome::Forwarded);
+        m.tool_call("fs", "mcp__fs__read", CallOutcome::Failed);
+        let text = String::from_utf8(m.render()).unwrap();
+        for series in [
+            r#"{outcome="forwarded",tool="mcp__fs__read",upstream="fs"} 3"#,
+            r#"{outcome="forwarded",tool="mcp__fs__read",upstream="sh"} 1"#,
+            r#"{outcome="failed",tool="mcp__fs__read",upstream="fs"} 1"#,
+        ] {
+            assert!(text.contains(&format!("portcullis_tool_calls_total{series}")), "{series} in {text}");
+        }
+        assert!(!text.contains(r#"outcome="denied""#), "an outcome never counted exports no series");
+    }
+
+    #[test]
+    fn a_tool_named_other_and_the_overflow_share_one_series() {
+        let m = Metrics::new();
+        m.tool_call("fs", "other", CallOutcome::Forwarded);
+        for i in 0..MAX_TOOL_LABELS {
+            m.tool_call("fs", &format!("t{i}"), CallOutcome::Forwarded);
+        }
+        m.tool_call("fs", "one-too-many", CallOutcome::Forwarded);
+        let text = String::from_utf8(m.render()).unwrap();
+        assert!(
+            text.contains(r#"portcullis_tool_calls_total{outcome="forwarded",tool="other",upstream="fs"} 3"#)
+        );
+        assert!(!text.contains(&format!("t{}", MAX_TOOL_LABELS - 1)), "the cap counts the admitted `other`");
     }
 }

@@ -1,6 +1,7 @@
 //! The engine: units of a call, the rules that match each, and the floor.
 
 use std::collections::HashMap;
+use std::fmt;
 
 use serde_json::Value;
 
@@ -8,7 +9,7 @@ use super::jail::{Confined, Jail};
 use super::kinds::{Access, Subject, ToolKinds};
 use super::spec::Subject as RuleSubject;
 use super::{Decision, Effect, Posture, Prefilter, Profile, Rule, Scope};
-use portcullis_shell::{self as shell, Analysis, Command, ReadOnly};
+use portcullis_shell::{self as shell, Command};
 
 /// Programs in these directories are the system's own; elsewhere a path-qualified program
 /// (`./git`) may be anything, so allow rules do not match it (deny and ask rules still do).
@@ -53,15 +54,18 @@ impl<'a> Unit<'a> {
             Unit::Fetch { .. } | Unit::Generic { .. } => false,
         }
     }
+}
 
-    fn describe(&self) -> String {
+/// How a reason names a unit: "`git push`", "read /etc/passwd", "fetch https://…", "the call".
+impl fmt::Display for Unit<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Unit::Command { cmd, .. } => format!("`{}`", cmd.canonical()),
+            Unit::Command { cmd, .. } => write!(f, "`{cmd}`"),
             Unit::Path { path, access } => {
-                format!("{} {path}", if *access == Access::Read { "read" } else { "write" })
+                write!(f, "{} {path}", if *access == Access::Read { "read" } else { "write" })
             }
-            Unit::Fetch { url, .. } => format!("fetch {url}"),
-            Unit::Generic { .. } => "the call".into(),
+            Unit::Fetch { url, .. } => write!(f, "fetch {url}"),
+            Unit::Generic { .. } => f.write_str("the call"),
         }
     }
 }
@@ -193,10 +197,6 @@ impl Engine {
 
     fn shell(&self, qualified: &str, line: &str, profile: Profile) -> Decision {
         let analysis = shell::analyze(line);
-        let prefilter = match shell::read_only(&analysis) {
-            ReadOnly::Proven => Prefilter::Skip,
-            ReadOnly::NotProven(_) => Prefilter::Inspect,
-        };
         if let Some(err) = &analysis.parse_error {
             return Decision {
                 effect: Effect::Ask,
@@ -216,9 +216,12 @@ impl Engine {
             };
         }
         let mut worst: Option<Decision> = None;
+        // The line is proven read-only (`shell::read_only`) exactly when it parsed, has a
+        // command, and every command is: judged here once per command, without copying it.
+        let mut line_read_only = true;
         for cmd in &analysis.commands {
-            let alone = Analysis { commands: vec![cmd.clone()], parse_error: None };
-            let read_only = matches!(shell::read_only(&alone), ReadOnly::Proven);
+            let read_only = shell::command_read_only(cmd);
+            line_read_only &= read_only;
             let opaque = !cmd.opaque.is_empty();
             let mut d = self.unit(qualified, &Unit::Command { cmd, read_only }, profile, opaque);
             // Absolute path operands meet the file rules too: `cat /etc/shadow` is a read of
@@ -236,7 +239,7 @@ impl Engine {
             }
         }
         let mut d = worst.expect("at least one command");
-        d.prefilter = Some(prefilter);
+        d.prefilter = Some(if line_read_only { Prefilter::Skip } else { Prefilter::Inspect });
         d
     }
 
@@ -268,22 +271,21 @@ impl Engine {
     }
 
     fn unit(&self, qualified: &str, unit: &Unit<'_>, profile: Profile, opaque: bool) -> Decision {
-        let what = unit.describe();
         let configured = self.configured(qualified, unit, |_| true);
         if let Some((Effect::Deny, rule)) = configured {
-            return decision(Effect::Deny, rule, format!("{what} is denied by {}", rule.spec.source));
+            return decision(Effect::Deny, rule, format!("{unit} is denied by {}", rule.spec.source));
         }
         if profile == Profile::Readonly && !unit.read_only() {
             return Decision {
                 effect: Effect::Deny,
                 rule: "profile: readonly".into(),
                 scope: Scope::Config,
-                reason: format!("{what} is not proven read-only and this upstream's profile is readonly"),
+                reason: format!("{unit} is not proven read-only and this upstream's profile is readonly"),
                 prefilter: None,
             };
         }
         if let Some((Effect::Ask, rule)) = configured {
-            return decision(Effect::Ask, rule, format!("{what} needs approval by {}", rule.spec.source));
+            return decision(Effect::Ask, rule, format!("{unit} needs approval by {}", rule.spec.source));
         }
         // The opacity floor: what cannot be read from the words is asked, whatever allows it.
         if opaque && self.parts.posture != Posture::Yolo {
@@ -293,7 +295,7 @@ impl Engine {
                 effect: Effect::Ask,
                 rule: "shell: opaque".into(),
                 scope: Scope::Builtin,
-                reason: format!("{what} hides what it runs ({}), so it is asked", why.join(", ")),
+                reason: format!("{unit} hides what it runs ({}), so it is asked", why.join(", ")),
                 prefilter: None,
             };
         }
@@ -309,19 +311,19 @@ impl Engine {
                         rule: "shell: redirect".into(),
                         scope: Scope::Builtin,
                         reason: format!(
-                            "{what} writes {} by redirection, which {} does not cover",
+                            "{unit} writes {} by redirection, which {} does not cover",
                             r.target, rule.spec.source
                         ),
                         prefilter: None,
                     };
                 }
             }
-            return decision(Effect::Allow, rule, format!("{what} is allowed by {}", rule.spec.source));
+            return decision(Effect::Allow, rule, format!("{unit} is allowed by {}", rule.spec.source));
         }
-        self.floor(unit, profile, what)
+        self.floor(unit, profile)
     }
 
-    fn floor(&self, unit: &Unit<'_>, profile: Profile, what: String) -> Decision {
+    fn floor(&self, unit: &Unit<'_>, profile: Profile) -> Decision {
         let built = |effect, rule: &str, reason: String| Decision {
             effect,
             rule: rule.into(),
@@ -330,7 +332,7 @@ impl Engine {
             prefilter: None,
         };
         if unit.read_only() {
-            return built(Effect::Allow, "floor: read-only", format!("{what} is read-only"));
+            return built(Effect::Allow, "floor: read-only", format!("{unit} is read-only"));
         }
         let loosened = match (profile, self.parts.posture) {
             (Profile::Privileged, _) | (_, Posture::Auto | Posture::Yolo) => true,
@@ -341,10 +343,10 @@ impl Engine {
             return built(
                 Effect::Allow,
                 "floor: posture",
-                format!("{what} is allowed by the posture or profile"),
+                format!("{unit} is allowed by the posture or profile"),
             );
         }
-        built(Effect::Ask, "floor: mutating", format!("{what} is not proven read-only, so it is asked"))
+        built(Effect::Ask, "floor: mutating", format!("{unit} is not proven read-only, so it is asked"))
     }
 }
 
@@ -378,12 +380,7 @@ fn matches(rule: &Rule, qualified: &str, unit: &Unit<'_>) -> bool {
     }
     let Some(spec) = &rule.spec.specifier else { return true };
     match unit {
-        Unit::Command { cmd, .. } => {
-            let canonical = cmd.canonical();
-            let mut words: Vec<&str> = vec![cmd.program.as_str()];
-            words.extend(cmd.args.iter().map(String::as_str));
-            spec.command.matches(&words, &canonical)
-        }
+        Unit::Command { cmd, .. } => spec.command.matches_command(cmd),
         Unit::Path { path, .. } => spec.path.matches(path),
         Unit::Fetch { url, host } => match &spec.domain {
             Some(_) => host.as_deref().is_some_and(|h| spec.matches_host(h)),

@@ -13,6 +13,7 @@
 //! canonical command (`*` matches anything), or the exact command when it has no wildcard.
 
 use super::glob::{Flavour, Glob};
+use portcullis_shell::Command;
 
 /// What part of the tool surface a rule addresses.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,6 +43,18 @@ impl CommandPattern {
                 prefix.len() <= words.len() && prefix.iter().zip(words).all(|(p, w)| p == w)
             }
             CommandPattern::Glob(g) => g.matches(canonical),
+        }
+    }
+
+    /// [`CommandPattern::matches`] on a parsed command: a prefix compares its words in place,
+    /// and only a glob needs the canonical line spelled out.
+    pub fn matches_command(&self, cmd: &Command) -> bool {
+        match self {
+            CommandPattern::Prefix(prefix) => {
+                let words = std::iter::once(&cmd.program).chain(&cmd.args);
+                prefix.len() <= 1 + cmd.args.len() && prefix.iter().zip(words).all(|(p, w)| p == w)
+            }
+            CommandPattern::Glob(g) => g.matches(&cmd.canonical()),
         }
     }
 }
@@ -210,6 +223,33 @@ mod tests {
         let exact = RuleSpec::parse("Shell(git status)").unwrap().specifier.unwrap();
         assert!(exact.command.matches(&["git", "status"], "git status"));
         assert!(!exact.command.matches(&["git", "status", "-s"], "git status -s"));
+    }
+
+    #[test]
+    fn a_parsed_command_matches_as_its_words_and_canonical_line_do() {
+        let patterns = ["Shell(git push:*)", "Shell(git status)", "Shell(git *)", "Shell(ls)", "Shell(rm:*)"];
+        let lines = [
+            "git push",
+            "git push -f origin",
+            "git pushx",
+            "git status",
+            "git status -s",
+            "ls",
+            "rm -rf /",
+            "> f",
+        ];
+        for p in patterns {
+            let spec = RuleSpec::parse(p).unwrap().specifier.unwrap();
+            for line in lines {
+                for cmd in portcullis_shell::analyze(line).commands {
+                    let canonical = cmd.canonical();
+                    let mut words = vec![cmd.program.as_str()];
+                    words.extend(cmd.args.iter().map(String::as_str));
+                    let expected = spec.command.matches(&words, &canonical);
+                    assert_eq!(spec.command.matches_command(&cmd), expected, "{p} on {line:?}");
+                }
+            }
+        }
     }
 
     #[test]

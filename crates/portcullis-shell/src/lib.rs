@@ -41,7 +41,7 @@ mod properties;
 
 use std::fmt;
 
-pub use readonly::{read_only, ReadOnly};
+pub use readonly::{command_read_only, read_only, ReadOnly};
 
 /// What the shell would run for one line: every simple command, in source order (a command
 /// before the commands inside its substitutions).
@@ -95,14 +95,28 @@ impl Command {
     /// assert_eq!(a.commands[0].canonical(), "git push -f");
     /// ```
     pub fn canonical(&self) -> String {
-        let mut out = self.program.clone();
-        for arg in &self.args {
-            if !out.is_empty() {
-                out.push(' ');
-            }
-            out.push_str(arg);
-        }
+        use fmt::Write;
+        let mut out =
+            String::with_capacity(self.program.len() + self.args.iter().map(|a| a.len() + 1).sum::<usize>());
+        let _ = write!(out, "{self}");
         out
+    }
+}
+
+/// The canonical line ([`Command::canonical`]), written without building a `String` (for
+/// messages that name the command).
+impl fmt::Display for Command {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.program)?;
+        let mut empty = self.program.is_empty();
+        for arg in &self.args {
+            if !empty {
+                f.write_str(" ")?;
+            }
+            f.write_str(arg)?;
+            empty &= arg.is_empty();
+        }
+        Ok(())
     }
 }
 

@@ -8,7 +8,7 @@
 
 use proptest::prelude::*;
 
-use super::{analyze, read_only, ReadOnly};
+use super::{analyze, command_read_only, read_only, ReadOnly};
 
 const PROGRAMS: &[&str] = &[
     "ls",
@@ -165,6 +165,30 @@ proptest! {
         s in prop_oneof![shellish(), ".{0,60}"].prop_filter("inert suffix", |s| inert_suffix_safe(s))
     ) {
         never_proven(&s)?;
+    }
+
+    /// The engine judges a line's commands one by one: together they must give the line's answer.
+    #[test]
+    fn a_line_is_proven_exactly_when_each_of_its_commands_is(s in prop_oneof![realistic(), shellish()]) {
+        let a = analyze(&s);
+        let each = a.parse_error.is_none() && !a.commands.is_empty() && a.commands.iter().all(command_read_only);
+        prop_assert_eq!(each, read_only(&a) == ReadOnly::Proven, "{:?}", s);
+    }
+
+    /// `Display` writes what `canonical` returned when it was built by pushing words.
+    #[test]
+    fn a_command_displays_as_its_canonical_line(s in prop_oneof![realistic(), shellish()]) {
+        for c in analyze(&s).commands {
+            let mut pushed = c.program.clone();
+            for arg in &c.args {
+                if !pushed.is_empty() {
+                    pushed.push(' ');
+                }
+                pushed.push_str(arg);
+            }
+            prop_assert_eq!(&c.to_string(), &pushed);
+            prop_assert_eq!(c.canonical(), pushed);
+        }
     }
 
     #[test]

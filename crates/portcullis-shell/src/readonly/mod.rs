@@ -66,6 +66,20 @@ pub fn read_only(analysis: &Analysis) -> ReadOnly {
     ReadOnly::Proven
 }
 
+/// Whether one command, alone, is proven read-only: what [`read_only`] asks of each command
+/// of a line that parses. For judging a line's commands one by one without copying them.
+///
+/// ```
+/// use portcullis_shell::{analyze, command_read_only};
+///
+/// let a = analyze("git status && rm -rf build");
+/// let proven: Vec<bool> = a.commands.iter().map(command_read_only).collect();
+/// assert_eq!(proven, [true, false]);
+/// ```
+pub fn command_read_only(command: &Command) -> bool {
+    judge(command).is_ok()
+}
+
 /// Wrappers that add nothing but a shell-level indirection.
 const TRANSPARENT_WRAPPERS: &[&str] =
     &["command", "builtin", "exec", "sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"];
