@@ -52,12 +52,20 @@ impl<'a> Envelope<'a> {
         self.text.trim().is_empty()
     }
 
-    /// Each message's text and parse, in order; `None` for a batch that is not JSON.
-    pub fn messages(&self) -> Option<Vec<(&'a str, Option<&Message<'a>>)>> {
+    /// The message of a text that is not a batch, when it is well-formed.
+    pub fn single(&self) -> Option<&Message<'a>> {
         match &self.items {
-            Items::One(m) => Some(vec![(self.text, m.as_ref())]),
-            Items::Batch(v) => Some(v.iter().map(|(t, m)| (*t, m.as_ref())).collect()),
-            Items::Broken => None,
+            Items::One(m) => m.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// A batch's elements' texts and parses, in order; `None` for one message or a batch that
+    /// is not JSON.
+    pub fn batch(&self) -> Option<&[(&'a str, Option<Message<'a>>)]> {
+        match &self.items {
+            Items::Batch(v) => Some(v),
+            _ => None,
         }
     }
 
@@ -108,7 +116,7 @@ mod tests {
             [r#""a""#, "6"]
         );
         assert!(ids("[not json").is_empty());
-        assert!(Envelope::parse("[not json").messages().is_none());
+        assert!(Envelope::parse("[not json").batch().is_none());
     }
 
     #[test]

@@ -269,20 +269,20 @@ pub async fn inspect(answer: &Envelope<'_>, watched: &mut Watched, guard: &Guard
     if watched.is_empty() || answer.is_blank() {
         return out;
     }
-    let Some(messages) = answer.messages() else {
-        out.release = Release::Withheld;
-        return out;
-    };
     if answer.is_batch() {
+        let Some(messages) = answer.batch() else {
+            out.release = Release::Withheld;
+            return out;
+        };
         let mut parts: Vec<String> = Vec::with_capacity(messages.len());
         let mut changed = false;
         for (text, msg) in messages {
-            match inspect_one(text, msg, watched, guard, &mut out.seen).await {
+            match inspect_one(text, msg.as_ref(), watched, guard, &mut out.seen).await {
                 One::Rewritten(new) => {
                     changed = true;
                     parts.push(new);
                 }
-                One::Unchanged => parts.push(text.to_owned()),
+                One::Unchanged => parts.push((*text).to_owned()),
                 One::Malformed => {
                     out.release = Release::Withheld;
                     return out;
@@ -294,8 +294,7 @@ pub async fn inspect(answer: &Envelope<'_>, watched: &mut Watched, guard: &Guard
         }
         return out;
     }
-    let (text, msg) = messages[0];
-    out.release = match inspect_one(text, msg, watched, guard, &mut out.seen).await {
+    out.release = match inspect_one(answer.text(), answer.single(), watched, guard, &mut out.seen).await {
         One::Unchanged => Release::Unchanged,
         One::Rewritten(new) => Release::Rewritten(new),
         One::Malformed => Release::Withheld,
