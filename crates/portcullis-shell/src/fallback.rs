@@ -2,14 +2,15 @@
 //!
 //! The engine never allows such a line, but a deny rule should still fire on what it can see:
 //! `rm -rf / ; fi` must not escape `Shell(rm:*)` just because `fi` is a syntax error. So the
-//! tokens are split on control operators, reserved words are dropped, and each group becomes a
-//! command (unwrapped, its substitutions analysed) carrying the scope's `Unsupported` marker.
+//! tokens are split on control operators, reserved words are dropped, and each group is handed
+//! back to the walker, which emits it as a command (unwrapped, its substitutions analysed)
+//! carrying the scope's `Unsupported` marker. Taking a callback rather than the walker keeps
+//! this module below `walk`: the walker calls in, nothing here calls back by name.
 
 use brush_parser::Token;
 
 use super::guard;
 use super::parts::Parts;
-use super::walk::{Scope, Walker};
 use super::word::decode;
 use super::{Redirect, RedirectKind};
 
@@ -18,8 +19,8 @@ const RESERVED: [&str; 20] = [
     "select", "function", "time", "{", "}", "!", "[[",
 ];
 
-/// Split `src` on its operators and emit each group as a command.
-pub(crate) fn split(walker: &mut Walker, src: &str, scope: &Scope) {
+/// Split `src` on its operators and hand each non-empty group to `emit`, in source order.
+pub(crate) fn split(src: &str, mut emit: impl FnMut(Parts<'static>)) {
     let tokens = match guard::contain(|| {
         brush_parser::uncached_tokenize_str(src, &brush_parser::TokenizerOptions::default())
     }) {
@@ -41,19 +42,19 @@ pub(crate) fn split(walker: &mut Walker, src: &str, scope: &Scope) {
                 Some(kind) => pending = Some(kind),
                 None => {
                     pending = None;
-                    flush(walker, &mut parts, scope);
+                    flush(&mut parts, &mut emit);
                 }
             },
         }
     }
-    flush(walker, &mut parts, scope);
+    flush(&mut parts, &mut emit);
 }
 
-fn flush(walker: &mut Walker, parts: &mut Parts<'_>, scope: &Scope) {
+fn flush(parts: &mut Parts<'static>, emit: &mut impl FnMut(Parts<'static>)) {
     if parts.words.is_empty() && parts.redirects.is_empty() {
         return;
     }
-    walker.emit(std::mem::take(parts), scope, true);
+    emit(std::mem::take(parts));
 }
 
 fn redirect_kind(op: &str) -> Option<RedirectKind> {

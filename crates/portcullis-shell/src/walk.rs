@@ -105,7 +105,7 @@ impl Walker {
                     "the line does not parse; this command is a best-effort split".into(),
                 ));
                 let openers = guard::check(src).unwrap_or(guard::MAX_OPENERS);
-                guard::with_stack(openers, || fallback::split(self, src, &scope));
+                guard::with_stack(openers, || fallback::split(src, |parts| self.emit(parts, &scope, true)));
                 Err(why)
             }
         }

@@ -9,6 +9,7 @@
 //! `= d D F g G h H n N p P x z l q Q`, `y`, and `s` without the `e` or `w` flags.
 //! A script sed would refuse, or one given by `-f`, is not proven.
 
+mod error;
 mod parse;
 mod text;
 

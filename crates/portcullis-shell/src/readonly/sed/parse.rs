@@ -8,8 +8,8 @@
 //! byte and answers an error wherever sed would refuse the script, so a proof is only ever given
 //! for a program sed would compile to exactly the commands returned here.
 
-use super::text::version_at_most_4_9;
-pub(crate) use super::text::{normalize, Text};
+use super::error::{ParseError, Parsed};
+use super::text::{normalize, version_at_most_4_9, Text};
 
 /// One address: what sed's `compile_address` accepts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,13 +84,6 @@ pub(crate) struct Command {
     pub bang: bool,
     pub op: Op,
 }
-
-/// Why a script does not compile (sed would refuse it too, or it is outside the model).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("sed script does not parse: {0}")]
-pub(crate) struct ParseError(pub &'static str);
-
-pub(crate) type Parsed<T> = Result<T, ParseError>;
 
 /// Parse a whole program: the `-e` scripts joined with newlines, as sed joins them.
 pub(crate) fn parse(script: &[u8]) -> Parsed<Vec<Command>> {

@@ -1,7 +1,8 @@
 //! The program as `sed --debug` prints it (`debug.c` in GNU sed 4.9), for the differential test:
 //! a command the parser misreads renders differently from what sed compiled.
 
-use super::parse::{normalize, Address, Command, Op, Text};
+use super::parse::{Address, Command, Op};
+use super::text::{normalize, Text};
 
 /// `SED PROGRAM:` and one line per command, in the C locale (a unibyte `y` table).
 pub(super) fn render(program: &[Command]) -> Vec<u8> {

@@ -1,7 +1,7 @@
 //! The text rules GNU sed applies after parsing: `normalize_text`'s escapes and the `v`
 //! command's version comparison.
 
-use super::parse::{ParseError, Parsed};
+use super::error::{ParseError, Parsed};
 
 /// `strverscmp(version, "4.9") <= 0`: bytes compare as bytes, digit runs as numbers (the
 /// leading-zero fractional rule of glibc is not modelled: such versions are refused).
