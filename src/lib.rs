@@ -42,6 +42,7 @@ pub use portcullis_mcp as mcp;
 pub mod proxy;
 pub mod reload;
 pub use portcullis_rules as rules;
+pub mod outcome;
 mod read_mostly;
 pub mod runtime;
 pub mod server;

@@ -62,52 +62,7 @@ pub enum PostOutcome {
     Unavailable,
 }
 
-/// The label a finished call carries in metrics and logs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CallOutcome {
-    /// Reached the upstream; the result passed unchanged.
-    Forwarded,
-    /// Reached the upstream; the result was rewritten.
-    Rewritten,
-    /// Refused before the upstream.
-    Denied,
-    /// Layer 1 said ask and no human could be asked: refused before the upstream.
-    AskRefused,
-    /// Refused as malformed or unsafe to parse (before the upstream).
-    Invalid,
-    /// The checker judged it unsafe: refused before the upstream, or its result withheld.
-    Blocked,
-    /// No verdict could be had and the guardrail rule fails closed: refused (retryable).
-    CheckerDown,
-    /// The upstream failed, timed out, or the stream ended without a result.
-    Failed,
-}
-
-impl CallOutcome {
-    pub const ALL: [CallOutcome; 8] = [
-        CallOutcome::Forwarded,
-        CallOutcome::Rewritten,
-        CallOutcome::Denied,
-        CallOutcome::AskRefused,
-        CallOutcome::Invalid,
-        CallOutcome::Blocked,
-        CallOutcome::CheckerDown,
-        CallOutcome::Failed,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CallOutcome::Forwarded => "forwarded",
-            CallOutcome::Rewritten => "rewritten",
-            CallOutcome::Denied => "denied",
-            CallOutcome::AskRefused => "ask_refused",
-            CallOutcome::Invalid => "invalid",
-            CallOutcome::Blocked => "blocked",
-            CallOutcome::CheckerDown => "checker_down",
-            CallOutcome::Failed => "failed",
-        }
-    }
-}
+pub use crate::outcome::CallOutcome;
 
 impl From<PostOutcome> for CallOutcome {
     fn from(p: PostOutcome) -> Self {

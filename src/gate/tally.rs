@@ -14,11 +14,7 @@ use std::sync::Arc;
 use super::CallOutcome;
 use crate::call::ToolCall;
 
-/// Where outcomes are counted (the metrics registry). A trait so the gate does not import
-/// telemetry, which imports the gate's outcome labels.
-pub trait Counter: Send + Sync + std::fmt::Debug {
-    fn count(&self, upstream: &str, tool: &str, outcome: CallOutcome);
-}
+pub use crate::outcome::Counter;
 
 /// A shared counter.
 pub type SharedCounter = Arc<dyn Counter>;

@@ -8,7 +8,7 @@ use prometheus::{
     Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, Opts, Registry, TextEncoder,
 };
 
-use crate::gate::CallOutcome;
+use crate::outcome::CallOutcome;
 use crate::read_mostly::ReadMostly;
 use crate::rules::{Effect, Scope};
 

@@ -1,8 +1,7 @@
-//! The metrics registry is where the gate's [`Counted`](crate::gate::tally::Counted) calls are
+//! The metrics registry is where the gate's `Counted` calls are
 //! counted: `portcullis_tool_calls_total{upstream,tool,outcome}`.
 
-use crate::gate::tally::Counter;
-use crate::gate::CallOutcome;
+use crate::outcome::{CallOutcome, Counter};
 
 use super::Metrics;
 
