@@ -26,6 +26,9 @@ pub struct Metrics {
     overhead: Histogram,
     /// The admitted tool labels (at most [`MAX_TOOL_LABELS`]) and their counters.
     tools: ReadMostly<Arc<ToolSeries>>,
+    /// `upstream_latency_seconds` by upstream (configured names: bounded), observed without
+    /// prometheus's label lookup and its lock once an upstream has been seen.
+    latency: ReadMostly<prometheus::Histogram>,
     /// The counters of every tool folded into `other`.
     other: ToolSeries,
     /// Taken to admit a tool label, so the cap holds.
@@ -181,6 +184,7 @@ impl Metrics {
             upstream_latency,
             overhead,
             tools: ReadMostly::new(4),
+            latency: ReadMostly::new(1),
             other: ToolSeries::new(OTHER),
             admit: Mutex::default(),
             checker,
@@ -244,8 +248,13 @@ impl Metrics {
         self.waivers_active.set(n as i64);
     }
 
+    /// Observes one upstream round trip (`upstream` is a configured name: bounded).
     pub fn upstream_latency(&self, upstream: &str, secs: f64) {
-        self.upstream_latency.with_label_values(&[upstream]).observe(secs);
+        if self.latency.read(upstream, |h| h.map(|h| h.observe(secs))).is_none() {
+            let h = self.upstream_latency.with_label_values(&[upstream]);
+            h.observe(secs);
+            self.latency.insert(upstream, h);
+        }
     }
 
     pub fn overhead(&self, secs: f64) {
@@ -280,6 +289,17 @@ impl Metrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_upstream_round_trip_is_observed_under_its_own_upstream() {
+        let m = Metrics::new();
+        for (up, secs) in [("fs", 0.01), ("fs", 0.02), ("web", 0.5)] {
+            m.upstream_latency(up, secs);
+        }
+        let text = String::from_utf8(m.render()).unwrap();
+        assert!(text.contains("portcullis_upstream_latency_seconds_count{upstream=\"fs\"} 2"), "{text}");
+        assert!(text.contains("portcullis_upstream_latency_seconds_count{upstream=\"web\"} 1"), "{text}");
+    }
 
     #[test]
     fn exports_the_contract_names_with_the_prefix() {
