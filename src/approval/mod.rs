@@ -143,7 +143,7 @@ pub enum Resolution {
     TimedOut,
     /// Nobody could be asked.
     Headless,
-    /// `approvals.max_pending` asks already wait for an operator: refused without parking.
+    /// `approvals.max_pending` asks already wait for a human: refused without parking.
     Overloaded,
 }
 

@@ -7,7 +7,7 @@ use crate::approval::{Resolution, Via};
 
 /// Why an ask was refused when `approvals.max_pending` asks already wait.
 pub const OVERLOADED: &str =
-    "Too many calls already wait for an operator (approvals.max_pending); it was not sent. Retry later.";
+    "Too many calls already wait for a human (approvals.max_pending); it was not sent. Retry later.";
 
 /// What the agent reads, and the outcome label, when an ask asked of `via` ended in `resolution`;
 /// `None` when it was allowed (the call goes on).

@@ -173,3 +173,81 @@ async fn an_unreachable_upstream_maps_to_the_error_the_real_stack_gives() {
         "counted by kind: {metrics}"
     );
 }
+
+#[tokio::test]
+async fn beyond_max_pending_a_parked_mcp_ask_is_refused_at_once_and_nothing_is_forwarded() {
+    let extra = "permissions:\n  ask: [mcp__w__echo]\napprovals: { channel: api, max_pending: 1 }\n";
+    let c = config(&[("w", "http://127.0.0.1:9/mcp")], extra);
+    let rt = Runtime::new(&c, Some("operator-token".into())).unwrap_or_else(|e| panic!("{e}"));
+    let (journal, upstream) = fake_upstream(Behaviour::Answer);
+    let post = |id: u32| {
+        http::Request::post("/mcp/w")
+            .header("host", format!("127.0.0.1:{}", rt.config.listen.port()))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .extension(portcullis::server::Peer("127.0.0.1:40000".parse().unwrap()))
+            .body(Full::new(Bytes::from(format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{}}}}}}"#
+            ))))
+            .unwrap()
+    };
+    let stack = portcullis::app::proxy_over(&rt, upstream);
+    // The first ask is parked: its stream stays open while it waits for an operator.
+    let parked = stack.clone().oneshot(post(1)).await.unwrap();
+    assert_eq!(parked.status(), 200);
+    crate::support::eventually("the first ask is parked", || async {
+        (rt.shared.approvals.pending.list().len() == 1).then_some(())
+    })
+    .await;
+    // The second finds every parking permit taken: refused now, its stream ended.
+    let refused = stack.clone().oneshot(post(2)).await.unwrap();
+    let bytes = refused.into_body().collect().await.unwrap().to_bytes();
+    let v = crate::support::rpc_body(&String::from_utf8_lossy(&bytes));
+    assert_eq!(v["id"], 2, "{v}");
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    assert!(v.to_string().contains("approvals.max_pending"), "{v}");
+    assert!(journal.lock().unwrap().is_empty(), "nothing reached the upstream");
+    let metrics = String::from_utf8(rt.metrics.render()).unwrap();
+    assert!(metrics.contains(r#"outcome="ask_refused",tool="mcp__w__echo",upstream="w"} 1"#), "{metrics}");
+    drop(parked);
+}
+
+#[tokio::test]
+async fn asks_parked_for_the_users_elicitation_are_bounded_by_max_pending_too() {
+    // Elicitation asks used to park without limit: only operator asks had a table with a cap.
+    let extra = "permissions:\n  ask: [mcp__w__echo]\napprovals: { channel: elicitation, max_pending: 1 }\n";
+    let c = config(&[("w", "http://127.0.0.1:9/mcp")], extra);
+    let rt = Runtime::new(&c, None).unwrap_or_else(|e| panic!("{e}"));
+    // A session whose client declared it can elicit (as its initialize would have recorded).
+    rt.shared.sessions.record("s-1", portcullis::mcp::era::Version::V2025_06_18, true);
+    let (journal, upstream) = fake_upstream(Behaviour::Answer);
+    let post = |id: u32| {
+        http::Request::post("/mcp/w")
+            .header("host", format!("127.0.0.1:{}", rt.config.listen.port()))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-session-id", "s-1")
+            .header("mcp-protocol-version", "2025-06-18")
+            .extension(portcullis::server::Peer("127.0.0.1:40000".parse().unwrap()))
+            .body(Full::new(Bytes::from(format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{}}}}}}"#
+            ))))
+            .unwrap()
+    };
+    let stack = portcullis::app::proxy_over(&rt, upstream);
+    let mut parked = stack.clone().oneshot(post(1)).await.unwrap().into_body();
+    let first = parked.frame().await.expect("an event").expect("data").into_data().unwrap();
+    assert!(String::from_utf8_lossy(&first).contains("elicitation/create"), "the user is asked first");
+    let refused = stack.clone().oneshot(post(2)).await.unwrap();
+    let collect = refused.into_body().collect();
+    let bytes = tokio::time::timeout(std::time::Duration::from_secs(30), collect)
+        .await
+        .expect("the second ask is answered at once, not parked")
+        .unwrap()
+        .to_bytes();
+    let v = crate::support::rpc_body(&String::from_utf8_lossy(&bytes));
+    assert_eq!(v["id"], 2, "{v}");
+    assert!(v.to_string().contains("approvals.max_pending"), "{v}");
+    assert!(journal.lock().unwrap().is_empty(), "nothing reached the upstream");
+    drop(parked);
+}
