@@ -1,7 +1,7 @@
 //! Configuration: strict YAML in, a validated [`Config`] out, every problem reported at once.
 //!
 //! Two stages, as in ripgrep and vector: `raw` mirrors the file (unknown keys are errors), and
-//! [`compile`] turns it into typed values — socket addresses, URIs, durations — collecting every
+//! `compile` turns it into typed values — socket addresses, URIs, durations — collecting every
 //! problem it finds instead of stopping at the first.
 
 mod approvals;
