@@ -174,23 +174,30 @@ async fn an_unreachable_upstream_maps_to_the_error_the_real_stack_gives() {
     );
 }
 
+/// A POST of `tools/call` id `id` to `echo` on upstream `w`, as a client on loopback sends it,
+/// with `headers` added.
+fn echo_call(runtime: &Runtime, id: u32, headers: &[(&str, &str)]) -> http::Request<Full<Bytes>> {
+    let mut req = http::Request::post("/mcp/w")
+        .header("host", format!("127.0.0.1:{}", runtime.config.listen.port()))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .extension(portcullis::server::Peer("127.0.0.1:40000".parse().unwrap()));
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    req.body(Full::new(Bytes::from(format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{}}}}}}"#
+    ))))
+    .unwrap()
+}
+
 #[tokio::test]
 async fn beyond_max_pending_a_parked_mcp_ask_is_refused_at_once_and_nothing_is_forwarded() {
     let extra = "permissions:\n  ask: [mcp__w__echo]\napprovals: { channel: api, max_pending: 1 }\n";
     let c = config(&[("w", "http://127.0.0.1:9/mcp")], extra);
     let rt = Runtime::new(&c, Some("operator-token".into())).unwrap_or_else(|e| panic!("{e}"));
     let (journal, upstream) = fake_upstream(Behaviour::Answer);
-    let post = |id: u32| {
-        http::Request::post("/mcp/w")
-            .header("host", format!("127.0.0.1:{}", rt.config.listen.port()))
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .extension(portcullis::server::Peer("127.0.0.1:40000".parse().unwrap()))
-            .body(Full::new(Bytes::from(format!(
-                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{}}}}}}"#
-            ))))
-            .unwrap()
-    };
+    let post = |id: u32| echo_call(&rt, id, &[]);
     let stack = portcullis::app::proxy_over(&rt, upstream);
     // The first ask is parked: its stream stays open while it waits for an operator.
     let parked = stack.clone().oneshot(post(1)).await.unwrap();
@@ -221,19 +228,8 @@ async fn asks_parked_for_the_users_elicitation_are_bounded_by_max_pending_too() 
     // A session whose client declared it can elicit (as its initialize would have recorded).
     rt.shared.sessions.record("s-1", portcullis::mcp::era::Version::V2025_06_18, true);
     let (journal, upstream) = fake_upstream(Behaviour::Answer);
-    let post = |id: u32| {
-        http::Request::post("/mcp/w")
-            .header("host", format!("127.0.0.1:{}", rt.config.listen.port()))
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-session-id", "s-1")
-            .header("mcp-protocol-version", "2025-06-18")
-            .extension(portcullis::server::Peer("127.0.0.1:40000".parse().unwrap()))
-            .body(Full::new(Bytes::from(format!(
-                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{}}}}}}"#
-            ))))
-            .unwrap()
-    };
+    let post =
+        |id: u32| echo_call(&rt, id, &[("mcp-session-id", "s-1"), ("mcp-protocol-version", "2025-06-18")]);
     let stack = portcullis::app::proxy_over(&rt, upstream);
     let mut parked = stack.clone().oneshot(post(1)).await.unwrap().into_body();
     let first = parked.frame().await.expect("an event").expect("data").into_data().unwrap();

@@ -132,7 +132,8 @@ mod tests {
 
     const POLICY: &str = "permissions: { allow: [\"http__up__*\", \"mcp__up__*\"], deny: [\"http__up__rm\", \"mcp__up__rm\"] }\n";
 
-    fn plan(path: &str, counter: &SharedCounter) -> CallPlan {
+    /// Runs `f` with a headless context on upstream `up` under [`POLICY`].
+    fn with_gate<R>(counter: Option<&SharedCounter>, f: impl FnOnce(&Context<'_>, &Guard) -> R) -> R {
         let guard = crate::gate::guard::tests::guard(POLICY);
         let approvals = Approvals::headless();
         let up: Arc<str> = "up".into();
@@ -144,9 +145,15 @@ mod tests {
             approvals: &approvals,
             elicits: false,
             principal: None,
-            counter: Some(counter),
+            counter,
         };
-        block_on(decide_typed(ToolCall::http(up.clone(), path, None), &cx, &guard))
+        f(&cx, &guard)
+    }
+
+    fn plan(path: &str, counter: &SharedCounter) -> CallPlan {
+        with_gate(Some(counter), |cx, guard| {
+            block_on(decide_typed(ToolCall::http(cx.upstream.clone(), path, None), cx, guard))
+        })
     }
 
     #[test]
@@ -173,22 +180,11 @@ mod tests {
     fn a_typed_call_and_a_tools_call_denied_by_the_same_rule_read_the_same_reason() {
         let counter: SharedCounter = Arc::new(Recorded::default());
         let CallPlan::Refuse(_, typed) = plan("/rm", &counter) else { panic!("denied") };
-        let guard = crate::gate::guard::tests::guard(POLICY);
-        let approvals = Approvals::headless();
-        let up: Arc<str> = "up".into();
-        let cx = Context {
-            upstream: &up,
-            era: Era::Legacy,
-            negotiated: None,
-            session: None,
-            approvals: &approvals,
-            elicits: false,
-            principal: None,
-            counter: None,
-        };
         let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"rm"}}"#;
         let payload = crate::mcp::jsonrpc::parse(body).unwrap();
-        let Plan::Refuse(r) = block_on(decide(&payload, &cx, &guard)) else { panic!("denied") };
+        let Plan::Refuse(r) = with_gate(None, |cx, guard| block_on(decide(&payload, cx, guard))) else {
+            panic!("denied")
+        };
         let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
         let mcp = v["result"]["content"][0]["text"].as_str().unwrap();
         // The same words but for the tool's name, which says how it was reached.
