@@ -99,7 +99,6 @@ impl Runtime {
             sessions: Sessions::default(),
             stream_order: Default::default(),
             limits: config.limits.clone(),
-            parking: Arc::new(Semaphore::new(config.approvals.max_pending)),
         });
         Ok(Runtime {
             config: config.clone(),

@@ -108,6 +108,9 @@ pub struct Elicitations {
     prefix: String,
     next: AtomicU64,
     table: Table,
+    /// At most this many wait at once (`approvals.max_pending`, as for asks parked for an
+    /// operator); beyond it an ask is refused, never sent.
+    max: usize,
 }
 
 impl std::fmt::Debug for Elicitations {
@@ -118,11 +121,7 @@ impl std::fmt::Debug for Elicitations {
 
 impl Default for Elicitations {
     fn default() -> Self {
-        Elicitations {
-            prefix: format!("portcullis-elicit-{}-", crate::checker::prompt::random_token()),
-            next: AtomicU64::new(1),
-            table: Table::default(),
-        }
+        Elicitations::new(super::Settings::default().max_pending)
     }
 }
 
@@ -156,15 +155,26 @@ pub enum Answered {
 }
 
 impl Elicitations {
-    /// Registers an elicitation for `session`; its reply arrives on the receiver.
-    pub fn open(&self, session: Option<&str>) -> (Open, oneshot::Receiver<Reply>) {
+    pub fn new(max: usize) -> Elicitations {
+        Elicitations {
+            prefix: format!("portcullis-elicit-{}-", crate::checker::prompt::random_token()),
+            next: AtomicU64::new(1),
+            table: Table::default(),
+            max,
+        }
+    }
+
+    /// Registers an elicitation for `session`; its reply arrives on the receiver. `None` when
+    /// `max` already wait: the ask is refused rather than an older one withdrawn.
+    pub fn open(&self, session: Option<&str>) -> Option<(Open, oneshot::Receiver<Reply>)> {
+        let mut table = self.table.lock().unwrap_or_else(|p| p.into_inner());
+        if table.len() >= self.max {
+            return None;
+        }
         let id = format!("{}{}", self.prefix, self.next.fetch_add(1, Ordering::Relaxed));
         let (tx, rx) = oneshot::channel();
-        self.table
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(id.clone(), Entry { session: session.map(str::to_owned), reply: tx });
-        (Open { id, table: self.table.clone() }, rx)
+        table.insert(id.clone(), Entry { session: session.map(str::to_owned), reply: tx });
+        Some((Open { id, table: self.table.clone() }, rx))
     }
 
     /// True when `msg` is a client response in the proxy's namespace (it must not be forwarded).
@@ -229,7 +239,7 @@ mod tests {
     #[test]
     fn an_answer_is_taken_once_and_only_from_the_session_asked() {
         let e = Elicitations::default();
-        let (open, mut rx) = e.open(Some("s1"));
+        let (open, mut rx) = e.open(Some("s1")).expect("room");
         let reply = format!(
             r#"{{"jsonrpc":"2.0","id":"{}","result":{{"action":"accept","content":{{"decision":"allow_session"}}}}}}"#,
             open.id
@@ -266,9 +276,19 @@ mod tests {
     }
 
     #[test]
+    fn beyond_max_an_elicitation_is_not_opened_and_a_closed_one_makes_room() {
+        let e = Elicitations::new(2);
+        let first = e.open(Some("s1")).expect("room");
+        let _second = e.open(Some("s1")).expect("room");
+        assert!(e.open(Some("s2")).is_none(), "two already wait");
+        drop(first);
+        assert!(e.open(Some("s2")).is_some(), "an answered or withdrawn one makes room");
+    }
+
+    #[test]
     fn dropping_the_open_elicitation_withdraws_it() {
         let e = Elicitations::default();
-        let (open, _rx) = e.open(None);
+        let (open, _rx) = e.open(None).expect("room");
         let id = open.id.clone();
         drop(open);
         let reply = format!(r#"{{"jsonrpc":"2.0","id":"{id}","result":{{"action":"cancel"}}}}"#);

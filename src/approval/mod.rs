@@ -218,7 +218,7 @@ impl Approvals {
             waivers: Waivers::new(settings.waiver_capacity, settings.waiver_idle, metrics.clone()),
             tools: tools::Definitions::default(),
             pending: Parking::new(settings.max_pending, metrics.clone()),
-            elicitations: elicit::Elicitations::default(),
+            elicitations: elicit::Elicitations::new(settings.max_pending),
             seals: mrtr::Seals::new(settings.timeout),
             flags: flags::Flags::new(settings.flag_consecutive, settings.flag_total, metrics.clone()),
             metrics,
@@ -296,8 +296,22 @@ impl Approvals {
         resolution
     }
 
+    /// Opens an elicitation of `ask` for the client to answer, or — when `approvals.max_pending`
+    /// already wait — refuses it as [`Resolution::Overloaded`] (counted and logged like an
+    /// operator queue that is full), before anything is sent to the client.
+    pub fn open_elicitation(
+        &self,
+        ask: &Ask,
+    ) -> Result<(elicit::Open, tokio::sync::oneshot::Receiver<elicit::Reply>), Resolution> {
+        self.elicitations.open(ask.session.as_deref()).ok_or_else(|| {
+            tracing::warn!(tool = %ask.tool, "approvals.max_pending elicitations already wait: this ask is refused");
+            self.settle(ask, Via::Client, &Resolution::Overloaded, Duration::ZERO, true);
+            Resolution::Overloaded
+        })
+    }
+
     /// Waits, at most `approvals.timeout`, for the client's answer to an elicitation the
-    /// transport sent (see [`elicit::Elicitations::open`]).
+    /// transport sent (see [`Approvals::open_elicitation`]).
     pub async fn ask_client(
         &self,
         ask: &Ask,

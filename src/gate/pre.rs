@@ -102,6 +102,13 @@ impl Held {
         (body, call)
     }
 
+    /// Nobody will read an answer (the agent went away, which withdraws the ask): counted as an
+    /// ask refused, never as an upstream failure.
+    pub fn withdraw(self) {
+        let mut call = self.call;
+        call.settle(CallOutcome::AskRefused);
+    }
+
     pub fn id(&self) -> &RawValue {
         &self.id
     }

@@ -44,11 +44,6 @@ impl Counted {
         self.outcome = Some(outcome);
     }
 
-    /// Settles and counts now.
-    pub fn close(mut self, outcome: CallOutcome) {
-        self.settle(outcome);
-    }
-
     /// The outcome it will be counted with if dropped now.
     pub fn outcome(&self) -> CallOutcome {
         self.outcome.unwrap_or(CallOutcome::Failed)
@@ -132,7 +127,7 @@ pub(crate) mod tests {
         assert!(rec.taken().is_empty(), "a copy is a view");
         drop(c);
         assert_eq!(rec.taken(), vec![("mcp__up__read".into(), CallOutcome::Rewritten)]);
-        Counted::settled(call(), Some(rec.clone()), CallOutcome::Denied).close(CallOutcome::Denied);
+        drop(Counted::settled(call(), Some(rec.clone()), CallOutcome::Denied));
         assert_eq!(rec.taken().len(), 1);
     }
 }

@@ -65,8 +65,6 @@ pub struct Shared {
     /// Holds a session's POSTs while its GET stream is being attached upstream.
     pub stream_order: stream_order::StreamOrder,
     pub limits: Limits,
-    /// One permit per call parked for a human (`approvals.max_pending`).
-    pub parking: Arc<tokio::sync::Semaphore>,
 }
 
 impl Shared {
@@ -80,7 +78,7 @@ impl Shared {
     pub fn saw(&self, seen: crate::gate::post::Seen, session: Option<&str>) {
         use crate::gate::post::Seen;
         match seen {
-            Seen::Call { call, .. } => {
+            Seen::Call { call } => {
                 tracing::Span::current().record("outcome", call.outcome().as_str());
             }
             Seen::Initialized { version, elicits } => {

@@ -7,11 +7,12 @@
 //! stream — through the post gate like any other — or the refusal is sent. The agent hanging up
 //! drops the wait, which withdraws the ask: nobody approves a call nobody waits for.
 //!
-//! Bounded: a parked call holds one of `approvals.max_pending` parking permits for as long as it
-//! waits (beyond them an ask is refused at once, never parked), and its stream holds the
-//! request's slot of the proxy's concurrency limit until it ends ([`super::in_flight`]). Its outcome is
-//! counted once, when the call is done with ([`crate::gate::tally`]); an upstream failure goes
-//! through the same error-to-answer mapping as the rest of the stack ([`super::error`]).
+//! Bounded: at most `approvals.max_pending` asks wait for an operator, and as many elicitations
+//! for their users (each table refuses beyond it: `approval::Parking`, `Elicitations`); the
+//! stream holds the request's slot of the proxy's concurrency limit until it ends
+//! ([`super::in_flight`]). Its outcome is counted once, when the call is done with
+//! ([`crate::gate::tally`]); an upstream failure goes through the same error-to-answer mapping as
+//! the rest of the stack ([`super::error`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,7 +30,6 @@ use super::watch::PostWatch;
 use super::{BoxError, Req, Resp, Shared};
 use crate::approval::{Resolution, Via};
 use crate::gate::pre::Held;
-use crate::gate::CallOutcome;
 use crate::mcp::era::Era;
 use crate::mcp::sse;
 
@@ -49,23 +49,7 @@ where
     S::Future: Send + 'static,
 {
     let (tx, rx) = mpsc::channel(16);
-    match shared.parking.clone().try_acquire_owned() {
-        Ok(permit) => {
-            tokio::spawn(async move {
-                decide(inner, shared, req, pending, upstream, era, tx).await;
-                drop(permit);
-            });
-        }
-        Err(_) => {
-            // Every parking permit is taken: refused now, with the same words an operator
-            // queue that is full gives.
-            tracing::warn!(tool = %pending.ask.tool, "approvals.max_pending calls already wait: refused");
-            let (why, outcome) = crate::gate::answer::refusal(&Resolution::Overloaded, pending.via)
-                .unwrap_or((crate::gate::answer::OVERLOADED, CallOutcome::AskRefused));
-            let (body, _counted) = pending.refused(why, Some(outcome));
-            let _ = tx.try_send(Ok(Frame::data(sse::message_event(&String::from_utf8_lossy(&body)))));
-        }
-    }
+    tokio::spawn(decide(inner, shared, req, pending, upstream, era, tx));
     let frames = futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|f| (f, rx)) });
     let mut resp = Resp::new(StreamBody::new(frames).boxed_unsync());
     *resp.status_mut() = StatusCode::OK;
@@ -92,21 +76,22 @@ async fn decide<S>(
     let every = shared.approvals.keepalive();
     let resolution = match pending.via {
         Via::Operator => wait(shared.approvals.ask(pending.ask.clone()), &pending, every, &tx).await,
-        Via::Client => {
+        Via::Client => match shared.approvals.open_elicitation(&pending.ask) {
             // `open` stays alive (registered) until the wait ends, then withdraws the id.
-            let (open, reply) = shared.approvals.elicitations.open(pending.ask.session.as_deref());
-            if !send(&tx, sse::message_event(&open.request(&pending.ask))).await {
-                return;
+            Ok((open, reply)) => {
+                if !send(&tx, sse::message_event(&open.request(&pending.ask))).await {
+                    return;
+                }
+                let r = wait(shared.approvals.ask_client(&pending.ask, reply), &pending, every, &tx).await;
+                drop(open);
+                r
             }
-            let r = wait(shared.approvals.ask_client(&pending.ask, reply), &pending, every, &tx).await;
-            drop(open);
-            r
-        }
+            Err(overloaded) => Some(overloaded),
+        },
     };
     let Some(resolution) = resolution else {
         tracing::info!(tool = %pending.ask.tool, "the agent went away; its ask is withdrawn");
-        // Nobody allowed it: counted as an ask refused, never as an upstream failure.
-        let _ = pending.refused("", Some(CallOutcome::AskRefused));
+        pending.withdraw();
         return;
     };
     let Some((why, outcome)) = crate::gate::answer::refusal(&resolution, pending.via) else {

@@ -260,12 +260,17 @@ async fn ask_the_user(
     to_server: mpsc::Sender<Bytes>,
     to_agent: mpsc::Sender<Bytes>,
 ) {
-    let (open, reply) = relay.approvals.elicitations.open(Some(SESSION));
-    if to_agent.send(with_newline(open.request(&pending.ask).into_bytes())).await.is_err() {
-        return;
-    }
-    let resolution = relay.approvals.ask_client(&pending.ask, reply).await;
-    drop(open);
+    let resolution = match relay.approvals.open_elicitation(&pending.ask) {
+        Ok((open, reply)) => {
+            if to_agent.send(with_newline(open.request(&pending.ask).into_bytes())).await.is_err() {
+                return;
+            }
+            let resolution = relay.approvals.ask_client(&pending.ask, reply).await;
+            drop(open);
+            resolution
+        }
+        Err(overloaded) => overloaded,
+    };
     let Some((why, outcome)) = crate::gate::answer::refusal(&resolution, Via::Client) else {
         relay.watch(pending.allowed());
         let _ = to_server.send(with_newline(line)).await;

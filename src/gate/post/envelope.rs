@@ -71,15 +71,12 @@ impl<'a> Envelope<'a> {
 
     /// The ids of the responses in it (requests may reuse an id value: they answer nothing).
     pub fn response_ids(&self) -> impl Iterator<Item = &'a RawValue> + '_ {
-        let one = match &self.items {
-            Items::One(Some(m)) => std::slice::from_ref(m),
-            _ => &[],
+        let (one, batch) = match &self.items {
+            Items::One(m) => (m.as_ref(), &[][..]),
+            Items::Batch(v) => (None, v.as_slice()),
+            Items::Broken => (None, &[][..]),
         };
-        let batch = match &self.items {
-            Items::Batch(v) => v.as_slice(),
-            _ => &[],
-        };
-        one.iter()
+        one.into_iter()
             .chain(batch.iter().filter_map(|(_, m)| m.as_ref()))
             .filter(|m| m.method.is_none())
             .filter_map(|m| m.id)

@@ -147,8 +147,8 @@ impl Watched {
 /// What inspection saw in one message.
 #[derive(Debug)]
 pub enum Seen {
-    /// A watched call's response (its outcome is counted when `call` is dropped).
-    Call { call: Counted, outcome: PostOutcome },
+    /// A watched call's response, settled with its outcome (counted when `call` is dropped).
+    Call { call: Counted },
     /// An `initialize` result naming this version, for a client that can (or cannot) elicit.
     Initialized { version: Version, elicits: bool },
     /// A `tools/list` result of this upstream.
@@ -351,7 +351,7 @@ async fn inspect_one(
                     audit_post(guard, &call, PostOutcome::Pass, &raw_text, started);
                 }
                 call.settle(PostOutcome::Pass.into());
-                seen.push(Seen::Call { call, outcome: PostOutcome::Pass });
+                seen.push(Seen::Call { call });
                 return One::Unchanged;
             }
             let Ok(mut value) = serde_json::from_str::<Value>(raw.get()) else {
@@ -380,7 +380,7 @@ async fn inspect_one(
             }
             audit_post(guard, &call, outcome, &value, started);
             call.settle(outcome.into());
-            seen.push(Seen::Call { call, outcome });
+            seen.push(Seen::Call { call });
             match outcome {
                 PostOutcome::Pass => One::Unchanged,
                 // The new value in the original bytes: every other field as the upstream sent it.

@@ -69,8 +69,7 @@ pub fn counted_as(upstream: &str) -> String {
 /// catch-all [`counted_as`] name.
 pub fn count_dropped(upstream: &std::sync::Arc<str>, counter: Option<&crate::gate::tally::SharedCounter>) {
     let call = ToolCall::mcp(upstream.clone(), SERVER_MESSAGE, None, crate::mcp::era::Era::Legacy);
-    crate::gate::tally::Counted::settled(call, counter.cloned(), crate::gate::CallOutcome::Blocked)
-        .close(crate::gate::CallOutcome::Blocked);
+    drop(crate::gate::tally::Counted::settled(call, counter.cloned(), crate::gate::CallOutcome::Blocked));
 }
 
 /// True when `text` holds a server-to-client message whose text is judged. Parses the envelope

@@ -44,7 +44,6 @@ fn shared(yaml: &str, max_response: usize) -> Arc<Shared> {
         sessions: Default::default(),
         stream_order: Default::default(),
         limits: config.limits.clone(),
-        parking: Arc::new(tokio::sync::Semaphore::new(config.approvals.max_pending)),
     })
 }
 
