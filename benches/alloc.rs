@@ -72,6 +72,7 @@ fn main() {
         ("session + principal", Some("session-1"), Some("Bearer token")),
     ] {
         let cx = Context {
+            agent: None,
             upstream: &upstream,
             era: Era::Legacy,
             negotiated: None,

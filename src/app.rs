@@ -9,16 +9,20 @@
 //! 3. **host** — `Host` and `Origin` must name an allowed host (DNS-rebinding protection):
 //!    headers only, before a request takes a concurrency slot; below here nothing a browser on
 //!    another site sent is served, and the upstream (which never sees either header) need not check.
-//! 4. **concurrency limit** — bounds work in flight before any body is read, and holds the slot
+//! 4. **authenticate** — with agents configured, the agent's bearer token is checked and taken
+//!    out of the request, and the [`crate::identity::Agent`] rides in its extensions; headers
+//!    only, so an unauthenticated flood takes no concurrency slot and reads no body. Serves the
+//!    proxy's protected-resource metadata.
+//! 5. **concurrency limit** — bounds work in flight before any body is read, and holds the slot
 //!    until the response body ends: an open stream (a GET stream, a parked ask) is in flight.
-//! 5. **route** — cheap and path-only: unknown upstreams are refused before reading a body, and
+//! 6. **route** — cheap and path-only: unknown upstreams are refused before reading a body, and
 //!    a plain HTTP tool's path is normalised here, once, for both the gate and the upstream.
-//! 6. **body limit** — reads the body whole, bounded in bytes and time; nothing oversized or
+//! 7. **body limit** — reads the body whole, bounded in bytes and time; nothing oversized or
 //!    half-sent goes further, and below here a request is plain bytes.
-//! 7. **pre gate** — parses JSON-RPC once, checks routing headers, decides each `tools/call`;
+//! 8. **pre gate** — parses JSON-RPC once, checks routing headers, decides each `tools/call`;
 //!    a refusal is answered here and never reaches the layers below.
-//! 8. **post gate** — wraps the response so a watched result is inspected before release.
-//! 9. **upstream** — the pooled client.
+//! 9. **post gate** — wraps the response so a watched result is inspected before release.
+//! 10. **upstream** — the pooled client.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -33,6 +37,7 @@ use tokio::task::JoinHandle;
 use tower::{Service, ServiceBuilder};
 
 use crate::config::Config;
+use crate::proxy::authenticate::AuthenticateLayer;
 use crate::proxy::error::RescueLayer;
 use crate::proxy::host::HostLayer;
 use crate::proxy::in_flight::InFlightLayer;
@@ -80,6 +85,7 @@ where
         .layer(RescueLayer::new(runtime.metrics.clone()))
         .layer(TelemetryLayer::new(runtime.metrics.clone()))
         .layer(HostLayer::new(Arc::new(config.allowed_hosts.clone().with_listen(config.listen))))
+        .layer(AuthenticateLayer::new(runtime.shared.clone()))
         .layer(InFlightLayer::new(runtime.in_flight.clone()))
         .layer(RouteLayer::new(runtime.targets.clone()))
         .layer(BodyLimitLayer::new(config.limits.max_body, config.limits.client_header_timeout * 3))

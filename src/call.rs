@@ -32,6 +32,8 @@ pub struct ToolCall {
     /// of the peer address. Shares of checker capacity are kept per caller, since session ids
     /// are the caller's to choose.
     pub caller: Option<Arc<str>>,
+    /// The authenticated agent, when agents are configured.
+    pub agent: Option<Arc<crate::identity::Agent>>,
     pub transport: Transport,
 }
 
@@ -44,6 +46,7 @@ impl ToolCall {
             args: args.map(|a| a.to_owned()),
             session: None,
             caller: None,
+            agent: None,
             transport: Transport::Mcp(era),
         }
     }
@@ -57,6 +60,7 @@ impl ToolCall {
             args,
             session: None,
             caller: None,
+            agent: None,
             transport: Transport::Http,
         }
     }
@@ -80,6 +84,16 @@ impl ToolCall {
             });
             Arc::from(key)
         });
+        self
+    }
+
+    /// The call as made by `agent`: the checker's fair share and the repeated-denial streak are
+    /// kept per agent (its name is who it is; no digest needed).
+    pub fn with_agent(mut self, agent: Option<Arc<crate::identity::Agent>>) -> ToolCall {
+        if let Some(a) = &agent {
+            self.caller = Some(format!("agent:{}", a.id).into());
+        }
+        self.agent = agent;
         self
     }
 

@@ -52,5 +52,6 @@ impl CallOutcome {
 /// Where outcomes are counted (the metrics registry). A trait so the gate settles outcomes
 /// without knowing the registry.
 pub trait Counter: Send + Sync + std::fmt::Debug {
-    fn count(&self, upstream: &str, tool: &str, outcome: CallOutcome);
+    /// `agent`: the configured agent that called (the root of a delegated chain), if any.
+    fn count(&self, upstream: &str, tool: &str, agent: Option<&str>, outcome: CallOutcome);
 }

@@ -27,6 +27,8 @@ pub enum ReloadError {
     Load(String),
     #[error("the checker cannot be built")]
     Checker(#[source] crate::checker::openai::ClientError),
+    #[error("agent identities cannot be set up")]
+    Identity(#[source] crate::identity::IdentityError),
 }
 
 /// What a reload watches and how it loads.
@@ -88,15 +90,22 @@ pub async fn run(shared: Arc<Shared>, reload: Reload, stop: impl std::future::Fu
             seen = now;
             match (reload.load)().map_err(ReloadError::Load).and_then(|c| {
                 let guard = shared.guard.load().reload(&c.policy).map_err(ReloadError::Checker)?;
-                Ok((c, guard))
+                let ids =
+                    crate::identity::Identities::build(&c.policy.identity, Some(&shared.identities.load()))
+                        .map_err(ReloadError::Identity)?;
+                Ok((c, guard, ids))
             }) {
-                Ok((config, guard)) => {
+                Ok((config, guard, ids)) => {
                     rubrics = rubrics_dir(&shared, Some(&config));
                     // The rubrics directory may have moved: fingerprint what is watched now.
                     seen = fingerprint(&reload.files, rubrics.as_deref());
+                    // Credentials first: an agent the new config removed is refused at the door
+                    // before its old policy could be swapped back in under it.
+                    shared.identities.store(Arc::new(ids));
                     shared.guard.store(Arc::new(guard));
                     tracing::info!(
                         rules = config.policy.engine.rules().len(),
+                        agents = config.policy.identity.agents.len(),
                         guardrails = config.policy.guardrails.as_ref().map_or(0, |g| g.rules.0.len()),
                         "policy reloaded"
                     );

@@ -7,6 +7,7 @@
 //! fail is a [`StartError`] variant that says what, and where (a variable's name, an address),
 //! never a secret.
 
+use crate::identity::Identities;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -29,6 +30,9 @@ pub enum StartError {
     /// A guardrail is backed by a model, and its client cannot be built.
     #[error("the checker cannot start")]
     Checker(#[from] ClientError),
+    /// An agent's token is unset, or the JWT key file cannot be read.
+    #[error("agent identities cannot be set up")]
+    Identity(#[from] crate::identity::IdentityError),
     #[error("the audit log cannot be opened")]
     Audit(#[source] std::io::Error),
     /// A listener could not be bound (in use, not an address of this host, not permitted).
@@ -93,6 +97,7 @@ impl Runtime {
         let in_flight = Arc::new(Semaphore::new(config.limits.concurrency));
         let shared = Arc::new(Shared {
             guard: arc_swap::ArcSwap::from_pointee(guard),
+            identities: arc_swap::ArcSwap::from_pointee(Identities::build(&config.policy.identity, None)?),
             metrics: metrics.clone(),
             counter: metrics.clone(),
             approvals: Approvals::new(&config.approvals, token.is_some(), metrics.clone()).with_audit(audit),

@@ -4,6 +4,7 @@
 //! `compile` turns it into typed values — socket addresses, URIs, durations — collecting every
 //! problem it finds instead of stopping at the first.
 
+pub mod agents;
 mod approvals;
 mod audit;
 #[cfg(test)]
@@ -22,6 +23,7 @@ use std::time::Duration;
 use http::Uri;
 use serde::de::DeserializeOwned;
 
+pub use agents::Identity;
 pub use guardrails::{Backend, GuardrailsConfig};
 
 /// The embedded default, used by `serve` without `--config` and by `demo`.
@@ -69,6 +71,8 @@ pub struct Policy {
     pub redact: Vec<String>,
     /// Layer 2; `None` when no `guardrails:` section is configured.
     pub guardrails: Option<GuardrailsConfig>,
+    /// Who may call, and each agent's engine (anonymous by default).
+    pub identity: Identity,
 }
 
 #[derive(Debug, Clone)]
@@ -146,6 +150,9 @@ const TOP_KEYS: &[&str] = &[
     "approvals",
     "audit",
     "limits",
+    "agents",
+    "auth",
+    "delegation",
 ];
 
 /// An extra permissions file and its scope (`--permission-config`, the managed file).
@@ -320,6 +327,9 @@ impl Compiler {
         let guardrails: Option<guardrails::Raw> = self.section(&mut doc, "guardrails");
         let approvals: approvals::Raw = self.section(&mut doc, "approvals");
         let audit: Option<audit::Raw> = self.section(&mut doc, "audit");
+        let agents: BTreeMap<String, serde_json::Value> = self.section(&mut doc, "agents");
+        let auth: agents::RawAuth = self.section(&mut doc, "auth");
+        let delegation: agents::RawDelegation = self.section(&mut doc, "delegation");
         let yolo = posture.as_deref() == Some("yolo");
 
         let listen = self.addr("listen", listen.as_deref().unwrap_or("127.0.0.1:8686"));
@@ -334,6 +344,7 @@ impl Compiler {
         all_perms.extend(layers);
         let sections = permissions::Sections { posture, tools, jail, profiles, permissions: all_perms };
         let engine = permissions::compile(sections, &mut self.p);
+        let identity = agents::compile(agents, auth, delegation, &engine, &mut self.p);
         for (i, r) in redact.iter().enumerate() {
             if r.is_empty() {
                 self.problem(format!("redact[{i}]"), "empty string would match everywhere");
@@ -357,7 +368,7 @@ impl Compiler {
             allowed_hosts,
             admin: Admin { listen: admin_listen?, token_env: admin.token_env },
             upstreams,
-            policy: Policy { engine, redact, guardrails },
+            policy: Policy { engine, redact, guardrails, identity },
             limits,
             approvals,
             audit,

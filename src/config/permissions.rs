@@ -80,7 +80,7 @@ pub struct RawPermissionFile {
 }
 
 /// A rule with its examples, kept until every rule is compiled.
-struct Example {
+pub struct Example {
     rule: Rule,
     path: String,
     matches: Vec<String>,
@@ -119,9 +119,23 @@ pub fn compile(s: Sections, p: &mut Problems) -> Engine {
             ),
         }
     }
+    let (rules, examples) = rules(s.permissions, &kinds, p);
+    let engine = Engine::new(EngineParts { rules, kinds, jail, posture, profiles, agent_profile: None });
+    verify_examples(&engine, examples, p);
+    engine
+}
+
+/// The rules of permission layers, each with its scope and the prefix its problems are reported
+/// under (`agents.dev.` makes `agents.dev.permissions.deny[0]`); examples are verified once the
+/// engine they run in exists ([`verify_examples`]).
+pub fn rules(
+    layers: Vec<(Scope, String, RawPermissions)>,
+    kinds: &ToolKinds,
+    p: &mut Problems,
+) -> (Vec<Rule>, Vec<Example>) {
     let mut rules = Vec::new();
     let mut examples = Vec::new();
-    for (scope, source, perms) in s.permissions {
+    for (scope, source, perms) in layers {
         for (effect, entries) in
             [(Effect::Allow, perms.allow), (Effect::Ask, perms.ask), (Effect::Deny, perms.deny)]
         {
@@ -151,7 +165,7 @@ pub fn compile(s: Sections, p: &mut Problems) -> Engine {
                         continue;
                     }
                 };
-                warn_unmatchable(&spec, &kinds, &path, p);
+                warn_unmatchable(&spec, kinds, &path, p);
                 let rule = Rule { spec, effect, scope };
                 if let Some(ex) = ex {
                     examples.push(Example {
@@ -165,7 +179,11 @@ pub fn compile(s: Sections, p: &mut Problems) -> Engine {
             }
         }
     }
-    let engine = Engine::new(EngineParts { rules, kinds, jail, posture, profiles });
+    (rules, examples)
+}
+
+/// Checks every rule against the examples written for it, in `engine`.
+pub fn verify_examples(engine: &Engine, examples: Vec<Example>, p: &mut Problems) {
     for ex in examples {
         for m in &ex.matches {
             if !engine.rule_matches_example(&ex.rule, m) {
@@ -178,7 +196,6 @@ pub fn compile(s: Sections, p: &mut Problems) -> Engine {
             }
         }
     }
-    engine
 }
 
 fn warn_unmatchable(spec: &RuleSpec, kinds: &ToolKinds, path: &str, p: &mut Problems) {

@@ -25,7 +25,9 @@ pub const REDACTED: &str = "[guardrail: redacted]";
 /// Decides calls and rewrites results. Built once from config; cheap to share.
 #[derive(Debug)]
 pub struct Guard {
-    engine: Engine,
+    engine: Arc<Engine>,
+    /// Each configured agent's engine: the config's with the agent's layer on it.
+    agents: Arc<std::collections::HashMap<Arc<str>, Arc<Engine>>>,
     redact: Vec<String>,
     metrics: Arc<Metrics>,
     guardrails: Option<Arc<Guardrails>>,
@@ -130,6 +132,11 @@ impl PostCheck {
     }
 }
 
+/// Each configured agent's engine, compiled with the config.
+fn agent_engines(policy: &Policy) -> std::collections::HashMap<Arc<str>, Arc<Engine>> {
+    policy.identity.agents.iter().map(|(name, spec)| (name.clone(), Arc::new(spec.engine.clone()))).collect()
+}
+
 impl Guard {
     /// Fails only when the checker cannot be built (its API key variable is unset, say).
     pub fn new(policy: &Policy, metrics: Arc<Metrics>) -> Result<Guard, ClientError> {
@@ -138,7 +145,8 @@ impl Guard {
             None => None,
         };
         Ok(Guard {
-            engine: policy.engine.clone(),
+            engine: Arc::new(policy.engine.clone()),
+            agents: Arc::new(agent_engines(policy)),
             redact: policy.redact.clone(),
             metrics,
             guardrails,
@@ -167,11 +175,26 @@ impl Guard {
             None => None,
         };
         Ok(Guard {
-            engine: policy.engine.clone(),
+            engine: Arc::new(policy.engine.clone()),
+            agents: Arc::new(agent_engines(policy)),
             redact: policy.redact.clone(),
             metrics: self.metrics.clone(),
             guardrails,
             audit: self.audit.clone(),
+        })
+    }
+
+    /// The engine `call` is decided with: its agent's, or the config's for an anonymous caller.
+    /// A caller whose agent is no longer configured (a reload removed it while the call was on
+    /// its way) is refused.
+    fn engine_for(&self, call: &ToolCall) -> Result<&Arc<Engine>, Decision> {
+        let Some(agent) = &call.agent else { return Ok(&self.engine) };
+        self.agents.get(&agent.name).ok_or_else(|| Decision {
+            effect: Effect::Deny,
+            rule: "agents".into(),
+            scope: Scope::Builtin,
+            reason: format!("agent {} is no longer configured, so nothing it asks is allowed", agent.name),
+            prefilter: None,
         })
     }
 
@@ -207,8 +230,12 @@ impl Guard {
 
     /// Layer 1's decision for a call, as `portcullis check` reports it.
     pub fn decide(&self, call: &ToolCall) -> Decision {
-        match self.args(call, self.engine.needs_args(&call.qualified)) {
-            Ok(args) => self.engine.decide(&call.upstream, &call.qualified, &args),
+        let engine = match self.engine_for(call) {
+            Ok(e) => e,
+            Err(refused) => return refused,
+        };
+        match self.args(call, engine.needs_args(&call.qualified)) {
+            Ok(args) => engine.decide(&call.upstream, &call.qualified, &args),
             Err(unreadable) => unreadable,
         }
     }
@@ -235,13 +262,15 @@ impl Guard {
         let kind = self.engine.kinds().kind_of(&call.qualified);
         let checker = self.guardrails.as_ref().filter(|g| g.covers(&call.qualified, kind, Phase::Pre));
         // Parsed once, and only when Layer 1 or a guardrail rule reads them.
-        let parsed = checker.is_some() || self.engine.needs_args(&call.qualified);
-        let (args, d) = match self.args(call, parsed) {
-            Ok(args) => {
-                let d = self.engine.decide(&call.upstream, &call.qualified, &args);
+        let engine = self.engine_for(call);
+        let parsed = checker.is_some() || engine.as_ref().is_ok_and(|e| e.needs_args(&call.qualified));
+        let (args, d) = match (engine, self.args(call, parsed)) {
+            (Err(refused), _) => (Value::Null, refused),
+            (Ok(engine), Ok(args)) => {
+                let d = engine.decide(&call.upstream, &call.qualified, &args);
                 (args, d)
             }
-            Err(unreadable) => (Value::Null, unreadable),
+            (Ok(_), Err(unreadable)) => (Value::Null, unreadable),
         };
         self.metrics.rule_decision(d.effect, d.scope);
         let scope = d.scope.as_str();

@@ -22,6 +22,8 @@ use ask::{declares_elicitation, flagged, refused};
 #[derive(Debug, Clone)]
 pub struct Context<'a> {
     pub upstream: &'a Arc<str>,
+    /// The authenticated agent (its policy decides; see [`crate::identity`]).
+    pub agent: Option<&'a Arc<crate::identity::Agent>>,
     pub era: Era,
     /// The version the session negotiated in `initialize`, if the proxy saw it.
     pub negotiated: Option<Version>,
@@ -228,7 +230,8 @@ fn call(msg: &Message<'_>, cx: &Context<'_>) -> Result<ToolCall, String> {
     };
     Ok(ToolCall::mcp(cx.upstream.clone(), &params.name, params.arguments, cx.era)
         .with_session(cx.session.map(str::to_owned))
-        .with_caller(cx.principal))
+        .with_caller(cx.principal)
+        .with_agent(cx.agent.cloned()))
 }
 
 /// What the repeated-denial breaker counts: calls let through and calls refused.
@@ -421,6 +424,7 @@ mod tests {
         let up: Arc<str> = "up".into();
         let approvals = Approvals::headless();
         let cx = Context {
+            agent: None,
             upstream: &up,
             era: Era::Legacy,
             negotiated,
@@ -532,7 +536,7 @@ mod properties {
             let up: Arc<str> = "up".into();
             for negotiated in [None, Some(Version::V2025_03_26)] {
                 let approvals = Approvals::headless();
-        let cx = Context { upstream: &up, era: Era::Legacy, negotiated, session: None, approvals: &approvals, elicits: false, principal: None, counter: None };
+        let cx = Context { upstream: &up, agent: None, era: Era::Legacy, negotiated, session: None, approvals: &approvals, elicits: false, principal: None, counter: None };
                 if let Ok(payload) = parse(body.as_bytes()) {
                     let _ = block_on(decide(&payload, &cx, &guard));
                 }

@@ -77,7 +77,12 @@ impl Clone for Counted {
 impl Drop for Counted {
     fn drop(&mut self) {
         if let Some(counter) = &self.counter {
-            counter.count(&self.call.upstream, &self.call.qualified, self.outcome());
+            counter.count(
+                &self.call.upstream,
+                &self.call.qualified,
+                self.call.agent.as_ref().map(|a| &*a.name),
+                self.outcome(),
+            );
         }
     }
 }
@@ -93,7 +98,7 @@ pub(crate) mod tests {
     pub struct Recorded(pub Mutex<Vec<(String, CallOutcome)>>);
 
     impl Counter for Recorded {
-        fn count(&self, _upstream: &str, tool: &str, outcome: CallOutcome) {
+        fn count(&self, _upstream: &str, tool: &str, _agent: Option<&str>, outcome: CallOutcome) {
             self.0.lock().unwrap().push((tool.to_owned(), outcome));
         }
     }

@@ -1,6 +1,7 @@
 //! The HTTP side of the proxy: tower layers for Streamable HTTP MCP and plain HTTP tools.
 //! `app.rs` stacks them; each file here is one layer (or the body type it needs).
 
+pub mod authenticate;
 pub mod error;
 pub mod host;
 pub mod in_flight;
@@ -56,6 +57,8 @@ pub fn json_response(status: http::StatusCode, body: impl Into<Bytes>) -> Resp {
 #[derive(Debug)]
 pub struct Shared {
     pub guard: arc_swap::ArcSwap<Guard>,
+    /// The credentials agents authenticate with; a reload swaps them with the policy.
+    pub identities: arc_swap::ArcSwap<crate::identity::Identities>,
     pub metrics: Arc<Metrics>,
     /// The metrics, as the gate counts call outcomes ([`crate::gate::tally`]).
     pub counter: crate::gate::tally::SharedCounter,

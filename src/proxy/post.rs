@@ -13,7 +13,6 @@ use http_body_util::BodyExt;
 use tower::{Layer, Service};
 
 use super::error::{ErrorKind, ProxyError};
-use super::pre::HEADER_AGENT_SESSION;
 use super::route::{Route, RouteKind};
 use super::sse_body::{Coverage, Exchange, Replier, SseGate};
 use super::watch::PostWatch;
@@ -114,12 +113,8 @@ where
 
     fn call(&mut self, mut req: Req) -> Self::Future {
         let watch = req.extensions_mut().remove::<PostWatch>();
-        let session = req
-            .headers()
-            .get(HEADER_SESSION)
-            .or_else(|| req.headers().get(HEADER_AGENT_SESSION))
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
+        let session = super::pre::session_of(&req);
+        let agent = req.extensions().get::<Arc<crate::identity::Agent>>().cloned();
         let mcp_upstream = req
             .extensions()
             .get::<Route>()
@@ -164,11 +159,11 @@ where
             let resp = fut.await?;
             match watch {
                 PostWatch::Mcp { watched, upstream, .. } => {
-                    let ex = Exchange { upstream, session, calls, replier };
+                    let ex = Exchange { upstream, session, agent, calls, replier };
                     mcp(resp, watched, Coverage::Watched, shared, ex).await
                 }
                 PostWatch::Resumed { upstream } => {
-                    let ex = Exchange { upstream, session, calls, replier };
+                    let ex = Exchange { upstream, session, agent, calls, replier };
                     let watched = Watched::counting(shared.counter().cloned());
                     mcp(resp, watched, Coverage::AllResponses, shared, ex).await
                 }
@@ -229,7 +224,7 @@ async fn mcp(
         .headers()
         .get(HEADER_SESSION)
         .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
+        .map(|id| super::sessions::key(id, exchange.agent.as_deref()))
         .or(exchange.session.clone());
     let Exchange { upstream, calls, replier, .. } = exchange.clone();
     // Fast path: nothing to inspect in results and no version to learn — relay the answer as it

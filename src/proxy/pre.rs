@@ -105,22 +105,30 @@ where
 /// era, plain HTTP tools): waivers and the repeated-denial breaker are kept per session.
 pub const HEADER_AGENT_SESSION: &str = "x-portcullis-session";
 
-/// Who is calling: the `Authorization` header when there is one (the breaker digests it), else
-/// the connection's peer address (`peer:IP`, no port: one caller may open many connections).
+/// The authenticated agent, if agents are configured.
+fn agent_of(req: &Req) -> Option<Arc<crate::identity::Agent>> {
+    req.extensions().get::<Arc<crate::identity::Agent>>().cloned()
+}
+
+/// Who is calling: the authenticated agent; else the `Authorization` header when there is one
+/// (the breaker digests it), else the connection's peer address (`peer:IP`, no port: one caller
+/// may open many connections).
 fn principal_of(req: &Req) -> Option<String> {
+    if let Some(a) = req.extensions().get::<Arc<crate::identity::Agent>>() {
+        return Some(format!("agent:{}", a.id));
+    }
     if let Some(auth) = req.headers().get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
         return Some(auth.to_owned());
     }
     req.extensions().get::<crate::server::Peer>().map(|p| format!("peer:{}", p.0.ip()))
 }
 
-/// The legacy `Mcp-Session-Id`, else the agent's own session header.
-fn session_of(req: &Req) -> Option<String> {
+/// The legacy `Mcp-Session-Id`, else the agent's own session header, scoped by the agent
+/// ([`super::sessions::key`]).
+pub(crate) fn session_of(req: &Req) -> Option<String> {
     let h = req.headers();
-    h.get(HEADER_SESSION)
-        .or_else(|| h.get(HEADER_AGENT_SESSION))
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
+    let id = h.get(HEADER_SESSION).or_else(|| h.get(HEADER_AGENT_SESSION)).and_then(|v| v.to_str().ok())?;
+    Some(super::sessions::key(id, req.extensions().get::<Arc<crate::identity::Agent>>().map(|a| &**a)))
 }
 
 impl<S> PreGate<S>
@@ -205,8 +213,10 @@ where
     };
     let (negotiated, elicits) = session.as_deref().map_or((None, false), |s| shared.sessions.get(s));
     let principal = principal_of(&req);
+    let agent = agent_of(&req);
     let cx = GateContext {
         upstream: &upstream,
+        agent: agent.as_ref(),
         era,
         negotiated,
         session: session.as_deref(),
@@ -343,9 +353,12 @@ where
     let session = session_of(&req);
     let call = ToolCall::http(upstream.clone(), &path, args)
         .with_session(session.clone())
-        .with_caller(principal.as_deref());
+        .with_caller(principal.as_deref())
+        .with_agent(agent_of(&req));
+    let agent = call.agent.clone();
     let cx = GateContext {
         upstream: &upstream,
+        agent: agent.as_ref(),
         era: Era::Legacy,
         negotiated: None,
         session: session.as_deref(),

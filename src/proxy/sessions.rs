@@ -15,6 +15,22 @@ use crate::read_mostly::ReadMostly;
 
 const MAX_SESSIONS: usize = 65_536;
 
+/// The key the proxy keeps a session's state under (waivers, flags, negotiated version, watched
+/// calls): the id as the agent sent it, prefixed by the authenticated agent (`dev/abc123`), so
+/// one agent presenting another's session id finds nothing of it. Agent ids hold no `/`.
+pub fn key(id: &str, agent: Option<&crate::identity::Agent>) -> String {
+    match agent {
+        None => id.to_owned(),
+        Some(a) => {
+            let mut k = String::with_capacity(a.id.len() + 1 + id.len());
+            k.push_str(&a.id);
+            k.push('/');
+            k.push_str(id);
+            k
+        }
+    }
+}
+
 /// How many sessions' call tables are kept (each holds at most
 /// [`MAX_CALLS`](crate::gate::post::session::MAX_CALLS) calls, without their arguments).
 const MAX_CALL_TABLES: usize = 4_096;

@@ -58,7 +58,10 @@ pub type Replier = Arc<dyn Fn(Vec<u8>) + Send + Sync>;
 #[derive(Clone, Default)]
 pub struct Exchange {
     pub upstream: Arc<str>,
+    /// The session's key (scoped by the agent: [`super::sessions::key`]).
     pub session: Option<String>,
+    /// The authenticated agent, which scopes a session id the answer assigns.
+    pub agent: Option<Arc<crate::identity::Agent>>,
     pub calls: Option<Arc<SessionCalls>>,
     pub replier: Option<Replier>,
 }
@@ -95,7 +98,7 @@ impl SseGate {
         shared: Arc<Shared>,
         exchange: Exchange,
     ) -> Self {
-        let Exchange { upstream, session, calls, replier } = exchange;
+        let Exchange { upstream, session, calls, replier, agent: _ } = exchange;
         let max = shared.limits.max_response;
         let own = match scope {
             Coverage::Watched => watched.calls().next().map(|(_, c)| c.clone()),

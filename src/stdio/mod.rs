@@ -200,6 +200,7 @@ async fn agent_to_server<R>(
         };
         let (negotiated, elicits) = *relay.client.lock().unwrap_or_else(|p| p.into_inner());
         let cx = Context {
+            agent: None,
             upstream: &relay.upstream,
             era,
             negotiated,

@@ -42,6 +42,9 @@ pub struct Metrics {
     approval_wait: HistogramVec,
     audit_dropped: prometheus::IntCounter,
     upstream_errors: IntCounterVec,
+    /// By configured agent (names from config: bounded) and outcome.
+    agent_calls: IntCounterVec,
+    auth_refusals: IntCounterVec,
 }
 
 /// One tool label's counters by upstream (configured names: bounded) and outcome, each made
@@ -174,6 +177,21 @@ impl Metrics {
         )
         .expect("static metric");
         registry.register(Box::new(upstream_errors.clone())).expect("registered once");
+        let agent_calls = IntCounterVec::new(
+            Opts::new("agent_calls_total", "Tool calls by the configured agent that made them (delegated ones under their root agent) and outcome"),
+            &["agent", "outcome"],
+        )
+        .expect("static metric");
+        registry.register(Box::new(agent_calls.clone())).expect("registered once");
+        let auth_refusals = IntCounterVec::new(
+            Opts::new(
+                "auth_refusals_total",
+                "Agent requests refused before routing, by reason (missing, invalid, keys_unavailable)",
+            ),
+            &["reason"],
+        )
+        .expect("static metric");
+        registry.register(Box::new(auth_refusals.clone())).expect("registered once");
         for d in ["allow_once", "allow_session", "deny", "cancel", "timeout"] {
             approvals.with_label_values(&[d]);
         }
@@ -195,7 +213,24 @@ impl Metrics {
             approval_wait,
             audit_dropped,
             upstream_errors,
+            agent_calls,
+            auth_refusals,
         }
+    }
+
+    /// Counts one tool call of a configured agent.
+    pub fn agent_call(&self, agent: &str, outcome: CallOutcome) {
+        self.agent_calls.with_label_values(&[agent, outcome.as_str()]).inc();
+    }
+
+    /// Counts one request refused for its credential.
+    pub fn auth_refused(&self, e: &crate::identity::AuthError) {
+        let reason = match e {
+            crate::identity::AuthError::Missing => "missing",
+            crate::identity::AuthError::Invalid(_) => "invalid",
+            crate::identity::AuthError::KeysUnavailable(_) => "keys_unavailable",
+        };
+        self.auth_refusals.with_label_values(&[reason]).inc();
     }
 
     /// Counts one finished (or refused) tool call. A label seen before is counted without a

@@ -18,6 +18,7 @@ mod host_origin;
 mod hostile;
 mod hostile_routes;
 mod http_tools;
+mod identity;
 mod in_process;
 mod lifecycle;
 mod mcp_http;

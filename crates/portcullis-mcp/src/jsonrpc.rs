@@ -22,6 +22,8 @@ pub mod code {
     pub const UPSTREAM_ERROR: i64 = -32001;
     /// The upstream did not answer in time.
     pub const UPSTREAM_TIMEOUT: i64 = -32002;
+    /// The agent did not authenticate to the proxy (sent with HTTP 401 or 503).
+    pub const UNAUTHORIZED: i64 = -32003;
 }
 
 /// One JSON-RPC message, borrowed from the bytes it was parsed from.

@@ -23,6 +23,18 @@ pub struct EngineParts {
     pub jail: Option<Jail>,
     pub posture: Posture,
     pub profiles: HashMap<String, Profile>,
+    /// An agent's profile: it applies to every upstream, capped by the upstream's own.
+    pub agent_profile: Option<Profile>,
+}
+
+/// What an agent's policy lays over the config's (see [`Engine::for_agent`] and
+/// [`Engine::narrowed`]): rules added to the config's (deny dominates across all of them, so an
+/// added allow never lifts a configured deny or ask), a posture, a profile.
+#[derive(Debug, Clone, Default)]
+pub struct Layered {
+    pub rules: Vec<Rule>,
+    pub posture: Option<Posture>,
+    pub profile: Option<Profile>,
 }
 
 /// The compiled rule engine.
@@ -88,6 +100,47 @@ impl Engine {
         Engine { parts, jail }
     }
 
+    /// The engine a configured agent decides with: the config's rules and the agent's, the
+    /// agent's posture in place of the config's (the operator chose it), and the agent's profile
+    /// on every upstream, capped by the upstream's own.
+    pub fn for_agent(&self, agent: &Layered) -> Engine {
+        let mut parts = self.parts.clone();
+        parts.rules.extend(agent.rules.iter().cloned());
+        if let Some(p) = agent.posture {
+            parts.posture = p;
+        }
+        parts.agent_profile = agent.profile;
+        Engine { parts, jail: self.jail.clone() }
+    }
+
+    /// A narrower engine (a delegated agent's): rules added, and the posture and profile each
+    /// the narrower of this engine's and the narrowing's. Never decides more leniently than
+    /// `self` for any call.
+    pub fn narrowed(&self, by: &Layered) -> Engine {
+        let mut parts = self.parts.clone();
+        parts.rules.extend(by.rules.iter().cloned());
+        if let Some(p) = by.posture {
+            parts.posture = parts.posture.min(p);
+        }
+        if let Some(p) = by.profile {
+            parts.agent_profile = Some(parts.agent_profile.map_or(p, |mine| mine.min(p)));
+            for upstream in parts.profiles.values_mut() {
+                *upstream = (*upstream).min(p);
+            }
+        }
+        Engine { parts, jail: self.jail.clone() }
+    }
+
+    /// The profile a call to `upstream` is decided under.
+    fn profile(&self, upstream: &str) -> Profile {
+        match (self.parts.profiles.get(upstream).copied(), self.parts.agent_profile) {
+            (Some(u), Some(a)) => u.min(a),
+            (Some(u), None) => u,
+            (None, Some(a)) => a,
+            (None, None) => Profile::default(),
+        }
+    }
+
     pub fn kinds(&self) -> &ToolKinds {
         &self.parts.kinds
     }
@@ -148,7 +201,7 @@ impl Engine {
 
     /// Decides a call to `qualified` (on `upstream`) with `args`.
     pub fn decide(&self, upstream: &str, qualified: &str, args: &Value) -> Decision {
-        let profile = self.parts.profiles.get(upstream).copied().unwrap_or_default();
+        let profile = self.profile(upstream);
         match self.parts.kinds.classify(qualified, args) {
             Subject::Shell { command, allowlist: None } => self.shell(qualified, &command, profile),
             Subject::Shell { command, allowlist: Some(list) } => match list.check(&command, &self.jail) {
@@ -280,7 +333,7 @@ impl Engine {
                 effect: Effect::Deny,
                 rule: "profile: readonly".into(),
                 scope: Scope::Config,
-                reason: format!("{unit} is not proven read-only and this upstream's profile is readonly"),
+                reason: format!("{unit} is not proven read-only and the profile in force (the upstream's or the agent's) is readonly"),
                 prefilter: None,
             };
         }

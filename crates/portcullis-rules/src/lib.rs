@@ -21,7 +21,7 @@ pub mod jail;
 pub mod kinds;
 pub mod spec;
 
-pub use engine::{Engine, EngineParts};
+pub use engine::{Engine, EngineParts, Layered};
 
 /// Layer 1's answer. Ordered: `Allow < Ask < Deny`, so `max` is "worst wins".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -50,6 +50,8 @@ pub enum Scope {
     Builtin,
     /// The main config file.
     Config,
+    /// An agent's own `permissions` (and a delegated agent's narrowing), layered on the config's.
+    Agent,
     /// `--permission-config` files.
     Cli,
     /// The managed file (`PORTCULLIS_MANAGED_CONFIG`), set by an administrator.
@@ -57,20 +59,22 @@ pub enum Scope {
 }
 
 impl Scope {
-    pub const ALL: [Scope; 4] = [Scope::Builtin, Scope::Config, Scope::Cli, Scope::Managed];
+    pub const ALL: [Scope; 5] = [Scope::Builtin, Scope::Config, Scope::Agent, Scope::Cli, Scope::Managed];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Scope::Builtin => "builtin",
             Scope::Config => "config",
+            Scope::Agent => "agent",
             Scope::Cli => "cli",
             Scope::Managed => "managed",
         }
     }
 }
 
-/// How much the built-in floor trusts the agent. Deny dominance holds at every posture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How much the built-in floor trusts the agent. Deny dominance holds at every posture. Ordered
+/// by trust (`Strict` lowest), so `min` is "the narrower of the two".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum Posture {
     /// Proven read-only allows; everything else asks.
     #[default]
@@ -96,8 +100,9 @@ impl Posture {
     }
 }
 
-/// A named permission bundle for one upstream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// A named permission bundle for one upstream or agent. Ordered by trust (`Readonly` lowest), so
+/// `min` is "the narrower of the two".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum Profile {
     /// Anything not proven read-only is denied.
     Readonly,
@@ -116,6 +121,14 @@ impl Profile {
             "privileged" => Profile::Privileged,
             _ => return None,
         })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Readonly => "readonly",
+            Profile::Standard => "standard",
+            Profile::Privileged => "privileged",
+        }
     }
 }
 

@@ -138,6 +138,7 @@ mod tests {
         let approvals = Approvals::headless();
         let up: Arc<str> = "up".into();
         let cx = Context {
+            agent: None,
             upstream: &up,
             era: Era::Legacy,
             negotiated: None,

@@ -1,0 +1,165 @@
+//! Who is calling: agents authenticate to the proxy with a static bearer token or a JWT, and
+//! every decision, audit line, approval and waiver carries the [`Agent`].
+//!
+//! The credential the proxy checks is the proxy's, never an upstream's: it is taken out of the
+//! request once checked (see [`crate::proxy::authenticate`]), so it never reaches a tool server
+//! or the checker. Without `agents:` or `auth.jwt` nobody authenticates and every caller decides
+//! under the config's policy (the embedded default).
+
+pub mod fetch;
+pub mod jwt;
+pub mod tokens;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::config::Identity;
+
+/// An authenticated caller.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Agent {
+    /// The configured agent whose policy applies: for a delegated agent, the root of its chain.
+    /// From config, so bounded: metrics may use it as a label.
+    pub name: Arc<str>,
+    /// How logs, approvals and sessions name it: the configured name, or `dev>reviewer` for one
+    /// that `dev` delegated to.
+    pub id: Arc<str>,
+    /// Who delegated to it, nearest first (empty for a configured agent).
+    pub delegated_by: Vec<Arc<str>>,
+}
+
+impl Agent {
+    /// A configured agent, acting on its own behalf.
+    pub fn configured(name: Arc<str>) -> Agent {
+        Agent { id: name.clone(), name, delegated_by: Vec::new() }
+    }
+}
+
+/// Why a request's credential was not accepted. The texts are fixed: nothing the caller sent is
+/// echoed back or logged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AuthError {
+    /// No credential, where one is required.
+    Missing,
+    /// A credential that does not prove who it claims to be.
+    Invalid(&'static str),
+    /// The JWT signing keys cannot be had (the identity provider is down): refused, never waved
+    /// through.
+    KeysUnavailable(String),
+}
+
+impl AuthError {
+    pub fn describe(&self) -> String {
+        match self {
+            AuthError::Missing => "this proxy requires an agent credential (Authorization: Bearer …)".into(),
+            AuthError::Invalid(why) => format!("the agent credential was not accepted: {why}"),
+            AuthError::KeysUnavailable(why) => {
+                format!("agent tokens cannot be checked now: the identity provider's keys are unavailable ({why})")
+            }
+        }
+    }
+}
+
+/// A configured identity that cannot be put to use.
+#[derive(Debug, thiserror::Error)]
+pub enum IdentityError {
+    #[error("agent {agent}: the environment variable {var} (its token_env) is unset or empty")]
+    TokenUnset { agent: String, var: String },
+    #[error("agent {agent}: the token in {var} is shorter than 16 characters; use a random one (e.g. openssl rand -hex 32)")]
+    TokenWeak { agent: String, var: String },
+    #[error("agents {a} and {b} have the same token, so a call could not say which one it is")]
+    TokenShared { a: String, b: String },
+    #[error("auth.jwt.jwks: {0}")]
+    Jwks(String),
+}
+
+/// The credentials the proxy accepts, built from config (and rebuilt on reload).
+#[derive(Debug, Default)]
+pub struct Identities {
+    tokens: tokens::Tokens,
+    jwt: Option<Arc<jwt::Verifier>>,
+    /// Configured agent names, to name a JWT's agent with the config's own `Arc`.
+    names: HashMap<Arc<str>, ()>,
+    require: bool,
+}
+
+impl Identities {
+    /// Nobody authenticates.
+    pub fn anonymous() -> Identities {
+        Identities::default()
+    }
+
+    /// Reads every agent's token from the environment and sets up JWT checking, keeping
+    /// `previous`'s key set (and its refresher) when the JWT settings are unchanged. Must run on
+    /// a tokio runtime when a JWKS is configured (its refresher is a task).
+    pub fn build(identity: &Identity, previous: Option<&Identities>) -> Result<Identities, IdentityError> {
+        let tokens = tokens::Tokens::read(identity.agents.values(), |v| std::env::var(v).ok())?;
+        let jwt = match &identity.jwt {
+            None => None,
+            Some(settings) => {
+                match previous.and_then(|p| p.jwt.as_ref()).filter(|v| v.settings() == settings) {
+                    Some(same) => Some(same.clone()),
+                    None => {
+                        let v = jwt::Verifier::new(settings.clone()).map_err(IdentityError::Jwks)?;
+                        v.spawn_refresher();
+                        Some(v)
+                    }
+                }
+            }
+        };
+        Ok(Identities {
+            tokens,
+            jwt,
+            names: identity.agents.keys().map(|k| (k.clone(), ())).collect(),
+            require: identity.require,
+        })
+    }
+
+    /// Whether callers authenticate at all.
+    pub fn enabled(&self) -> bool {
+        !self.names.is_empty() || self.jwt.is_some()
+    }
+
+    /// Whether a caller without a credential is refused.
+    pub fn required(&self) -> bool {
+        self.require
+    }
+
+    /// The JWT issuer, which the proxy's protected-resource metadata names as its authorization
+    /// server.
+    pub fn issuer(&self) -> Option<&str> {
+        self.jwt.as_ref().map(|j| j.settings().issuer.as_str())
+    }
+
+    /// Whether the JWT keys are loaded (always true without JWTs): `/readyz` waits for them.
+    pub fn ready(&self) -> bool {
+        self.jwt.as_ref().is_none_or(|j| j.ready())
+    }
+
+    /// The configured agent a bearer token belongs to. A static token is tried first (cheap, no
+    /// parsing); a JWT-shaped token then goes to the verifier.
+    pub fn authenticate(&self, token: &str) -> Result<Agent, AuthError> {
+        if token.len() > jwt::MAX_TOKEN {
+            return Err(AuthError::Invalid("the token is too large"));
+        }
+        if let Some(name) = self.tokens.find(token) {
+            return Ok(Agent::configured(name));
+        }
+        let Some(verifier) = &self.jwt else {
+            return Err(AuthError::Invalid("no agent has this token"));
+        };
+        let claimed = verifier.verify(token)?;
+        match self.names.get_key_value(claimed.as_str()) {
+            Some((name, ())) => Ok(Agent::configured(name.clone())),
+            None => Err(AuthError::Invalid("the token names an agent that is not configured")),
+        }
+    }
+}
+
+/// The bearer token in an `Authorization` or `Proxy-Authorization` value (`Bearer` in any case).
+pub fn bearer(value: &http::HeaderValue) -> Option<&str> {
+    let v = value.to_str().ok()?;
+    let (scheme, token) = v.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}

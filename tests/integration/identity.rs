@@ -1,0 +1,117 @@
+//! Agent identity end to end: agents authenticate to the proxy with their own tokens, decide
+//! under their own policy, and their credential never reaches the tool server. Real peers: the
+//! MCP project's `server-everything` upstream (its journal says what reached it and whether an
+//! `Authorization` header came with it) and the Python SDK's client.
+
+use serde_json::Value;
+
+use crate::support::{config, get, post, proxy, proxy_url, py_client_with, text_of, Peer};
+
+const DEV: (&str, &str) = ("PORTCULLIS_TEST_AGENT_DEV", "dev-token-6f1e2d3c4b5a69788796");
+const CI: (&str, &str) = ("PORTCULLIS_TEST_AGENT_CI", "ci-token-0a1b2c3d4e5f60718293");
+
+fn team() -> String {
+    for (var, value) in [DEV, CI] {
+        std::env::set_var(var, value);
+    }
+    format!(
+        "permissions: {{ allow: [\"mcp__*\"] }}\n\
+         agents:\n  \
+           dev: {{ token_env: {} }}\n  \
+           ci: {{ token_env: {}, profile: readonly, permissions: {{ deny: [mcp__e__echo], allow: [mcp__e__get-sum] }} }}\n",
+        DEV.0, CI.0
+    )
+}
+
+fn bearer(token: &str) -> String {
+    format!("Authorization: Bearer {token}")
+}
+
+#[tokio::test]
+async fn each_agent_decides_under_its_own_policy_and_its_token_stays_at_the_proxy() {
+    let peer = Peer::everything();
+    let p = proxy(&config(&[("e", &peer.url())], &team())).await;
+    let url = proxy_url(&p, "e");
+    let echo = r#"{"message":"hi"}"#;
+
+    let dev = py_client_with(&url, "legacy", &["--header", &bearer(DEV.1)], &["call", "echo", echo]).await;
+    assert_eq!(text_of(&dev[0]), "Echo: hi", "{dev:?}");
+    let ci = py_client_with(&url, "legacy", &["--header", &bearer(CI.1)], &["call", "echo", echo]).await;
+    assert_eq!(ci[0]["result"]["isError"], true, "{ci:?}");
+    let why = text_of(&ci[0]);
+    assert!(
+        why.contains("mcp__e__echo") && why.contains("agent"),
+        "the reason names the rule's scope: {why}"
+    );
+
+    // The upstream ran dev's call only, and never saw an Authorization header.
+    assert_eq!(peer.calls_received(), vec!["echo".to_owned()]);
+    let journal = peer.journal_http();
+    assert!(!journal.is_empty() && journal.iter().all(|l| l["has_authorization"] == false), "{journal:?}");
+
+    let (_, _, metrics) = get(&format!("http://{}/metrics", p.admin_addr), &[]).await;
+    assert!(
+        metrics.contains(r#"portcullis_agent_calls_total{agent="dev",outcome="forwarded"} 1"#),
+        "{metrics}"
+    );
+    assert!(metrics.contains(r#"portcullis_agent_calls_total{agent="ci",outcome="denied"} 1"#), "{metrics}");
+    p.shutdown().await;
+}
+
+#[tokio::test]
+async fn without_a_good_credential_nothing_reaches_the_upstream() {
+    let peer = Peer::everything();
+    let p = proxy(&config(&[("e", &peer.url())], &team())).await;
+    let url = proxy_url(&p, "e");
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
+    let accept = ("accept", "application/json, text/event-stream");
+    let huge = format!("Bearer {}", "a".repeat(20_000));
+    let cases: Vec<(&str, Vec<(&str, &str)>)> = vec![
+        ("no credential", vec![accept]),
+        ("a wrong token", vec![accept, ("authorization", "Bearer not-the-token-at-all-123")]),
+        ("another scheme", vec![accept, ("authorization", "Basic ZGV2OmRldg==")]),
+        ("an empty bearer", vec![accept, ("authorization", "Bearer ")]),
+        ("alg none", vec![accept, ("authorization", "Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJkZXYifQ.")]),
+        ("a huge token", vec![accept, ("authorization", &huge)]),
+        (
+            "a wrong proxy credential beside a right one",
+            vec![
+                accept,
+                ("proxy-authorization", "Bearer wrong-wrong-wrong-wrong"),
+                ("authorization", "Bearer dev-token-6f1e2d3c4b5a69788796"),
+            ],
+        ),
+    ];
+    for (what, headers) in cases {
+        let (status, h, body) = post(&url, &headers, init).await;
+        assert_eq!(status, 401, "{what}: {body}");
+        let challenge = h["www-authenticate"].to_str().unwrap();
+        assert!(
+            challenge.starts_with("Bearer ")
+                && challenge.contains(&format!(
+                    "resource_metadata=\"http://{}/.well-known/oauth-protected-resource/mcp/e\"",
+                    p.addr
+                )),
+            "{what}: {challenge}"
+        );
+        assert!(
+            !body.contains("dev-token") && !body.contains("aaaa"),
+            "{what}: nothing sent is echoed: {body}"
+        );
+    }
+    assert!(peer.journal_http().is_empty(), "no refused request reached the upstream");
+
+    // The metadata the challenge points at, served without a credential.
+    let (status, _, doc) =
+        get(&format!("http://{}/.well-known/oauth-protected-resource/mcp/e", p.addr), &[]).await;
+    assert_eq!(status, 200, "{doc}");
+    let doc: Value = serde_json::from_str(&doc).unwrap();
+    assert_eq!(doc["resource"], format!("http://{}/mcp/e", p.addr));
+
+    // Proxy-Authorization is the proxy's credential too, and is consumed the same way.
+    let (status, _, body) =
+        post(&url, &[accept, ("proxy-authorization", &format!("Bearer {}", DEV.1))], init).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(peer.journal_http().iter().all(|l| l["has_authorization"] == false));
+    p.shutdown().await;
+}
