@@ -44,7 +44,15 @@ pub fn service(
                 }
                 "/console" => console(&req, token.is_some()),
                 _ => {
-                    let ready = shared.guard.load().guardrails().is_none_or(|g| g.ready());
+                    let ready = if !shared.identities.load().ready() {
+                        Err("not ready: the JWT signing keys have not been loaded, so agents cannot authenticate\n")
+                    } else if !shared.guard.load().guardrails().is_none_or(|g| g.ready()) {
+                        // A fail-closed guardrail rule depends on a checker whose breaker is
+                        // open: calls it covers are being refused, so traffic should go elsewhere.
+                        Err("not ready: the checker is down and a fail-closed guardrail rule depends on it\n")
+                    } else {
+                        Ok(())
+                    };
                     route(&req, &metrics, ready)
                 }
             };
@@ -235,21 +243,17 @@ async fn approvals(req: Request<Incoming>, shared: &Shared, token: &Option<Strin
     }
 }
 
-fn route<B>(req: &Request<B>, metrics: &Metrics, ready: bool) -> Resp {
+fn route<B>(req: &Request<B>, metrics: &Metrics, ready: Result<(), &'static str>) -> Resp {
     if req.method() != Method::GET {
         return text(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "GET only\n");
     }
     match req.uri().path() {
         "/metrics" => text(StatusCode::OK, "text/plain; version=0.0.4", metrics.render()),
         "/healthz" => text(StatusCode::OK, "text/plain", "ok\n"),
-        "/readyz" if ready => text(StatusCode::OK, "text/plain", "ready\n"),
-        // A fail-closed guardrail rule depends on a checker whose breaker is open: calls it
-        // covers are being refused, so traffic should go elsewhere.
-        "/readyz" => text(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "text/plain",
-            "not ready: the checker is down and a fail-closed guardrail rule depends on it\n",
-        ),
+        "/readyz" => match ready {
+            Ok(()) => text(StatusCode::OK, "text/plain", "ready\n"),
+            Err(why) => text(StatusCode::SERVICE_UNAVAILABLE, "text/plain", why),
+        },
         _ => text(StatusCode::NOT_FOUND, "text/plain", "not found: try /metrics, /healthz or /readyz\n"),
     }
 }

@@ -11,11 +11,14 @@ use std::io::{BufRead, Write};
 use serde::Deserialize;
 use serde_json::{json, value::RawValue, Value};
 
+use std::sync::Arc;
+
 use crate::call::ToolCall;
 use crate::checker::Phase;
 use crate::config::Config;
 use crate::gate::{Guard, Outcome, PostOutcome};
 use crate::guardrails::{PostJudgement, PreJudgement, Report};
+use crate::identity::Agent;
 use crate::mcp::era::Era;
 use crate::mcp::result::refusal_value;
 use crate::rules::Effect;
@@ -47,13 +50,28 @@ fn split(qualified: &str) -> Option<(&str, &str)> {
     rest.split_once("__")
 }
 
-/// Decides every line of `input`, writing one JSON line per input line to `output`.
+/// Decides every line of `input`, writing one JSON line per input line to `output`; as the
+/// configured agent `agent` when one is named (`--agent`), else as an anonymous caller.
 pub async fn run(
     config: &Config,
     phase: Phase,
+    agent: Option<&str>,
     input: impl BufRead,
     mut output: impl Write,
 ) -> std::io::Result<Summary> {
+    let agent = match agent {
+        None => None,
+        Some(name) => match config.policy.identity.agents.get_key_value(name) {
+            Some((name, _)) => Some(std::sync::Arc::new(crate::identity::Agent::configured(name.clone()))),
+            None => {
+                let known: Vec<&str> = config.policy.identity.agents.keys().map(|k| &**k).collect();
+                return Err(std::io::Error::other(format!(
+                    "no agent {name:?} in the config (agents: {})",
+                    if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+                )));
+            }
+        },
+    };
     let guard = crate::runtime::Runtime::offline(config).map_err(std::io::Error::other)?;
     let mut summary = Summary::default();
     for line in input.lines() {
@@ -62,8 +80,8 @@ pub async fn run(
             continue;
         }
         let decided = match phase {
-            Phase::Pre => decide(&guard, &line, &mut summary).await,
-            Phase::Post => inspect(&guard, &line, &mut summary).await,
+            Phase::Pre => decide(&guard, &line, agent.as_ref(), &mut summary).await,
+            Phase::Post => inspect(&guard, &line, agent.as_ref(), &mut summary).await,
         };
         let out = decided.unwrap_or_else(|e| {
             summary.errors += 1;
@@ -75,18 +93,23 @@ pub async fn run(
     Ok(summary)
 }
 
-fn parse(line: &str) -> Result<(Input, ToolCall), String> {
+fn parse(line: &str, agent: Option<&Arc<Agent>>) -> Result<(Input, ToolCall), String> {
     let input: Input = serde_json::from_str(line)
         .map_err(|e| format!("not a {{\"tool\", \"args\"|\"result\"}} line: {e}"))?;
     let (upstream, name) = split(&input.tool)
         .ok_or_else(|| format!("{:?} is not a qualified name (mcp__{{upstream}}__{{tool}})", input.tool))?;
     let mut call = ToolCall::mcp(upstream.into(), name, input.args.as_deref(), Era::Legacy);
     call.qualified = input.tool.clone();
-    Ok((input, call))
+    Ok((input, call.with_agent(agent.cloned())))
 }
 
-async fn decide(guard: &Guard, line: &str, summary: &mut Summary) -> Result<Value, String> {
-    let (_, call) = parse(line)?;
+async fn decide(
+    guard: &Guard,
+    line: &str,
+    agent: Option<&Arc<Agent>>,
+    summary: &mut Summary,
+) -> Result<Value, String> {
+    let (_, call) = parse(line, agent)?;
     let d = guard.decide(&call);
     let mut v = json!({
         "effect": d.effect.as_str(),
@@ -133,8 +156,13 @@ fn describe<J>(v: &mut Value, report: &Report<J>) {
     v["rubric"] = json!(report.rubric);
 }
 
-async fn inspect(guard: &Guard, line: &str, summary: &mut Summary) -> Result<Value, String> {
-    let (input, call) = parse(line)?;
+async fn inspect(
+    guard: &Guard,
+    line: &str,
+    agent: Option<&Arc<Agent>>,
+    summary: &mut Summary,
+) -> Result<Value, String> {
+    let (input, call) = parse(line, agent)?;
     let mut result = input.result.ok_or("a post line carries `result`")?;
     let redacted = guard.post(&call, &mut result) != PostOutcome::Pass;
     let mut v = json!({ "checked": false, "verdict": Value::Null, "outcome": "pass" });
@@ -182,7 +210,7 @@ mod tests {
         );
         let mut out = Vec::new();
         let summary =
-            crate::gate::pre::block_on(run(&config, Phase::Pre, input.as_bytes(), &mut out)).unwrap();
+            crate::gate::pre::block_on(run(&config, Phase::Pre, None, input.as_bytes(), &mut out)).unwrap();
         let lines: Vec<Value> =
             String::from_utf8(out).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         assert_eq!(lines.len(), 4);
@@ -194,5 +222,57 @@ mod tests {
         assert_eq!(lines[2]["prefilter"], "inspect");
         assert!(lines[3]["error"].is_string());
         assert_eq!(summary, Summary { allow: 1, ask: 0, deny: 1, blocked: 0, errors: 2 });
+    }
+
+    /// Decides `lines` as `agent`; returns each line's effect and scope.
+    fn as_agent(config: &Config, agent: Option<&str>, lines: &[&str]) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        let input = lines.join("\n");
+        crate::gate::pre::block_on(run(config, Phase::Pre, agent, input.as_bytes(), &mut out)).unwrap();
+        String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .map(|v| (v["effect"].as_str().unwrap().to_owned(), v["scope"].as_str().unwrap_or("").to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn an_agent_decides_under_its_layer_and_never_wider_than_the_config_denies() {
+        let config = Config::parse(
+            r#"
+tools: [{ match: mcp__sh__run, kind: shell, command: /command }]
+permissions:
+  allow: ["Shell(git status)", mcp__fs__read]
+  ask: ["Shell(git push:*)"]
+  deny: ["Shell(rm:*)"]
+agents:
+  ro:   { token_env: T1, profile: readonly }
+  wide: { token_env: T2, posture: yolo, profile: privileged, permissions: { allow: ["Shell(rm:*)", "Shell(git push:*)", mcp__fs__write] } }
+  tight: { token_env: T3, permissions: { deny: [mcp__fs__read] } }
+"#,
+            "t",
+        )
+        .unwrap();
+        let lines = [
+            r#"{"tool":"mcp__sh__run","args":{"command":"rm -rf build"}}"#,
+            r#"{"tool":"mcp__sh__run","args":{"command":"git push origin main"}}"#,
+            r#"{"tool":"mcp__fs__read","args":{}}"#,
+            r#"{"tool":"mcp__fs__write","args":{}}"#,
+            r#"{"tool":"mcp__sh__run","args":{"command":"git status"}}"#,
+        ];
+        let effects =
+            |agent| as_agent(&config, agent, &lines).into_iter().map(|(e, _)| e).collect::<Vec<_>>();
+        assert_eq!(effects(None), ["deny", "ask", "allow", "ask", "allow"], "anonymous: the config's policy");
+        // An agent's allow never lifts the config's deny or ask; its own posture and profile
+        // lift only the floor (mcp__fs__write had no rule).
+        assert_eq!(effects(Some("wide")), ["deny", "ask", "allow", "allow", "allow"]);
+        // readonly: anything not proven read-only is denied, whatever the config allows.
+        assert_eq!(effects(Some("ro")), ["deny", "deny", "deny", "deny", "allow"]);
+        let tight = as_agent(&config, Some("tight"), &lines);
+        assert_eq!(tight[2], ("deny".to_owned(), "agent".to_owned()), "the agent's own deny, in its scope");
+        let mut out = Vec::new();
+        let err = crate::gate::pre::block_on(run(&config, Phase::Pre, Some("nobody"), &b""[..], &mut out));
+        assert!(err.unwrap_err().to_string().contains("ro, tight, wide"), "names the configured agents");
     }
 }

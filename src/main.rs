@@ -85,6 +85,9 @@ enum Command {
         /// (`{"tool", "result"}` lines).
         #[arg(long, default_value = "pre", value_parser = ["pre", "post"])]
         phase: String,
+        /// Decide as this configured agent (its profile, posture and permissions on the config's).
+        #[arg(long)]
+        agent: Option<String>,
     },
     /// Decide calls parked for approval at a running proxy's admin API.
     Approvals {
@@ -234,14 +237,20 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             portcullis::demo::run(listen, once, shutdown_signal()).await?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Check { config, phase } => {
+        Command::Check { config, phase, agent } => {
             let phase = match phase.as_str() {
                 "post" => portcullis::checker::Phase::Post,
                 _ => portcullis::checker::Phase::Pre,
             };
             let c = config.load()?;
-            let s =
-                portcullis::check::run(&c, phase, std::io::stdin().lock(), std::io::stdout().lock()).await?;
+            let s = portcullis::check::run(
+                &c,
+                phase,
+                agent.as_deref(),
+                std::io::stdin().lock(),
+                std::io::stdout().lock(),
+            )
+            .await?;
             match phase {
                 portcullis::checker::Phase::Pre => eprintln!(
                     "portcullis check: {} allow, {} ask, {} deny; {} blocked by the checker; {} unreadable line(s)",

@@ -59,11 +59,12 @@ pub async fn run(admin: &str, token: &str, action: Action) -> anyhow::Result<Str
                 let mut out = String::new();
                 for p in pending {
                     out.push_str(&format!(
-                        "{:>4}  {}  {}\n      why: {}  (session {}, {})\n",
+                        "{:>4}  {}  {}\n      why: {}  ({}session {}, {})\n",
                         p["id"],
                         p["tool"].as_str().unwrap_or(""),
                         p["args"].as_str().unwrap_or(""),
                         p["reason"].as_str().unwrap_or(""),
+                        p["agent"].as_str().map(|a| format!("agent {a}, ")).unwrap_or_default(),
                         p["session"].as_str().unwrap_or("-"),
                         p["source"].as_str().unwrap_or(""),
                     ));

@@ -217,6 +217,7 @@ mod tests {
             source,
             session: session.map(str::to_owned),
             definition: 0,
+            agent: None,
         }
     }
 

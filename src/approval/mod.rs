@@ -128,6 +128,8 @@ pub struct Ask {
     pub source: Source,
     /// The session it belongs to; without one, "allow for the session" allows once.
     pub session: Option<String>,
+    /// The agent asking, when agents are configured.
+    pub agent: Option<Arc<crate::identity::Agent>>,
     /// The version of the tool's definition as seen in `tools/list` ([`tools::Definitions`]):
     /// a waiver armed for one definition does not answer for another.
     pub definition: u64,
@@ -357,6 +359,7 @@ impl Approvals {
             upstream: ask.tool.split("__").nth(1).unwrap_or(""),
             tool: &ask.tool,
             session: ask.session.as_deref(),
+            agent: ask.agent.as_deref(),
             outcome: label,
             rule: None,
             reason: Some(&ask.reason),

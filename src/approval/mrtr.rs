@@ -264,6 +264,7 @@ mod tests {
             source: Source::Floor,
             session: session.map(str::to_owned),
             definition: 0,
+            agent: None,
         }
     }
 

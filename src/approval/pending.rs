@@ -27,6 +27,9 @@ pub struct View {
     pub args: String,
     pub reason: String,
     pub session: Option<String>,
+    /// The agent asking, when agents are configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
     /// Seconds since the Unix epoch.
     pub since: u64,
     /// `floor`, `configured` or `checker`: a configured ask cannot be allowed for the session.
@@ -108,6 +111,7 @@ impl Parking {
                 args: e.ask.args.clone(),
                 reason: e.ask.reason.clone(),
                 session: e.ask.session.clone(),
+                agent: e.ask.agent.as_ref().map(|a| a.id.to_string()),
                 since: e.since.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
                 source: match e.ask.source {
                     super::Source::Floor => "floor",
@@ -146,6 +150,7 @@ mod tests {
             source: super::super::Source::Floor,
             session: None,
             definition: 0,
+            agent: None,
         }
     }
 

@@ -78,6 +78,7 @@ mod tests {
             source: Source::Floor,
             session: session.map(str::to_owned),
             definition: 0,
+            agent: None,
         }
     }
 

@@ -65,6 +65,8 @@ pub struct Entry<'a> {
     pub upstream: &'a str,
     pub tool: &'a str,
     pub session: Option<&'a str>,
+    /// The authenticated agent, when agents are configured.
+    pub agent: Option<&'a crate::identity::Agent>,
     /// The metrics label of what happened (`forwarded`, `denied`, `blocked`, `allow_once`, …).
     pub outcome: &'a str,
     /// The rule that decided (Layer 1's, `guardrail`, `floor`…), when one did.
@@ -88,6 +90,12 @@ pub struct Record {
     pub tool: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
+    /// The agent's id (`dev`, or `dev>reviewer` for a delegated one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Who delegated to it, nearest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub delegated_by: Vec<String>,
     pub outcome: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
@@ -197,6 +205,11 @@ impl Audit {
             upstream: e.upstream.to_owned(),
             tool: e.tool.to_owned(),
             session: e.session.map(str::to_owned),
+            agent: e.agent.map(|a| a.id.to_string()),
+            delegated_by: e
+                .agent
+                .map(|a| a.delegated_by.iter().map(|d| d.to_string()).collect())
+                .unwrap_or_default(),
             outcome: e.outcome.to_owned(),
             rule: e.rule.map(str::to_owned),
             reason: e.reason.map(str::to_owned),
@@ -262,6 +275,7 @@ impl Audit {
             upstream: &call.upstream,
             tool: &call.qualified,
             session: call.session.as_deref(),
+            agent: call.agent.as_deref(),
             outcome,
             rule,
             reason,

@@ -49,6 +49,7 @@ pub struct PreCheck {
     /// For an ask, should the checker block.
     args: Value,
     session: Option<String>,
+    agent: Option<Arc<crate::identity::Agent>>,
 }
 
 impl PreCheck {
@@ -60,6 +61,7 @@ impl PreCheck {
             source: Source::Checker,
             session: self.session.clone(),
             definition: 0,
+            agent: self.agent.clone(),
         })
     }
 
@@ -286,6 +288,7 @@ impl Guard {
                         tool: call.qualified.clone(),
                         args,
                         session: call.session.clone(),
+                        agent: call.agent.clone(),
                     })),
                 },
             },
@@ -305,6 +308,7 @@ impl Guard {
                     source: if d.scope == Scope::Builtin { Source::Floor } else { Source::Configured },
                     session: call.session.clone(),
                     definition: 0,
+                    agent: call.agent.clone(),
                 })),
                 reason: format!(
                     "portcullis needs a human to approve {}: {} (rule {}, scope {scope}). No approval channel \

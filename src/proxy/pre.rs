@@ -229,7 +229,7 @@ where
     let decision = decide(&payload, &cx, &guard).await;
     // One span per tool call (session, tool, outcome): whatever is logged while it is forwarded,
     // held or answered carries them, and JSON logs close it with a line of its own.
-    let span = call_span(&decision, session.as_deref());
+    let span = call_span(&decision, session.as_deref(), agent.as_deref());
     let _entered = span.enter();
     let watched = match decision {
         Plan::Refuse(r) => {
@@ -279,7 +279,11 @@ where
 }
 
 /// The span of a decision about exactly one tool call (none for other requests and batches).
-fn call_span(decision: &Plan, session: Option<&str>) -> tracing::Span {
+fn call_span(
+    decision: &Plan,
+    session: Option<&str>,
+    agent: Option<&crate::identity::Agent>,
+) -> tracing::Span {
     // Logging below info (the benchmarks' `warn`): no span, and no names copied to make one.
     if !tracing::enabled!(tracing::Level::INFO) {
         return tracing::Span::none();
@@ -300,6 +304,7 @@ fn call_span(decision: &Plan, session: Option<&str>) -> tracing::Span {
         Some(tool) => tracing::info_span!(
             "tool_call",
             session = session.unwrap_or("-"),
+            agent = agent.map_or("-", |a| &*a.id),
             %tool,
             outcome = tracing::field::Empty
         ),

@@ -55,6 +55,7 @@ pub(super) fn flagged(call: &ToolCall) -> crate::gate::Denial {
             source: Source::Flagged,
             session: call.session.clone(),
             definition: 0,
+            agent: call.agent.clone(),
         })),
     }
 }
