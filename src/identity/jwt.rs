@@ -159,7 +159,8 @@ impl Verifier {
         if token.len() > MAX_TOKEN {
             return Err(AuthError::Invalid("the token is too large"));
         }
-        let header = jsonwebtoken::decode_header(token).map_err(|_| AuthError::Invalid("not a JWT"))?;
+        let header = jsonwebtoken::decode_header(token)
+            .map_err(|_| AuthError::Invalid("not a signed JWT with an accepted algorithm"))?;
         if !self.settings.algorithms.contains(&header.alg) {
             return Err(AuthError::Invalid("the token's algorithm is not accepted"));
         }

@@ -19,6 +19,7 @@ mod hostile;
 mod hostile_routes;
 mod http_tools;
 mod identity;
+mod identity_jwt;
 mod in_process;
 mod lifecycle;
 mod mcp_http;
