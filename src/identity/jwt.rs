@@ -35,6 +35,18 @@ struct Key {
 
 struct Keys {
     keys: Vec<Key>,
+    /// Tokens these keys verified (by SHA-256 of the token): the agent and the expiry. A new
+    /// key set starts empty, so a dropped key's tokens are checked again, and fail.
+    verified: moka::sync::Cache<[u8; 32], (String, u64)>,
+}
+
+/// Verified tokens remembered per key set.
+const VERIFIED_CAPACITY: u64 = 10_000;
+/// The leeway on `exp` (and `nbf`), for clocks a little apart.
+const LEEWAY: u64 = 30;
+
+fn now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 /// Checks JWTs. Cheap to share; the refresher task holds a weak handle and ends with it.
@@ -68,7 +80,11 @@ fn parse_keys(bytes: &[u8]) -> Result<Keys, String> {
     if keys.is_empty() {
         return Err("the JWKS holds no usable public key".into());
     }
-    Ok(Keys { keys })
+    let verified = moka::sync::Cache::builder()
+        .max_capacity(VERIFIED_CAPACITY)
+        .time_to_live(Duration::from_secs(300))
+        .build();
+    Ok(Keys { keys, verified })
 }
 
 #[derive(serde::Deserialize)]
@@ -159,6 +175,15 @@ impl Verifier {
         if token.len() > MAX_TOKEN {
             return Err(AuthError::Invalid("the token is too large"));
         }
+        let digest: [u8; 32] = <sha2::Sha256 as sha2::Digest>::digest(token.as_bytes()).into();
+        if let Some(keys) = self.keys.load().as_deref() {
+            if let Some((name, exp)) = keys.verified.get(&digest) {
+                if exp + LEEWAY > now() {
+                    return Ok(name);
+                }
+                return Err(AuthError::Invalid("the token has expired"));
+            }
+        }
         let header = jsonwebtoken::decode_header(token)
             .map_err(|_| AuthError::Invalid("not a signed JWT with an accepted algorithm"))?;
         if !self.settings.algorithms.contains(&header.alg) {
@@ -182,7 +207,7 @@ impl Verifier {
         validation.set_issuer(&[&self.settings.issuer]);
         validation.set_audience(&[&self.settings.audience]);
         validation.set_required_spec_claims(&["exp", "iss", "aud"]);
-        validation.leeway = 30;
+        validation.leeway = LEEWAY;
         let mut last = AuthError::Invalid("the token's signature does not verify");
         for k in candidates {
             if k.alg.is_some_and(|a| a != header.alg) {
@@ -191,7 +216,12 @@ impl Verifier {
             match jsonwebtoken::decode::<Claims>(token, &k.key, &validation) {
                 Ok(data) => {
                     return match data.claims.rest.get(&self.settings.agent_claim) {
-                        Some(serde_json::Value::String(name)) => Ok(name.clone()),
+                        Some(serde_json::Value::String(name)) => {
+                            if let Some(exp) = data.claims.rest.get("exp").and_then(|e| e.as_u64()) {
+                                keys.verified.insert(digest, (name.clone(), exp));
+                            }
+                            Ok(name.clone())
+                        }
                         _ => {
                             Err(AuthError::Invalid("the token does not carry the claim that names the agent"))
                         }
