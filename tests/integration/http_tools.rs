@@ -10,12 +10,12 @@ use tokio::net::TcpListener;
 use crate::support::*;
 
 /// A real HTTP tool server that records every request it receives (method, path, body).
-struct ToolServer {
-    url: String,
-    seen: Arc<Mutex<Vec<(String, String, String)>>>,
+pub(crate) struct ToolServer {
+    pub url: String,
+    pub seen: Arc<Mutex<Vec<(String, String, String)>>>,
 }
 
-async fn tool_server() -> ToolServer {
+pub(crate) async fn tool_server() -> ToolServer {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/api", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));

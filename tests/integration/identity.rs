@@ -115,3 +115,79 @@ async fn without_a_good_credential_nothing_reaches_the_upstream() {
     assert!(peer.journal_http().iter().all(|l| l["has_authorization"] == false));
     p.shutdown().await;
 }
+
+#[tokio::test]
+async fn one_agents_waiver_and_flag_never_answer_for_another() {
+    let token_env = "PORTCULLIS_TEST_ADMIN_TOKEN_AGENTS";
+    std::env::set_var(token_env, "agents-operator");
+    let tools = crate::http_tools::tool_server().await;
+    let mut yaml = format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\nupstreams:\n  web: {{ url: \"{}\" }}\n\
+         approvals: {{ channel: api, timeout: 30s }}\n",
+        tools.url
+    );
+    team();
+    yaml.push_str(&format!(
+        "permissions: {{ allow: [http__web__ok], deny: [\"http__web__admin*\"] }}\n\
+         agents:\n  dev: {{ token_env: {} }}\n  ops: {{ token_env: {} }}\n",
+        DEV.0, CI.0
+    ));
+    let p = proxy(&portcullis::config::Config::parse(&yaml, "test").unwrap_or_else(|e| panic!("{e}"))).await;
+    let (base, admin) = (format!("http://{}/http/web", p.addr), format!("http://{}", p.admin_addr));
+    let operator = [("authorization", "Bearer agents-operator")];
+    let dev = format!("Bearer {}", DEV.1);
+    let ops = format!("Bearer {}", CI.1);
+    let as_dev = [("authorization", dev.as_str()), ("x-portcullis-session", "shared")];
+    let as_ops = [("authorization", ops.as_str()), ("x-portcullis-session", "shared")];
+    // Decides the one parked call, once it shows up; returns the agent the API named.
+    let decide = |decision: &'static str| {
+        let admin = admin.clone();
+        async move {
+            let (admin, auth) = (&admin, &operator);
+            let (id, agent) = crate::support::eventually("a call to be parked", || async move {
+                let (_, _, list) = get(&format!("{admin}/approvals"), auth).await;
+                let v: Value = serde_json::from_str(&list).unwrap_or_default();
+                Some((v["pending"][0]["id"].as_u64()?, v["pending"][0]["agent"].as_str()?.to_owned()))
+            })
+            .await;
+            let (status, _, text) =
+                post(&format!("{admin}/approvals/{id}"), auth, format!(r#"{{"decision":"{decision}"}}"#))
+                    .await;
+            assert_eq!(status, 200, "{text}");
+            agent
+        }
+    };
+    let subscribe = format!("{base}/v1/subscribe");
+    // dev's ask, allowed for the session: its repeat is waived.
+    let (held, agent) =
+        tokio::join!(post(&subscribe, &as_dev, r#"{"city":"Oslo"}"#), decide("allow_session"));
+    assert_eq!((held.0, agent.as_str()), (200, "dev"), "{}", held.2);
+    let (status, _, body) = post(&subscribe, &as_dev, r#"{"city":"Oslo"}"#).await;
+    assert_eq!(status, 200, "dev's waiver: {body}");
+    // ops, same session id, same call: asked anew, and denied, it never reaches the server.
+    let (refused, agent) = tokio::join!(post(&subscribe, &as_ops, r#"{"city":"Oslo"}"#), decide("deny"));
+    assert_eq!((refused.0, agent.as_str()), (403, "ops"), "dev's waiver never answers ops: {}", refused.2);
+    assert_eq!(tools.seen.lock().unwrap().len(), 2, "{:?}", tools.seen);
+
+    // dev is refused thirty times under thirty fresh session ids: dev is flagged, ops is not.
+    for i in 0..30 {
+        let s = format!("fresh-{i}");
+        let (status, _, body) =
+            post(&format!("{base}/admin"), &[("authorization", &dev), ("x-portcullis-session", &s)], "{}")
+                .await;
+        assert_eq!(status, 403, "{body}");
+    }
+    let flagged = tokio::spawn({
+        let url = format!("{base}/ok");
+        let dev = dev.clone();
+        async move {
+            post(&url, &[("authorization", dev.as_str()), ("x-portcullis-session", "new-id")], "{}").await
+        }
+    });
+    assert_eq!(decide("deny").await, "dev", "dev's allowed call meets a human");
+    let (status, _, body) = flagged.await.unwrap();
+    assert_eq!(status, 403, "{body}");
+    let (status, _, body) = post(&format!("{base}/ok"), &as_ops, "{}").await;
+    assert_eq!(status, 200, "ops is not flagged by dev's refusals: {body}");
+    p.shutdown().await;
+}
