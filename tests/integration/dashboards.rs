@@ -17,7 +17,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::support::fake_checker::{FakeChecker, Reply};
-use crate::support::{post, proxy, proxy_url, py_client, text_of, Peer};
+use crate::support::{post, proxy, proxy_url, py_client, py_client_with, text_of, Peer};
 
 /// Sample name → label name → the values seen.
 type Exported = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
@@ -647,11 +647,13 @@ async fn dashboards_query_only_metrics_and_labels_a_running_proxy_exports() {
     let token_env = "PORTCULLIS_TEST_ADMIN_TOKEN_DASHBOARDS";
     // A variable only this test reads (the proxy takes its admin token from the environment).
     std::env::set_var(token_env, "dashboards-operator-token");
+    std::env::set_var("PORTCULLIS_TEST_AGENT_DASHBOARDS", "dashboards-agent-token-1f2e3d");
     let peer = Peer::python("legacy");
     let checker = FakeChecker::replying(Reply::Safe).await;
     let yaml = format!(
         "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\nupstreams:\n  py: {{ url: \"{}\" }}\n\
          permissions: {{ allow: [\"mcp__*\"], ask: [mcp__py__add] }}\napprovals: {{ channel: api, timeout: 30s }}\n\
+         agents: {{ dash: {{ token_env: PORTCULLIS_TEST_AGENT_DASHBOARDS }} }}\nauth: {{ require: false }}\n\
          guardrails:\n  checker: {{ base_url: \"{}\", model: fake-judge, timeout: 5s }}\n  min_content_bytes: 0\n  rules: [{{ match: \"mcp__*\", phases: [pre, post], mode: advisory }}]\n",
         peer.url(),
         checker.url
@@ -661,6 +663,17 @@ async fn dashboards_query_only_metrics_and_labels_a_running_proxy_exports() {
     let out = py_client(&url, "legacy", &["call", "echo", r#"{"message":"dashboards"}"#]).await;
     assert_eq!(text_of(&out[0]), "dashboards", "{}", out[0]);
     assert!(checker.calls() >= 1, "the checker judged the call");
+    // An agent's call and a refused credential give the agent metrics their first samples.
+    let out = py_client_with(
+        &url,
+        "legacy",
+        &["--header", "Authorization: Bearer dashboards-agent-token-1f2e3d"],
+        &["call", "echo", r#"{"message":"as dash"}"#],
+    )
+    .await;
+    assert_eq!(text_of(&out[0]), "as dash", "{}", out[0]);
+    let (status, _, _) = post(&url, &[("authorization", "Bearer not-an-agent-token")], "{}").await;
+    assert_eq!(status, 401);
 
     // The ask: parked until an operator allows it once at POST /approvals/{id}.
     let asked =
