@@ -191,3 +191,27 @@ async fn one_agents_waiver_and_flag_never_answer_for_another() {
     assert_eq!(status, 200, "ops is not flagged by dev's refusals: {body}");
     p.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_modern_approval_state_answers_only_the_agent_it_was_issued_to() {
+    use crate::mrtr::{answer, call};
+    team();
+    let peer = Peer::python("modern");
+    let yaml = format!(
+        "approvals: {{ channel: elicitation, timeout: 30s }}\nagents:\n  dev: {{ token_env: {} }}\n  ops: {{ token_env: {} }}\n",
+        DEV.0, CI.0
+    );
+    let p = proxy(&config(&[("py", &peer.url())], &yaml)).await;
+    let url = proxy_url(&p, "py");
+    let (dev, ops) = (format!("Bearer {}", DEV.1), format!("Bearer {}", CI.1));
+    let (_, first) = call(&url, 1, "hello", serde_json::json!({}), &dev).await;
+    let state = first["result"]["requestState"].as_str().unwrap_or_else(|| panic!("{first}")).to_owned();
+    // ops replays dev's state, answered "allow": refused, and nothing reaches the upstream.
+    let (_, stolen) = call(&url, 2, "hello", answer(&state, "allow_once"), &ops).await;
+    assert_eq!(stolen["error"]["code"], -32602, "{stolen}");
+    assert!(peer.tools_run().is_empty(), "{:?}", peer.tools_run());
+    // dev's own retry is honoured.
+    let (_, ok) = call(&url, 3, "hello", answer(&state, "allow_once"), &dev).await;
+    assert_eq!(ok["result"]["content"][0]["text"], "wrote 5 bytes to p", "{ok}");
+    p.shutdown().await;
+}

@@ -16,7 +16,7 @@ fn bodies(peer: &Peer) -> String {
 }
 
 /// A modern `tools/call` of write_note, from a client that can elicit, with `extra` params.
-async fn call(url: &str, id: u64, text: &str, extra: Value, auth: &str) -> (u16, Value) {
+pub(crate) async fn call(url: &str, id: u64, text: &str, extra: Value, auth: &str) -> (u16, Value) {
     let mut params = json!({"name":"write_note","arguments":{"path":"p","text":text},
         "_meta":{"io.modelcontextprotocol/protocolVersion":MODERN,
                  "io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}}}}});
@@ -34,7 +34,7 @@ async fn call(url: &str, id: u64, text: &str, extra: Value, auth: &str) -> (u16,
     (status, rpc_body(&text))
 }
 
-fn answer(state: &str, decision: &str) -> Value {
+pub(crate) fn answer(state: &str, decision: &str) -> Value {
     json!({"requestState": state, "inputResponses": {KEY: {"action":"accept","content":{"decision":decision}}}})
 }
 
