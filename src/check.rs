@@ -61,16 +61,9 @@ pub async fn run(
 ) -> std::io::Result<Summary> {
     let agent = match agent {
         None => None,
-        Some(name) => match config.policy.identity.agents.get_key_value(name) {
-            Some((name, _)) => Some(std::sync::Arc::new(crate::identity::Agent::configured(name.clone()))),
-            None => {
-                let known: Vec<&str> = config.policy.identity.agents.keys().map(|k| &**k).collect();
-                return Err(std::io::Error::other(format!(
-                    "no agent {name:?} in the config (agents: {})",
-                    if known.is_empty() { "none".to_owned() } else { known.join(", ") }
-                )));
-            }
-        },
+        Some(name) => {
+            Some(Arc::new(Agent::named(&config.policy.identity, name).map_err(std::io::Error::other)?))
+        }
     };
     let guard = crate::runtime::Runtime::offline(config).map_err(std::io::Error::other)?;
     let mut summary = Summary::default();

@@ -62,6 +62,10 @@ enum Command {
         /// The name the server's tools go by in rules: `mcp__{name}__{tool}`.
         #[arg(long, default_value = "stdio")]
         name: String,
+        /// Decide as this configured agent (its profile, posture and permissions on the
+        /// config's). Whoever launches `wrap` chooses; it selects a policy, it proves nothing.
+        #[arg(long)]
+        agent: Option<String>,
         /// The server command and its arguments.
         #[arg(last = true, required = true)]
         cmd: Vec<String>,
@@ -227,10 +231,17 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Command::Wrap { config, name, cmd } => {
+        Command::Wrap { config, name, agent, cmd } => {
             let c = config.load()?;
-            let code =
-                portcullis::stdio::wrap(&c, &name, &cmd, tokio::io::stdin(), tokio::io::stdout()).await?;
+            let code = portcullis::stdio::wrap(
+                &c,
+                &name,
+                agent.as_deref(),
+                &cmd,
+                tokio::io::stdin(),
+                tokio::io::stdout(),
+            )
+            .await?;
             Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
         }
         Command::Demo { listen, once } => {

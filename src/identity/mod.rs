@@ -33,6 +33,27 @@ impl Agent {
     pub fn configured(name: Arc<str>) -> Agent {
         Agent { id: name.clone(), name, delegated_by: Vec::new() }
     }
+
+    /// The configured agent called `name`, for the commands that act as one without a
+    /// credential (`check --agent`, `wrap --agent`): they choose a policy to decide under, as
+    /// whoever runs them may.
+    pub fn named(identity: &Identity, name: &str) -> Result<Agent, UnknownAgent> {
+        match identity.agents.get_key_value(name) {
+            Some((name, _)) => Ok(Agent::configured(name.clone())),
+            None => Err(UnknownAgent {
+                name: name.to_owned(),
+                known: identity.agents.keys().map(|k| k.to_string()).collect(),
+            }),
+        }
+    }
+}
+
+/// `--agent` named no configured agent.
+#[derive(Debug, thiserror::Error)]
+#[error("no agent {name:?} in the config (agents: {})", if known.is_empty() { "none".to_owned() } else { known.join(", ") })]
+pub struct UnknownAgent {
+    pub name: String,
+    pub known: Vec<String>,
 }
 
 /// Why a request's credential was not accepted. The texts are fixed: nothing the caller sent is

@@ -34,6 +34,8 @@ pub enum WrapError {
     },
     #[error(transparent)]
     Start(#[from] crate::runtime::StartError),
+    #[error(transparent)]
+    Agent(#[from] crate::identity::UnknownAgent),
     #[error("i/o with the server process failed")]
     Io(#[from] std::io::Error),
 }
@@ -44,6 +46,8 @@ struct Relay {
     /// Where call outcomes are counted ([`crate::gate::tally`]).
     counter: crate::gate::tally::SharedCounter,
     upstream: Arc<str>,
+    /// The configured agent the relay decides as (`wrap --agent`), if any.
+    agent: Option<Arc<crate::identity::Agent>>,
     /// Client requests awaiting their responses. Locked only around pure, synchronous work.
     pending: Mutex<Watched>,
     approvals: crate::approval::Approvals,
@@ -67,6 +71,7 @@ impl Relay {
 pub async fn wrap<R, W>(
     config: &Config,
     upstream: &str,
+    agent: Option<&str>,
     cmd: &[String],
     agent_in: R,
     agent_out: W,
@@ -75,6 +80,10 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    let agent = match agent {
+        Some(name) => Some(Arc::new(crate::identity::Agent::named(&config.policy.identity, name)?)),
+        None => None,
+    };
     let crate::runtime::RelayParts { metrics, guard, approvals } = crate::runtime::Runtime::relay(config)?;
     let (program, args) = cmd.split_first().ok_or_else(|| WrapError::Spawn {
         cmd: String::new(),
@@ -95,6 +104,7 @@ where
         guard,
         counter: metrics.clone(),
         upstream: upstream.into(),
+        agent,
         pending: Mutex::new(Watched::counting(Some(metrics))),
         approvals,
         client: Mutex::new((None, false)),
@@ -200,7 +210,7 @@ async fn agent_to_server<R>(
         };
         let (negotiated, elicits) = *relay.client.lock().unwrap_or_else(|p| p.into_inner());
         let cx = Context {
-            agent: None,
+            agent: relay.agent.as_ref(),
             upstream: &relay.upstream,
             era,
             negotiated,

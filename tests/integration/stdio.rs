@@ -19,10 +19,16 @@ struct Wrapped {
 
 impl Wrapped {
     fn start(config: &Path, name: &str, cmd: &[&str]) -> Wrapped {
+        Wrapped::start_with(config, &["--name", name], cmd)
+    }
+
+    /// `wrap --config CONFIG OPTIONS… -- CMD…`.
+    fn start_with(config: &Path, options: &[&str], cmd: &[&str]) -> Wrapped {
         let mut child = Command::new(env!("CARGO_BIN_EXE_portcullis"))
             .args(["wrap", "--config"])
             .arg(config)
-            .args(["--name", name, "--"])
+            .args(options)
+            .arg("--")
             .args(cmd)
             .env("PORTCULLIS_LOG", "warn")
             .stdin(Stdio::piped())
@@ -351,4 +357,44 @@ async fn wrap_runs_the_checker_both_ways_over_stdio() {
     assert_eq!(answers[1]["result"]["content"][0]["text"], "just a plain note\n", "{}", answers[1]);
     w.close().await;
     assert!(!root.join("out.txt").exists(), "the blocked write never happened");
+}
+
+#[tokio::test]
+async fn wrap_as_an_agent_decides_under_the_agents_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let journal = dir.path().join("stdin.jsonl");
+    let config = write_config(
+        dir.path(),
+        "permissions: { allow: [\"mcp__everything__*\"] }\n\
+         agents: { reviewer: { token_env: PORTCULLIS_TEST_UNUSED_WRAP_TOKEN, permissions: { deny: [mcp__everything__echo] } } }\n",
+    );
+    let server = node_module("@modelcontextprotocol/server-everything/dist/index.js");
+    let script = format!("tee -a '{}' | exec node '{}' stdio", journal.display(), server.display());
+    let mut w = Wrapped::start_with(
+        &config,
+        &["--name", "everything", "--agent", "reviewer"],
+        &["sh", "-c", &script],
+    );
+    w.initialize().await;
+    w.call(1, "echo", json!({"message":"as reviewer"})).await;
+    let refused = w.response().await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(refused["result"]["content"][0]["text"].as_str().unwrap().contains("scope agent"), "{refused}");
+    w.call(2, "get-sum", json!({"a": 1, "b": 2})).await;
+    let ok = w.response().await;
+    assert!(ok["result"]["content"][0]["text"].as_str().unwrap().contains('3'), "{ok}");
+    assert!(w.close().await.success());
+    let seen = std::fs::read_to_string(&journal).unwrap();
+    assert!(!seen.contains("as reviewer"), "the agent's denied call never reached the server: {seen}");
+
+    // An agent the config does not name: wrap refuses to start, naming the ones it does.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis"))
+        .args(["wrap", "--config"])
+        .arg(&config)
+        .args(["--agent", "nobody", "--", "true"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nobody") && err.contains("reviewer"), "{err}");
 }
