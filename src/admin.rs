@@ -179,7 +179,11 @@ async fn approvals(req: Request<Incoming>, shared: &Shared, token: &Option<Strin
             .collect();
         return json(
             StatusCode::OK,
-            serde_json::json!({"pending": a.pending.list().len(), "flagged_sessions": flagged}),
+            serde_json::json!({
+                "pending": a.pending.list().len(),
+                "flagged_sessions": flagged,
+                "identity": shared.identities.load().status(),
+            }),
         );
     }
     if let Some(session) = path.strip_prefix("/sessions/").and_then(|p| p.strip_suffix("/clear")) {

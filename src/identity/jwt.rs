@@ -116,6 +116,11 @@ impl Verifier {
         &self.settings
     }
 
+    /// Why the last load of the key set failed, if it did.
+    pub fn last_error(&self) -> Option<String> {
+        self.last_error.load().as_deref().cloned()
+    }
+
     /// Whether keys are loaded.
     pub fn ready(&self) -> bool {
         self.keys.load().is_some()

@@ -157,6 +157,22 @@ impl Identities {
         self.jwt.as_ref().is_none_or(|j| j.ready())
     }
 
+    /// What `/status` shows: the configured agents, and whether the JWT keys are loaded (and
+    /// why not). No credential, digest or key material.
+    pub fn status(&self) -> serde_json::Value {
+        let mut names: Vec<&str> = self.names.keys().map(|k| &**k).collect();
+        names.sort_unstable();
+        let mut v = serde_json::json!({ "agents": names, "require": self.require });
+        if let Some(j) = &self.jwt {
+            v["jwt"] = serde_json::json!({
+                "issuer": j.settings().issuer,
+                "keys_loaded": j.ready(),
+                "last_error": j.last_error(),
+            });
+        }
+        v
+    }
+
     /// The configured agent a bearer token belongs to. A static token is tried first (cheap, no
     /// parsing); a JWT-shaped token then goes to the verifier.
     pub fn authenticate(&self, token: &str) -> Result<Agent, AuthError> {

@@ -172,13 +172,17 @@ async fn a_provider_that_is_down_refuses_jwts_and_never_opens_the_door() {
     let provider = Peer::start("python3", &["idp.py"]);
     idp(&provider, "/fail", json!({"on": true})).await;
     let peer = Peer::everything();
+    std::env::set_var("PORTCULLIS_TEST_ADMIN_TOKEN_JWT", "jwt-operator-token");
     let yaml = format!(
-        "permissions: {{ allow: [\"mcp__*\"] }}\n\
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: PORTCULLIS_TEST_ADMIN_TOKEN_JWT }}\n\
+         upstreams: {{ e: {{ url: \"{}\" }} }}\n\
+         permissions: {{ allow: [\"mcp__*\"] }}\n\
          agents:\n  alice: {{ }}\n  carol: {{ token_env: PORTCULLIS_TEST_JWT_STATIC }}\n\
          auth:\n  jwt: {{ issuer: \"{ISSUER}\", audience: {AUDIENCE}, jwks: \"http://127.0.0.1:{}/jwks.json\", refresh: 1s }}\n",
+        peer.url(),
         provider.port
     );
-    let p = proxy(&config(&[("e", &peer.url())], &yaml)).await;
+    let p = proxy(&portcullis::config::Config::parse(&yaml, "test").unwrap_or_else(|e| panic!("{e}"))).await;
     let url = proxy_url(&p, "e");
     let alice = token(&provider, "alice", "rsa-1", json!({})).await;
 
@@ -187,6 +191,13 @@ async fn a_provider_that_is_down_refuses_jwts_and_never_opens_the_door() {
     assert!(body.contains("identity provider"), "{body}");
     let (ready, _, why) = get(&format!("http://{}/readyz", p.admin_addr), &[]).await;
     assert_eq!(ready, 503, "{why}");
+    let (_, _, status) =
+        get(&format!("http://{}/status", p.admin_addr), &[("authorization", "Bearer jwt-operator-token")])
+            .await;
+    let status: Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(status["identity"]["jwt"]["keys_loaded"], false, "{status}");
+    assert!(status["identity"]["jwt"]["last_error"].as_str().unwrap().contains("503"), "{status}");
+    assert_eq!(status["identity"]["agents"], json!(["alice", "carol"]), "{status}");
     assert!(peer.journal_http().is_empty(), "nothing reached the upstream while keys were missing");
     // A static-token agent does not depend on the provider.
     let (status, body) = status_with(&url, "static-agent-token-5c4b3a29181706f5").await;
