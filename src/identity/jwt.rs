@@ -2,7 +2,7 @@
 //! expiry; the agent is named by a configured claim.
 //!
 //! The key set is loaded at start and refreshed every `auth.jwt.refresh` in the background (a
-//! token naming an unknown `kid` nudges an early refresh, at most one per [`NUDGE_EVERY`]);
+//! token naming an unknown `kid` nudges an early refresh, at most one per `NUDGE_EVERY`);
 //! nothing is fetched on a call's path. Keys that cannot be had mean JWTs are refused: an
 //! identity provider that is down never opens the door.
 
@@ -94,7 +94,7 @@ struct Claims {
 }
 
 impl Verifier {
-    /// A verifier whose keys are loaded by [`Verifier::run`]. A file is read here, at once, so
+    /// A verifier whose keys are loaded by [`Verifier::refresh`]. A file is read here, at once, so
     /// a bad file is a start error rather than a refusal later.
     pub fn new(settings: JwtSettings) -> Result<Arc<Verifier>, String> {
         let v = Arc::new(Verifier {

@@ -5,7 +5,7 @@
 //! it for this, and it is how an agent that also holds an upstream's OAuth token for a
 //! `passthrough` upstream sends both), else in `Authorization`. The header that carried it is
 //! removed here, once the token is checked, so no layer below, no upstream and no checker ever
-//! sees it; the [`Agent`] travels on in the request's extensions. A credential that fails is
+//! sees it; the [`Agent`](crate::identity::Agent) travels on in the request's extensions. A credential that fails is
 //! refused even where none is required: a wrong token is never quietly downgraded to anonymous.
 //!
 //! A refusal is HTTP 401 with `WWW-Authenticate: Bearer resource_metadata="…"` naming the
