@@ -6,6 +6,7 @@
 //! or the checker. Without `agents:` or `auth.jwt` nobody authenticates and every caller decides
 //! under the config's policy (the embedded default).
 
+pub mod delegation;
 pub mod fetch;
 pub mod jwt;
 pub mod tokens;
@@ -134,6 +135,26 @@ impl Identities {
     /// Whether the JWT keys are loaded (always true without JWTs): `/readyz` waits for them.
     pub fn ready(&self) -> bool {
         self.jwt.as_ref().is_none_or(|j| j.ready())
+    }
+
+    /// The agent a bearer token stands for: a delegated token (`pcd_…`) is looked up in
+    /// `delegations` and accepted only while the configured agent at the root of its chain still
+    /// is; any other goes to [`Identities::authenticate`].
+    pub fn authenticate_with(
+        &self,
+        token: &str,
+        delegations: &delegation::Delegations,
+    ) -> Result<Agent, AuthError> {
+        if !token.starts_with(delegation::TOKEN_PREFIX) {
+            return self.authenticate(token);
+        }
+        let agent = delegations.authenticate(token, std::time::SystemTime::now())?;
+        match self.names.contains_key(&agent.name) {
+            true => Ok(agent),
+            false => {
+                Err(AuthError::Invalid("the agent that delegated this credential is no longer configured"))
+            }
+        }
     }
 
     /// The configured agent a bearer token belongs to. A static token is tried first (cheap, no
