@@ -277,7 +277,7 @@ impl Guard {
             call.agent.as_deref().filter(|a| !a.delegated_by.is_empty() && d.effect != Effect::Allow)
         {
             let by: Vec<&str> = a.delegated_by.iter().map(|b| &**b).collect();
-            d.reason = format!("{} (as {}, delegated by {})", d.reason, a.id, by.join(" in turn by "));
+            d.reason = format!("{}, as {}, delegated by {}", d.reason, a.id, by.join(" in turn by "));
         }
         d
     }

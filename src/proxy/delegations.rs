@@ -199,6 +199,13 @@ fn mint(shared: &Shared, targets: &Targets, parent: &Agent, body: &[u8]) -> Resp
         Ok(r) => r,
         Err(e) => return refused(&e),
     };
+    // A flagged agent meets a human first: a fresh child would be a fresh streak.
+    if shared.approvals.flagged(None, Some(&format!("agent:{}", parent.id))) {
+        return refused(&MintError::Forbidden(format!(
+            "{} was flagged after repeated refusals; an operator must clear it before it delegates",
+            parent.id
+        )));
+    }
     let guard = shared.guard.load();
     let Some(root_profile) = guard.agent_profile(&parent.name) else {
         return refused(&MintError::Forbidden(format!("agent {} is no longer configured", parent.name)));
