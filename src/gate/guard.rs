@@ -510,6 +510,73 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_delegated_agent_decides_under_its_roots_current_engine_narrowed_by_its_chain() {
+        use crate::identity::delegation::{Delegations, MintRequest, Minting};
+        use crate::identity::Agent;
+        let yaml = |dev: &str| {
+            format!(
+                "upstreams: {{ e: {{ url: \"http://127.0.0.1:1/mcp\" }}, f: {{ url: \"http://127.0.0.1:1/mcp\" }} }}\n\
+                 permissions: {{ allow: [\"mcp__*\"] }}\nagents: {{ dev: {{ token_env: UNREAD_{dev} }} }}\n"
+            )
+        };
+        let policy = |dev: &str| Config::parse(&yaml(dev), "test").unwrap_or_else(|e| panic!("{e}")).policy;
+        let store = Arc::new(Delegations::default());
+        let g = Guard::new(&policy("A"), Arc::new(Metrics::new())).unwrap().with_delegations(store.clone());
+        let minting = Minting {
+            settings: g.delegation(),
+            root_profile: g.agent_profile("dev").unwrap(),
+            kinds: g.kinds(),
+            upstream: &|u: &str| u == "e" || u == "f",
+        };
+        let body = br#"{"name":"kid","deny":["mcp__e__echo"],"upstreams":["e"]}"#;
+        let dev = Agent::configured("dev".into());
+        let minted = store
+            .mint(&dev, MintRequest::parse(body).unwrap(), &minting, std::time::SystemTime::now())
+            .unwrap();
+        let kid = Arc::new(store.authenticate(&minted.token, std::time::SystemTime::now()).unwrap());
+        let call = |up: &str, tool: &str, who: &Arc<Agent>| {
+            ToolCall::mcp(up.into(), tool, None, Era::Legacy).with_agent(Some(who.clone()))
+        };
+        let refusal = |g: &Guard, c: ToolCall| match g.pre(&c) {
+            Outcome::Refuse(d) => d.reason,
+            _ => panic!("{} was not refused", c.qualified),
+        };
+        assert!(matches!(g.pre(&call("e", "add", &kid)), Outcome::Forward));
+        assert!(matches!(g.pre(&call("e", "echo", &Arc::new(dev.clone()))), Outcome::Forward));
+        let why = refusal(&g, call("e", "echo", &kid));
+        assert!(why.contains("as dev>kid, delegated by dev"), "{why}");
+        let why = refusal(&g, call("f", "add", &kid));
+        assert!(why.contains("upstream f is outside the upstreams it was delegated (e)"), "{why}");
+
+        // A reload narrows the root: the new guard compiles the child's engine again.
+        let narrowed = g
+            .reload(
+                &Config::parse(
+                    &yaml("A").replace("UNREAD_A }", "UNREAD_A, permissions: { deny: [mcp__e__add] } }"),
+                    "t",
+                )
+                .unwrap()
+                .policy,
+            )
+            .unwrap();
+        let why = refusal(&narrowed, call("e", "add", &kid));
+        assert!(why.contains("mcp__e__add") && why.contains("as dev>kid"), "{why}");
+        assert!(
+            matches!(g.pre(&call("e", "add", &kid)), Outcome::Forward),
+            "the old generation kept its own"
+        );
+
+        // Revoked: refused, whatever the cache held.
+        store.revoke(&dev, &minted.id, std::time::SystemTime::now()).unwrap();
+        assert!(refusal(&g, call("e", "add", &kid)).contains("revoked or has expired"));
+        // Waivers, flags and session state are keyed apart.
+        assert_ne!(
+            crate::proxy::sessions::key("s1", Some(&dev)),
+            crate::proxy::sessions::key("s1", Some(&*kid))
+        );
+    }
+
+    #[test]
     fn post_rewrites_and_reports_pass_when_clean() {
         let g = guard("redact: [TOPSECRET]\n");
         let call = ToolCall::mcp("fs".into(), "read", None, Era::Legacy);
