@@ -13,16 +13,20 @@
 //!    out of the request, and the [`crate::identity::Agent`] rides in its extensions; headers
 //!    only, so an unauthenticated flood takes no concurrency slot and reads no body. Serves the
 //!    proxy's protected-resource metadata.
-//! 5. **concurrency limit** — bounds work in flight before any body is read, and holds the slot
+//! 5. **delegations** — `POST /delegations` and `DELETE /delegations/{id}` are the proxy's own
+//!    API, answered here (reading a small body, bounded) right where the caller is known; and a
+//!    delegated agent is kept off the upstreams outside its allowlist before any of its requests
+//!    takes a slot or reaches the gate.
+//! 6. **concurrency limit** — bounds work in flight before any body is read, and holds the slot
 //!    until the response body ends: an open stream (a GET stream, a parked ask) is in flight.
-//! 6. **route** — cheap and path-only: unknown upstreams are refused before reading a body, and
+//! 7. **route** — cheap and path-only: unknown upstreams are refused before reading a body, and
 //!    a plain HTTP tool's path is normalised here, once, for both the gate and the upstream.
-//! 7. **body limit** — reads the body whole, bounded in bytes and time; nothing oversized or
+//! 8. **body limit** — reads the body whole, bounded in bytes and time; nothing oversized or
 //!    half-sent goes further, and below here a request is plain bytes.
-//! 8. **pre gate** — parses JSON-RPC once, checks routing headers, decides each `tools/call`;
+//! 9. **pre gate** — parses JSON-RPC once, checks routing headers, decides each `tools/call`;
 //!    a refusal is answered here and never reaches the layers below.
-//! 9. **post gate** — wraps the response so a watched result is inspected before release.
-//! 10. **upstream** — the pooled client.
+//! 10. **post gate** — wraps the response so a watched result is inspected before release.
+//! 11. **upstream** — the pooled client.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -38,6 +42,7 @@ use tower::{Service, ServiceBuilder};
 
 use crate::config::Config;
 use crate::proxy::authenticate::AuthenticateLayer;
+use crate::proxy::delegations::DelegationsLayer;
 use crate::proxy::error::RescueLayer;
 use crate::proxy::host::HostLayer;
 use crate::proxy::in_flight::InFlightLayer;
@@ -86,6 +91,7 @@ where
         .layer(TelemetryLayer::new(runtime.metrics.clone()))
         .layer(HostLayer::new(Arc::new(config.allowed_hosts.clone().with_listen(config.listen))))
         .layer(AuthenticateLayer::new(runtime.shared.clone()))
+        .layer(DelegationsLayer::new(runtime.shared.clone(), runtime.targets.clone()))
         .layer(InFlightLayer::new(runtime.in_flight.clone()))
         .layer(RouteLayer::new(runtime.targets.clone()))
         .layer(BodyLimitLayer::new(config.limits.max_body, config.limits.client_header_timeout * 3))

@@ -103,6 +103,9 @@ pub async fn run(shared: Arc<Shared>, reload: Reload, stop: impl std::future::Fu
                     // before its old policy could be swapped back in under it.
                     shared.identities.store(Arc::new(ids));
                     shared.guard.store(Arc::new(guard));
+                    // A configured agent removed takes every credential it delegated with it.
+                    let agents = &config.policy.identity.agents;
+                    shared.delegations.retain_roots(|root| agents.contains_key(root));
                     tracing::info!(
                         rules = config.policy.engine.rules().len(),
                         agents = config.policy.identity.agents.len(),

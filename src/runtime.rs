@@ -93,10 +93,14 @@ impl Runtime {
     pub fn new(config: &Config, token: Option<String>) -> Result<Runtime, StartError> {
         let metrics = Arc::new(Metrics::new());
         let audit = Arc::new(Audit::start(&config.audit, metrics.clone()).map_err(StartError::Audit)?);
-        let guard = Guard::new(&config.policy, metrics.clone())?.with_audit(audit.clone());
+        let delegations = Arc::new(crate::identity::delegation::Delegations::default());
+        let guard = Guard::new(&config.policy, metrics.clone())?
+            .with_audit(audit.clone())
+            .with_delegations(delegations.clone());
         let in_flight = Arc::new(Semaphore::new(config.limits.concurrency));
         let shared = Arc::new(Shared {
             guard: arc_swap::ArcSwap::from_pointee(guard),
+            delegations,
             identities: arc_swap::ArcSwap::from_pointee(Identities::build(&config.policy.identity, None)?),
             metrics: metrics.clone(),
             counter: metrics.clone(),

@@ -10,7 +10,7 @@ mod audit;
 #[cfg(test)]
 mod engine_tests;
 mod guardrails;
-mod permissions;
+pub(crate) mod permissions;
 mod raw;
 pub mod units;
 

@@ -1,7 +1,9 @@
 //! The policy behind both interception points: the Layer 1 rule engine and then the Layer 2
 //! checker before a call; the `redact` list and then the checker on its result.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use serde_json::Value;
 
@@ -11,12 +13,15 @@ use crate::call::ToolCall;
 use crate::checker::openai::ClientError;
 use crate::checker::rules::GuardRule;
 use crate::checker::Phase;
+use crate::config::agents::DelegationSettings;
 use crate::config::Policy;
 use crate::guardrails::{Guardrails, PostJudgement, PreJob, PreJudgement, Report};
+use crate::identity::delegation::Delegations;
 use crate::mcp::result::replace_everywhere;
 use crate::rules::kinds::canonical_json;
 use crate::rules::kinds::KindSpec;
-use crate::rules::{Decision, Effect, Engine, Scope};
+use crate::rules::kinds::ToolKinds;
+use crate::rules::{Decision, Effect, Engine, Profile, Scope};
 use crate::telemetry::Metrics;
 
 /// What replaces a redacted string.
@@ -27,12 +32,21 @@ pub const REDACTED: &str = "[guardrail: redacted]";
 pub struct Guard {
     engine: Arc<Engine>,
     /// Each configured agent's engine: the config's with the agent's layer on it.
-    agents: Arc<std::collections::HashMap<Arc<str>, Arc<Engine>>>,
+    agents: Arc<HashMap<Arc<str>, Arc<Engine>>>,
     redact: Vec<String>,
     metrics: Arc<Metrics>,
     guardrails: Option<Arc<Guardrails>>,
     audit: Arc<crate::audit::Audit>,
+    delegation: DelegationSettings,
+    /// Live delegated credentials (the process's, kept across reloads).
+    delegations: Option<Arc<Delegations>>,
+    /// Delegated agents' engines, by grant id, compiled for this guard's policy: a reload builds
+    /// a new guard, so they are compiled again under the new root engines.
+    delegated: Mutex<HashMap<Arc<str>, Arc<Engine>>>,
 }
+
+/// Delegated engines kept per guard (as many as the store holds grants).
+const MAX_DELEGATED_ENGINES: usize = 4096;
 
 impl Default for Guard {
     fn default() -> Self {
@@ -135,7 +149,7 @@ impl PostCheck {
 }
 
 /// Each configured agent's engine, compiled with the config.
-fn agent_engines(policy: &Policy) -> std::collections::HashMap<Arc<str>, Arc<Engine>> {
+fn agent_engines(policy: &Policy) -> HashMap<Arc<str>, Arc<Engine>> {
     policy.identity.agents.iter().map(|(name, spec)| (name.clone(), Arc::new(spec.engine.clone()))).collect()
 }
 
@@ -153,7 +167,32 @@ impl Guard {
             metrics,
             guardrails,
             audit: Arc::new(crate::audit::Audit::off()),
+            delegation: policy.identity.delegation,
+            delegations: None,
+            delegated: Mutex::default(),
         })
+    }
+
+    /// The same guard, deciding delegated agents' calls with the grants in `delegations`.
+    pub fn with_delegations(mut self, delegations: Arc<Delegations>) -> Guard {
+        self.delegations = Some(delegations);
+        self
+    }
+
+    /// The `delegation:` limits of this policy.
+    pub fn delegation(&self) -> DelegationSettings {
+        self.delegation
+    }
+
+    /// A configured agent's current profile (standard when it sets none); `None` when `name` is
+    /// not configured.
+    pub fn agent_profile(&self, name: &str) -> Option<Profile> {
+        self.agents.get(name).map(|e| e.agent_profile().unwrap_or_default())
+    }
+
+    /// What the configured tools are (for compiling a delegation's rules).
+    pub fn kinds(&self) -> &ToolKinds {
+        self.engine.kinds()
     }
 
     /// The same guard, recording its decisions in `audit`.
@@ -183,21 +222,66 @@ impl Guard {
             metrics: self.metrics.clone(),
             guardrails,
             audit: self.audit.clone(),
+            delegation: policy.identity.delegation,
+            delegations: self.delegations.clone(),
+            delegated: Mutex::default(),
         })
     }
 
     /// The engine `call` is decided with: its agent's, or the config's for an anonymous caller.
     /// A caller whose agent is no longer configured (a reload removed it while the call was on
-    /// its way) is refused.
-    fn engine_for(&self, call: &ToolCall) -> Result<&Arc<Engine>, Decision> {
-        let Some(agent) = &call.agent else { return Ok(&self.engine) };
-        self.agents.get(&agent.name).ok_or_else(|| Decision {
+    /// its way) is refused. A delegated agent decides with its root's current engine narrowed by
+    /// each grant of its chain (compiled once per guard), and only on the upstreams it was given.
+    fn engine_for(&self, call: &ToolCall) -> Result<Arc<Engine>, Decision> {
+        let refuse = |rule: &str, reason: String| Decision {
             effect: Effect::Deny,
-            rule: "agents".into(),
+            rule: rule.into(),
             scope: Scope::Builtin,
-            reason: format!("agent {} is no longer configured, so nothing it asks is allowed", agent.name),
+            reason,
             prefilter: None,
-        })
+        };
+        let Some(agent) = &call.agent else { return Ok(self.engine.clone()) };
+        let Some(root) = self.agents.get(&agent.name) else {
+            return Err(refuse(
+                "agents",
+                format!("agent {} is no longer configured, so nothing it asks is allowed", agent.name),
+            ));
+        };
+        if agent.delegated_by.is_empty() {
+            return Ok(root.clone());
+        }
+        let Some(grant) = self.delegations.as_ref().and_then(|d| d.grant_of(&agent.id, SystemTime::now()))
+        else {
+            return Err(refuse("delegation", "its delegation was revoked or has expired".into()));
+        };
+        if !grant.reaches(&call.upstream) {
+            let allowed = grant.upstreams.as_deref().unwrap_or_default().join(", ");
+            return Err(refuse(
+                "delegation",
+                format!("upstream {} is outside the upstreams it was delegated ({allowed})", call.upstream),
+            ));
+        }
+        let mut cache = self.delegated.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(e) = cache.get(&grant.id) {
+            return Ok(e.clone());
+        }
+        let engine = Arc::new(grant.chain.iter().fold((**root).clone(), |e, layer| e.narrowed(layer)));
+        if cache.len() >= MAX_DELEGATED_ENGINES {
+            cache.clear();
+        }
+        cache.insert(grant.id.clone(), engine.clone());
+        Ok(engine)
+    }
+
+    /// A delegated agent's refusal says so, and by whom: the chain is what an operator narrows.
+    fn attributed(call: &ToolCall, mut d: Decision) -> Decision {
+        if let Some(a) =
+            call.agent.as_deref().filter(|a| !a.delegated_by.is_empty() && d.effect != Effect::Allow)
+        {
+            let by: Vec<&str> = a.delegated_by.iter().map(|b| &**b).collect();
+            d.reason = format!("{}, as {}, delegated by {}", d.reason, a.id, by.join(" in turn by "));
+        }
+        d
     }
 
     /// The rubrics directory the policy was loaded with, if any.
@@ -234,12 +318,13 @@ impl Guard {
     pub fn decide(&self, call: &ToolCall) -> Decision {
         let engine = match self.engine_for(call) {
             Ok(e) => e,
-            Err(refused) => return refused,
+            Err(refused) => return Self::attributed(call, refused),
         };
-        match self.args(call, engine.needs_args(&call.qualified)) {
+        let d = match self.args(call, engine.needs_args(&call.qualified)) {
             Ok(args) => engine.decide(&call.upstream, &call.qualified, &args),
             Err(unreadable) => unreadable,
-        }
+        };
+        Self::attributed(call, d)
     }
 
     fn denied(call: &ToolCall, d: Decision) -> Outcome {
@@ -274,6 +359,7 @@ impl Guard {
             }
             (Ok(_), Err(unreadable)) => (Value::Null, unreadable),
         };
+        let d = Self::attributed(call, d);
         self.metrics.rule_decision(d.effect, d.scope);
         let scope = d.scope.as_str();
         match d.effect {
@@ -425,6 +511,73 @@ pub(crate) mod tests {
                 .unwrap();
         let call = ToolCall::mcp("web".into(), "fetch", Some(&raw), Era::Legacy);
         assert!(!matches!(g.pre(&call), Outcome::Refuse(_)));
+    }
+
+    #[test]
+    fn a_delegated_agent_decides_under_its_roots_current_engine_narrowed_by_its_chain() {
+        use crate::identity::delegation::{Delegations, MintRequest, Minting};
+        use crate::identity::Agent;
+        let yaml = |dev: &str| {
+            format!(
+                "upstreams: {{ e: {{ url: \"http://127.0.0.1:1/mcp\" }}, f: {{ url: \"http://127.0.0.1:1/mcp\" }} }}\n\
+                 permissions: {{ allow: [\"mcp__*\"] }}\nagents: {{ dev: {{ token_env: UNREAD_{dev} }} }}\n"
+            )
+        };
+        let policy = |dev: &str| Config::parse(&yaml(dev), "test").unwrap_or_else(|e| panic!("{e}")).policy;
+        let store = Arc::new(Delegations::default());
+        let g = Guard::new(&policy("A"), Arc::new(Metrics::new())).unwrap().with_delegations(store.clone());
+        let minting = Minting {
+            settings: g.delegation(),
+            root_profile: g.agent_profile("dev").unwrap(),
+            kinds: g.kinds(),
+            upstream: &|u: &str| u == "e" || u == "f",
+        };
+        let body = br#"{"name":"kid","deny":["mcp__e__echo"],"upstreams":["e"]}"#;
+        let dev = Agent::configured("dev".into());
+        let minted = store
+            .mint(&dev, MintRequest::parse(body).unwrap(), &minting, std::time::SystemTime::now())
+            .unwrap();
+        let kid = Arc::new(store.authenticate(&minted.token, std::time::SystemTime::now()).unwrap());
+        let call = |up: &str, tool: &str, who: &Arc<Agent>| {
+            ToolCall::mcp(up.into(), tool, None, Era::Legacy).with_agent(Some(who.clone()))
+        };
+        let refusal = |g: &Guard, c: ToolCall| match g.pre(&c) {
+            Outcome::Refuse(d) => d.reason,
+            _ => panic!("{} was not refused", c.qualified),
+        };
+        assert!(matches!(g.pre(&call("e", "add", &kid)), Outcome::Forward));
+        assert!(matches!(g.pre(&call("e", "echo", &Arc::new(dev.clone()))), Outcome::Forward));
+        let why = refusal(&g, call("e", "echo", &kid));
+        assert!(why.contains("as dev>kid, delegated by dev"), "{why}");
+        let why = refusal(&g, call("f", "add", &kid));
+        assert!(why.contains("upstream f is outside the upstreams it was delegated (e)"), "{why}");
+
+        // A reload narrows the root: the new guard compiles the child's engine again.
+        let narrowed = g
+            .reload(
+                &Config::parse(
+                    &yaml("A").replace("UNREAD_A }", "UNREAD_A, permissions: { deny: [mcp__e__add] } }"),
+                    "t",
+                )
+                .unwrap()
+                .policy,
+            )
+            .unwrap();
+        let why = refusal(&narrowed, call("e", "add", &kid));
+        assert!(why.contains("mcp__e__add") && why.contains("as dev>kid"), "{why}");
+        assert!(
+            matches!(g.pre(&call("e", "add", &kid)), Outcome::Forward),
+            "the old generation kept its own"
+        );
+
+        // Revoked: refused, whatever the cache held.
+        store.revoke(&dev, &minted.id, std::time::SystemTime::now()).unwrap();
+        assert!(refusal(&g, call("e", "add", &kid)).contains("revoked or has expired"));
+        // Waivers, flags and session state are keyed apart.
+        assert_ne!(
+            crate::proxy::sessions::key("s1", Some(&dev)),
+            crate::proxy::sessions::key("s1", Some(&*kid))
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! or the checker. Without `agents:` or `auth.jwt` nobody authenticates and every caller decides
 //! under the config's policy (the embedded default).
 
+pub mod delegation;
 pub mod fetch;
 pub mod jwt;
 pub mod tokens;
@@ -88,6 +89,8 @@ pub enum IdentityError {
     TokenUnset { agent: String, var: String },
     #[error("agent {agent}: the token in {var} is shorter than 16 characters; use a random one (e.g. openssl rand -hex 32)")]
     TokenWeak { agent: String, var: String },
+    #[error("agent {agent}: the token in {var} starts with pcd_, which marks delegated credentials; choose another")]
+    TokenReserved { agent: String, var: String },
     #[error("agents {a} and {b} have the same token, so a call could not say which one it is")]
     TokenShared { a: String, b: String },
     #[error("auth.jwt.jwks: {0}")]
@@ -171,6 +174,26 @@ impl Identities {
             });
         }
         v
+    }
+
+    /// The agent a bearer token stands for: a delegated token (`pcd_…`) is looked up in
+    /// `delegations` and accepted only while the configured agent at the root of its chain still
+    /// is; any other goes to [`Identities::authenticate`].
+    pub fn authenticate_with(
+        &self,
+        token: &str,
+        delegations: &delegation::Delegations,
+    ) -> Result<Agent, AuthError> {
+        if !token.starts_with(delegation::TOKEN_PREFIX) {
+            return self.authenticate(token);
+        }
+        let agent = delegations.authenticate(token, std::time::SystemTime::now())?;
+        match self.names.contains_key(&agent.name) {
+            true => Ok(agent),
+            false => {
+                Err(AuthError::Invalid("the agent that delegated this credential is no longer configured"))
+            }
+        }
     }
 
     /// The configured agent a bearer token belongs to. A static token is tried first (cheap, no

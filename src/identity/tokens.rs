@@ -42,6 +42,9 @@ impl Tokens {
             let token = env(var)
                 .filter(|t| !t.trim().is_empty())
                 .ok_or_else(|| IdentityError::TokenUnset { agent: a.name.to_string(), var: var.clone() })?;
+            if token.starts_with(super::delegation::TOKEN_PREFIX) {
+                return Err(IdentityError::TokenReserved { agent: a.name.to_string(), var: var.clone() });
+            }
             if token.len() < 16 {
                 return Err(IdentityError::TokenWeak { agent: a.name.to_string(), var: var.clone() });
             }

@@ -89,7 +89,7 @@ where
             None if ids.required() => Err(AuthError::Missing),
             None => return Either::Left(self.inner.call(req)),
             Some(h) => match req.headers().get(h).and_then(bearer) {
-                Some(token) => ids.authenticate(token),
+                Some(token) => ids.authenticate_with(token, &self.shared.delegations),
                 None => Err(AuthError::Invalid("not a Bearer credential")),
             },
         };

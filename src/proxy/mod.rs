@@ -2,6 +2,7 @@
 //! `app.rs` stacks them; each file here is one layer (or the body type it needs).
 
 pub mod authenticate;
+pub mod delegations;
 pub mod error;
 pub mod host;
 pub mod in_flight;
@@ -59,6 +60,8 @@ pub struct Shared {
     pub guard: arc_swap::ArcSwap<Guard>,
     /// The credentials agents authenticate with; a reload swaps them with the policy.
     pub identities: arc_swap::ArcSwap<crate::identity::Identities>,
+    /// Delegated credentials (`POST /delegations`); kept across reloads, like the sessions.
+    pub delegations: Arc<crate::identity::delegation::Delegations>,
     pub metrics: Arc<Metrics>,
     /// The metrics, as the gate counts call outcomes ([`crate::gate::tally`]).
     pub counter: crate::gate::tally::SharedCounter,

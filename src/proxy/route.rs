@@ -45,6 +45,11 @@ impl Targets {
                 .collect(),
         )
     }
+
+    /// Whether an upstream of this name is configured.
+    pub fn contains(&self, name: &str) -> bool {
+        self.0.contains_key(name)
+    }
 }
 
 /// What a request addresses.

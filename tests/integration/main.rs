@@ -12,6 +12,7 @@ mod checker_openai;
 mod cli;
 mod console;
 mod dashboards;
+mod delegation;
 mod elicitation;
 mod guardrails;
 mod host_origin;

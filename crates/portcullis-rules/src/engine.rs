@@ -131,6 +131,11 @@ impl Engine {
         Engine { parts, jail: self.jail.clone() }
     }
 
+    /// The agent's own profile (a configured agent's, narrowed by any delegation), if it has one.
+    pub fn agent_profile(&self) -> Option<Profile> {
+        self.parts.agent_profile
+    }
+
     /// The profile a call to `upstream` is decided under.
     fn profile(&self, upstream: &str) -> Profile {
         match (self.parts.profiles.get(upstream).copied(), self.parts.agent_profile) {

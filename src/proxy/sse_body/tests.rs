@@ -36,6 +36,7 @@ fn shared(yaml: &str, max_response: usize) -> Arc<Shared> {
     let metrics = Arc::new(Metrics::new());
     Arc::new(Shared {
         identities: Default::default(),
+        delegations: Default::default(),
         counter: metrics.clone(),
         guard: arc_swap::ArcSwap::from_pointee(
             Guard::new(&config.policy, metrics.clone()).unwrap_or_else(|e| panic!("{e}")),
