@@ -191,12 +191,15 @@ async fn a_provider_that_is_down_refuses_jwts_and_never_opens_the_door() {
     assert!(body.contains("identity provider"), "{body}");
     let (ready, _, why) = get(&format!("http://{}/readyz", p.admin_addr), &[]).await;
     assert_eq!(ready, 503, "{why}");
-    let (_, _, status) =
-        get(&format!("http://{}/status", p.admin_addr), &[("authorization", "Bearer jwt-operator-token")])
-            .await;
-    let status: Value = serde_json::from_str(&status).unwrap();
+    // The first fetch may still be on its way: /status names its failure once it has failed.
+    let admin = format!("http://{}/status", p.admin_addr);
+    let status = eventually("the failed fetch in /status", || async {
+        let (_, _, text) = get(&admin, &[("authorization", "Bearer jwt-operator-token")]).await;
+        let v: Value = serde_json::from_str(&text).unwrap();
+        v["identity"]["jwt"]["last_error"].as_str().is_some_and(|e| e.contains("503")).then_some(v)
+    })
+    .await;
     assert_eq!(status["identity"]["jwt"]["keys_loaded"], false, "{status}");
-    assert!(status["identity"]["jwt"]["last_error"].as_str().unwrap().contains("503"), "{status}");
     assert_eq!(status["identity"]["agents"], json!(["alice", "carol"]), "{status}");
     assert!(peer.journal_http().is_empty(), "nothing reached the upstream while keys were missing");
     // A static-token agent does not depend on the provider.
