@@ -29,6 +29,9 @@ pub enum StartError {
     /// A guardrail is backed by a model, and its client cannot be built.
     #[error("the checker cannot start")]
     Checker(#[from] ClientError),
+    /// A secret an upstream's `auth` names cannot be read (the variable is named, never its value).
+    #[error("an upstream's credential cannot be read")]
+    UpstreamCredential(#[from] crate::oauth::secret::SecretError),
     #[error("the audit log cannot be opened")]
     Audit(#[source] std::io::Error),
     /// A listener could not be bound (in use, not an address of this host, not permitted).
@@ -102,7 +105,7 @@ impl Runtime {
         });
         Ok(Runtime {
             config: config.clone(),
-            targets: Arc::new(Targets::from_config(config)),
+            targets: Arc::new(Targets::from_config(config)?),
             in_flight,
             metrics,
             shared,
