@@ -2,8 +2,9 @@
 //! upstream its own `Host`, never the agent's `Origin` or hop-by-hop headers, and bounds every
 //! wait — connect, response head, silence inside a body.
 //!
-//! It also adds the credential the proxy holds for an upstream (`auth: bearer_env` or
-//! `client_credentials`, see [`crate::oauth`]) and turns an upstream's 401/403 to a call that
+//! It also decides what crosses in `Authorization` ([`crate::oauth`]): the agent's only to a
+//! `passthrough` upstream, the proxy's own for `bearer_env` and `client_credentials`, nothing
+//! otherwise. And it turns an upstream's 401/403 to a call that
 //! carried none of the agent's into an error the agent can act on: here, below the pre gate, so
 //! the error answers the call's JSON-RPC id, and nothing of the upstream's challenge or of the
 //! proxy's credential reaches the agent.
@@ -134,6 +135,9 @@ impl Service<Req> for Upstream {
                 .map_err(|e| ProxyError::new(ErrorKind::Internal(Box::new(e))))?;
             strip_hop_by_hop(&mut parts.headers);
             let auth = &route.target.auth;
+            if !auth.forwards_agent_credential() {
+                parts.headers.remove(header::AUTHORIZATION);
+            }
             let held = auth.credential(&name).await.map_err(|e| ProxyError::new(ErrorKind::Credential(e)))?;
             if let Some(credential) = &held {
                 parts.headers.insert(header::AUTHORIZATION, credential.clone());

@@ -8,12 +8,13 @@
 //! | `bearer_env` | dropped | the proxy's static token | an upstream error; nothing of the token |
 //! | `client_credentials` | dropped | the proxy's fetched token ([`token`]) | an upstream error; the cached token is forgotten |
 //!
-//! Where each part runs: the route layer drops the agent's credential where it is not meant for
-//! the upstream ([`Auth::forwards_agent_credential`]), rewrites passthrough challenges
-//! ([`passthrough`]) and serves discovery (`proxy::route::well_known`, with [`metadata`]); the
-//! upstream service adds the proxy-held credential ([`Auth::credential`]) and turns a refusal
-//! into an error ([`Auth::refusal`]), below the pre gate so that the error answers the call's
-//! JSON-RPC id.
+//! Where each part runs: the route layer rewrites passthrough challenges ([`passthrough`]) and
+//! serves discovery (`proxy::route::well_known`, with [`metadata`]); the upstream service, at the
+//! egress, drops the agent's credential where it is not meant for the upstream
+//! ([`Auth::forwards_agent_credential`]), adds the proxy-held one ([`Auth::credential`]) and
+//! turns a refusal into an error ([`Auth::refusal`]) — below the pre gate, so the error answers
+//! the call's JSON-RPC id, and so the gate still tells callers apart by their credential (its
+//! repeated-denial breaker keys on it) until agent authentication names them.
 //!
 //! A 401 on a proxy-held credential is not retried: a `tools/call` may have run. The cached
 //! client-credentials token is forgotten, so the next call fetches a new one.

@@ -4,11 +4,11 @@
 //! and the path the upstream receives are the same bytes. An upstream name is taken literally
 //! (no escapes, no dot segments), so `/mcp/%66s` or `/http/./web` name no upstream.
 //!
-//! Credentials are decided here, per upstream (`upstreams.NAME.auth`, [`crate::oauth`]): by the
-//! time a request gets here an `Authorization` header is the agent's credential meant for
-//! upstreams, and it goes on only to a `passthrough` upstream; for one, the upstream's 401/403
-//! challenge is pointed at the proxy's own metadata, and OAuth discovery is answered
-//! ([`well_known`]). Everything below sees no credential not meant for its upstream.
+//! OAuth discovery for `auth: passthrough` upstreams is answered here ([`well_known`]), and such
+//! an upstream's 401/403 challenge is pointed at the proxy's own metadata on the way back. (An
+//! `Authorization` header reaching this layer is the agent's credential meant for upstreams; the
+//! upstream service drops it for every upstream that is not passthrough — at the egress, so the
+//! pre gate can still tell callers apart by it — see [`crate::oauth`].)
 
 pub mod path;
 pub mod well_known;
@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use http::{header, Method, Request, StatusCode, Uri};
+use http::{Method, Request, StatusCode, Uri};
 use http_body::Body as HttpBody;
 use tower::{Layer, Service};
 
@@ -225,11 +225,10 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, mut req: Request<B>) -> Self::Future {
+    fn call(&mut self, req: Request<B>) -> Self::Future {
         match Route::resolve(&self.targets, req.method(), req.uri()) {
             Ok(route) => {
-                if !route.target.auth.forwards_agent_credential() {
-                    req.headers_mut().remove(header::AUTHORIZATION);
+                if route.target.auth.passthrough().is_none() {
                     return Box::pin(self.inner.call(req.with(route)));
                 }
                 // Passthrough: the challenge names the metadata of the URL the agent called.
