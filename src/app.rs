@@ -90,7 +90,7 @@ where
         .layer(RescueLayer::new(runtime.metrics.clone()))
         .layer(TelemetryLayer::new(runtime.metrics.clone()))
         .layer(HostLayer::new(Arc::new(config.allowed_hosts.clone().with_listen(config.listen))))
-        .layer(AuthenticateLayer::new(runtime.shared.clone()))
+        .layer(AuthenticateLayer::new(runtime.shared.clone(), runtime.targets.clone()))
         .layer(DelegationsLayer::new(runtime.shared.clone(), runtime.targets.clone()))
         .layer(InFlightLayer::new(runtime.in_flight.clone()))
         .layer(RouteLayer::new(runtime.targets.clone()))

@@ -39,6 +39,7 @@ pub mod demo;
 pub mod gate;
 pub mod guardrails;
 pub mod identity;
+pub mod oauth;
 pub use portcullis_mcp as mcp;
 pub mod proxy;
 pub mod reload;

@@ -33,6 +33,9 @@ pub enum StartError {
     /// An agent's token is unset, or the JWT key file cannot be read.
     #[error("agent identities cannot be set up")]
     Identity(#[from] crate::identity::IdentityError),
+    /// A secret an upstream's `auth` names cannot be read (the variable is named, never its value).
+    #[error("an upstream's credential cannot be read")]
+    UpstreamCredential(#[from] crate::oauth::secret::SecretError),
     #[error("the audit log cannot be opened")]
     Audit(#[source] std::io::Error),
     /// A listener could not be bound (in use, not an address of this host, not permitted).
@@ -111,7 +114,7 @@ impl Runtime {
         });
         Ok(Runtime {
             config: config.clone(),
-            targets: Arc::new(Targets::from_config(config)),
+            targets: Arc::new(Targets::from_config(config)?),
             in_flight,
             metrics,
             shared,

@@ -1,6 +1,13 @@
 //! The upstream end of the stack: a pooled hyper client (rustls for https) that sends the
 //! upstream its own `Host`, never the agent's `Origin` or hop-by-hop headers, and bounds every
 //! wait — connect, response head, silence inside a body.
+//!
+//! It also decides what crosses in `Authorization` ([`crate::oauth`]): the agent's only to a
+//! `passthrough` upstream, the proxy's own for `bearer_env` and `client_credentials`, nothing
+//! otherwise. And it turns an upstream's 401/403 to a call that
+//! carried none of the agent's into an error the agent can act on: here, below the pre gate, so
+//! the error answers the call's JSON-RPC id, and nothing of the upstream's challenge or of the
+//! proxy's credential reaches the agent.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -127,6 +134,14 @@ impl Service<Req> for Upstream {
             let uri = target_uri(&route.target, &route.kind)
                 .map_err(|e| ProxyError::new(ErrorKind::Internal(Box::new(e))))?;
             strip_hop_by_hop(&mut parts.headers);
+            let auth = &route.target.auth;
+            if !auth.forwards_agent_credential() {
+                parts.headers.remove(header::AUTHORIZATION);
+            }
+            let held = auth.credential(&name).await.map_err(|e| ProxyError::new(ErrorKind::Credential(e)))?;
+            if let Some(credential) = &held {
+                parts.headers.insert(header::AUTHORIZATION, credential.clone());
+            }
             // Answers must be readable to be inspected: ask for them uncompressed.
             parts.headers.insert(header::ACCEPT_ENCODING, HeaderValue::from_static("identity"));
             if let Some(auth) = uri.authority() {
@@ -169,6 +184,9 @@ impl Service<Req> for Upstream {
             };
             this.metrics.upstream_latency(&name, elapsed.as_secs_f64());
             let (mut parts, body) = resp.into_parts();
+            if let Some(refused) = auth.refusal(&name, parts.status, &parts.headers, held.as_ref()) {
+                return Err(ProxyError::new(ErrorKind::Unauthorized(refused)).into());
+            }
             strip_hop_by_hop_response(&mut parts.headers);
             parts.extensions.insert(UpstreamElapsed(elapsed));
             let body = IdleTimeout::new(body, this.idle_timeout).boxed_unsync();
@@ -256,7 +274,11 @@ mod tests {
 
     #[test]
     fn http_routes_join_the_upstream_base_path() {
-        let t = Target { name: "t".into(), url: "http://127.0.0.1:9/api/".parse().unwrap() };
+        let t = Target {
+            name: "t".into(),
+            url: "http://127.0.0.1:9/api/".parse().unwrap(),
+            auth: crate::oauth::Auth::None,
+        };
         let kind = RouteKind::Http { path_and_query: "/v1/x?q=1".into() };
         assert_eq!(target_uri(&t, &kind).unwrap(), "http://127.0.0.1:9/api/v1/x?q=1");
         assert_eq!(target_uri(&t, &RouteKind::Mcp).unwrap(), "http://127.0.0.1:9/api/");

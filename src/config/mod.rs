@@ -13,6 +13,7 @@ mod guardrails;
 pub(crate) mod permissions;
 mod raw;
 pub mod units;
+mod upstream_auth;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -25,6 +26,7 @@ use serde::de::DeserializeOwned;
 
 pub use agents::Identity;
 pub use guardrails::{Backend, GuardrailsConfig};
+pub use upstream_auth::{ClientCredentials, EnvName, UpstreamAuth};
 
 /// The embedded default, used by `serve` without `--config` and by `demo`.
 pub const DEFAULT_YAML: &str = include_str!("../../config/portcullis.yaml");
@@ -60,6 +62,8 @@ pub struct Admin {
 pub struct Upstream {
     pub name: String,
     pub url: Uri,
+    /// What crosses to it in `Authorization`.
+    pub auth: UpstreamAuth,
 }
 
 /// What decides calls: the Layer 1 rule engine, and (until the checker takes it over) the
@@ -406,10 +410,11 @@ impl Compiler {
             if let Some(p) = u.profile.clone() {
                 profiles.push((name.clone(), p));
             }
+            let auth = upstream_auth::compile(&format!("{path}.auth"), u.auth, &mut self.p);
             match (u.url, u.stdio) {
                 (Some(url), None) => {
                     if let Some(url) = self.url(&format!("{path}.url"), &url) {
-                        out.insert(name.clone(), Upstream { name, url });
+                        out.insert(name.clone(), Upstream { name, url, auth });
                     }
                 }
                 (None, Some(_)) => self.problem(

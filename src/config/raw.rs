@@ -27,6 +27,8 @@ pub struct Upstream {
     pub stdio: Option<Vec<String>>,
     /// `readonly`, `standard` or `privileged`.
     pub profile: Option<String>,
+    /// What crosses in `Authorization` (compiled by `config::upstream_auth`).
+    pub auth: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -11,6 +11,12 @@
 //! A refusal is HTTP 401 with `WWW-Authenticate: Bearer resource_metadata="…"` naming the
 //! metadata this layer serves at `/.well-known/oauth-protected-resource/{route}` (and at the
 //! root), as the MCP authorization spec asks. Discovery paths need no credential.
+//!
+//! An upstream with `auth: passthrough` owns `Authorization` and its route's metadata: the
+//! agent's token there is the upstream's, obtained through the upstream's own OAuth flow
+//! ([`crate::oauth`]). On such a route the proxy's credential can only be `Proxy-Authorization`,
+//! and a missing one is answered 407 with `Proxy-Authenticate` — not 401, which would send an
+//! MCP client into the upstream's OAuth flow for a credential the proxy wants.
 
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -19,6 +25,7 @@ use futures_util::future::{Either, Ready};
 use http::{header, HeaderValue, Method, Request, StatusCode};
 use tower::{Layer, Service};
 
+use super::route::Targets;
 use super::{json_response, BoxError, Resp, Shared};
 use crate::identity::{bearer, AuthError, Identities};
 use crate::mcp::jsonrpc::{self, code};
@@ -29,18 +36,19 @@ pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
 #[derive(Clone)]
 pub struct AuthenticateLayer {
     shared: Arc<Shared>,
+    targets: Arc<Targets>,
 }
 
 impl AuthenticateLayer {
-    pub fn new(shared: Arc<Shared>) -> Self {
-        AuthenticateLayer { shared }
+    pub fn new(shared: Arc<Shared>, targets: Arc<Targets>) -> Self {
+        AuthenticateLayer { shared, targets }
     }
 }
 
 impl<S> Layer<S> for AuthenticateLayer {
     type Service = Authenticate<S>;
     fn layer(&self, inner: S) -> Self::Service {
-        Authenticate { inner, shared: self.shared.clone() }
+        Authenticate { inner, shared: self.shared.clone(), targets: self.targets.clone() }
     }
 }
 
@@ -48,6 +56,15 @@ impl<S> Layer<S> for AuthenticateLayer {
 pub struct Authenticate<S> {
     inner: S,
     shared: Arc<Shared>,
+    targets: Arc<Targets>,
+}
+
+/// Whether `path` (`/mcp/NAME…`, `/http/NAME…`, or that behind the metadata prefix) addresses
+/// an upstream with `auth: passthrough`.
+fn passthrough_route(targets: &Targets, path: &str) -> bool {
+    let route = resource_path(path.strip_prefix(METADATA_PATH).unwrap_or(path));
+    let name = route.rsplit('/').next().unwrap_or("");
+    !name.is_empty() && targets.get(name).is_some_and(|t| t.auth.passthrough().is_some())
 }
 
 /// Paths that act for an agent, and so need its credential.
@@ -76,16 +93,25 @@ where
             return Either::Left(self.inner.call(req));
         }
         let path = req.uri().path();
-        if path.starts_with(METADATA_PATH) && req.method() == Method::GET {
+        let passthrough = passthrough_route(&self.targets, path);
+        if path.starts_with(METADATA_PATH) && req.method() == Method::GET && !passthrough {
             return Either::Right(ready(metadata(&req, &ids)));
         }
         if !guarded(path) {
             return Either::Left(self.inner.call(req));
         }
-        let carrier = [header::PROXY_AUTHORIZATION, header::AUTHORIZATION]
-            .into_iter()
-            .find(|h| req.headers().contains_key(h));
+        // On a passthrough route `Authorization` is the upstream's.
+        let carriers: &[header::HeaderName] = if passthrough {
+            &[header::PROXY_AUTHORIZATION]
+        } else {
+            &[header::PROXY_AUTHORIZATION, header::AUTHORIZATION]
+        };
+        let carrier = carriers.iter().find(|h| req.headers().contains_key(*h)).cloned();
         let verdict = match &carrier {
+            None if ids.required() && passthrough => {
+                self.shared.metrics.auth_refused(&AuthError::Missing);
+                return Either::Right(ready(proxy_challenge()));
+            }
             None if ids.required() => Err(AuthError::Missing),
             None => return Either::Left(self.inner.call(req)),
             Some(h) => match req.headers().get(h).and_then(bearer) {
@@ -107,6 +133,19 @@ where
             }
         }
     }
+}
+
+/// 407 for a passthrough route without the proxy's credential.
+fn proxy_challenge() -> Resp {
+    let body = jsonrpc::error_response(
+        None,
+        code::UNAUTHORIZED,
+        "this upstream's own OAuth token goes in Authorization; the proxy's agent credential goes in \
+         Proxy-Authorization: Bearer …",
+    );
+    let mut resp = json_response(StatusCode::PROXY_AUTHENTICATION_REQUIRED, body);
+    resp.headers_mut().insert(header::PROXY_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    resp
 }
 
 fn ready(r: Resp) -> Ready<Result<Resp, BoxError>> {

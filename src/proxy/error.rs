@@ -50,6 +50,12 @@ pub enum ErrorKind {
     ResultTooLarge { upstream: String, limit: usize },
     #[error("upstream {upstream} sent an answer portcullis cannot inspect ({why}); it was not released")]
     Uninspectable { upstream: String, why: String },
+    /// The upstream answered 401/403 to a call that carried no credential of the agent's.
+    #[error(transparent)]
+    Unauthorized(crate::oauth::Refused),
+    /// A proxy-held credential (client credentials) could not be obtained; nothing was sent.
+    #[error(transparent)]
+    Credential(crate::oauth::CredentialError),
     #[error("internal error")]
     Internal(#[source] BoxError),
 }
@@ -82,7 +88,9 @@ impl ProxyError {
             | ErrorKind::UpstreamTimeout { .. }
             | ErrorKind::Upstream { .. }
             | ErrorKind::ResultTooLarge { .. }
-            | ErrorKind::Uninspectable { .. } => Fault::Upstream,
+            | ErrorKind::Uninspectable { .. }
+            | ErrorKind::Unauthorized(_)
+            | ErrorKind::Credential(_) => Fault::Upstream,
             ErrorKind::Internal(_) => Fault::Internal,
         }
     }
@@ -97,7 +105,9 @@ impl ProxyError {
             ErrorKind::Connect { .. }
             | ErrorKind::Upstream { .. }
             | ErrorKind::ResultTooLarge { .. }
-            | ErrorKind::Uninspectable { .. } => StatusCode::BAD_GATEWAY,
+            | ErrorKind::Uninspectable { .. }
+            | ErrorKind::Unauthorized(_)
+            | ErrorKind::Credential(_) => StatusCode::BAD_GATEWAY,
             ErrorKind::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -109,7 +119,9 @@ impl ProxyError {
             ErrorKind::Connect { .. }
             | ErrorKind::Upstream { .. }
             | ErrorKind::ResultTooLarge { .. }
-            | ErrorKind::Uninspectable { .. } => code::UPSTREAM_ERROR,
+            | ErrorKind::Uninspectable { .. }
+            | ErrorKind::Unauthorized(_)
+            | ErrorKind::Credential(_) => code::UPSTREAM_ERROR,
             _ => code::INTERNAL_ERROR,
         }
     }
@@ -128,6 +140,8 @@ impl ProxyError {
             ErrorKind::Upstream { upstream, .. } => Some((upstream, "failed")),
             ErrorKind::ResultTooLarge { upstream, .. } => Some((upstream, "too_large")),
             ErrorKind::Uninspectable { upstream, .. } => Some((upstream, "uninspectable")),
+            ErrorKind::Unauthorized(r) => Some((r.upstream(), "unauthorized")),
+            ErrorKind::Credential(c) => Some((&c.upstream, "credential")),
             _ => None,
         }
     }

@@ -3,8 +3,15 @@
 //! A plain HTTP tool's path is normalised here ([`path`]), once: the rule that decides the call
 //! and the path the upstream receives are the same bytes. An upstream name is taken literally
 //! (no escapes, no dot segments), so `/mcp/%66s` or `/http/./web` name no upstream.
+//!
+//! OAuth discovery for `auth: passthrough` upstreams is answered here ([`well_known`]), and such
+//! an upstream's 401/403 challenge is pointed at the proxy's own metadata on the way back. (An
+//! `Authorization` header reaching this layer is the agent's credential meant for upstreams; the
+//! upstream service drops it for every upstream that is not passthrough — at the egress, so the
+//! pre gate can still tell callers apart by it — see [`crate::oauth`].)
 
 pub mod path;
+pub mod well_known;
 
 pub use path::PathError;
 
@@ -14,41 +21,67 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use http::{Method, Request, Uri};
+use bytes::Bytes;
+use http::{Method, Request, StatusCode, Uri};
+use http_body::Body as HttpBody;
 use tower::{Layer, Service};
 
 use super::error::{ErrorKind, ProxyError};
 use super::{json_response, BoxError, Resp};
 use crate::config::Config;
 use crate::mcp::jsonrpc::{self, code};
+use crate::oauth::fetch::Fetcher;
+use crate::oauth::passthrough::{host_of, metadata_url, Point};
+use crate::oauth::secret::SecretError;
+use crate::oauth::Auth;
+use well_known::WellKnown;
 
 /// One configured upstream, ready to address.
 #[derive(Debug)]
 pub struct Target {
     pub name: Arc<str>,
     pub url: Uri,
+    /// What crosses to it in `Authorization`.
+    pub auth: Auth,
 }
 
-/// Upstreams by name.
-#[derive(Debug, Default)]
-pub struct Targets(HashMap<String, Arc<Target>>);
+/// Upstreams by name, and the client OAuth discovery and token requests use.
+#[derive(Debug)]
+pub struct Targets {
+    by_name: HashMap<String, Arc<Target>>,
+    fetcher: Fetcher,
+}
 
 impl Targets {
-    pub fn from_config(config: &Config) -> Targets {
-        Targets(
-            config
-                .upstreams
-                .values()
-                .map(|u| {
-                    (u.name.clone(), Arc::new(Target { name: u.name.as_str().into(), url: u.url.clone() }))
-                })
-                .collect(),
-        )
+    /// The upstreams of `config`, with any secret their `auth` names read from the environment.
+    pub fn from_config(config: &Config) -> Result<Targets, SecretError> {
+        let fetcher = Fetcher::new(config.limits.connect_timeout);
+        let mut by_name = HashMap::new();
+        for u in config.upstreams.values() {
+            let auth = Auth::new(&u.name, &u.auth, &fetcher)?;
+            by_name.insert(
+                u.name.clone(),
+                Arc::new(Target { name: u.name.as_str().into(), url: u.url.clone(), auth }),
+            );
+        }
+        Ok(Targets { by_name, fetcher })
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<Target>> {
+        self.by_name.get(name).cloned()
+    }
+
+    /// The upstreams with `auth: passthrough`, by name.
+    pub fn passthrough(&self) -> Vec<Arc<Target>> {
+        let mut v: Vec<_> =
+            self.by_name.values().filter(|t| t.auth.passthrough().is_some()).cloned().collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
     }
 
     /// Whether an upstream of this name is configured.
     pub fn contains(&self, name: &str) -> bool {
-        self.0.contains_key(name)
+        self.by_name.contains_key(name)
     }
 }
 
@@ -104,7 +137,7 @@ impl Route {
             )))
         };
         let lookup = |name: &str| {
-            targets.0.get(name).cloned().ok_or_else(|| {
+            targets.get(name).ok_or_else(|| {
                 ProxyError::new(ErrorKind::NoRoute(format!("no upstream named {name:?} is configured")))
             })
         };
@@ -186,6 +219,8 @@ impl<S, B> Service<Request<B>> for RouteService<S>
 where
     S: Service<Request<B>, Response = Resp, Error = BoxError>,
     S::Future: Send + 'static,
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
 {
     type Response = Resp;
     type Error = BoxError;
@@ -195,14 +230,53 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, mut req: Request<B>) -> Self::Future {
+    fn call(&mut self, req: Request<B>) -> Self::Future {
         match Route::resolve(&self.targets, req.method(), req.uri()) {
             Ok(route) => {
-                req.extensions_mut().insert(route);
-                Box::pin(self.inner.call(req))
+                if route.target.auth.passthrough().is_none() {
+                    return Box::pin(self.inner.call(req.with(route)));
+                }
+                // Passthrough: the challenge names the metadata of the URL the agent called.
+                let point = match (&route.kind, host_of(req.headers(), req.uri())) {
+                    (RouteKind::Mcp, Some(host)) => Some(metadata_url(host, &route.target.name)),
+                    _ => None,
+                };
+                let target = route.target.clone();
+                let fut = self.inner.call(req.with(route));
+                Box::pin(async move {
+                    let mut resp = fut.await?;
+                    let status = resp.status();
+                    if let (StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN, Some(p)) =
+                        (status, target.auth.passthrough())
+                    {
+                        let point = point.as_deref().map_or(Point::Nowhere, Point::At);
+                        p.rewrite_challenges(
+                            resp.headers_mut(),
+                            &target.url,
+                            point,
+                            status == StatusCode::UNAUTHORIZED,
+                        );
+                    }
+                    Ok(resp)
+                })
             }
-            Err(e) => Box::pin(std::future::ready(e.into_result())),
+            Err(e) => match WellKnown::claim(&self.targets, req.method(), req.uri()) {
+                Some(answer) => Box::pin(answer.answer(req, self.targets.fetcher.clone())),
+                None => Box::pin(std::future::ready(e.into_result())),
+            },
         }
+    }
+}
+
+/// A request carrying its route.
+trait WithRoute {
+    fn with(self, route: Route) -> Self;
+}
+
+impl<B> WithRoute for Request<B> {
+    fn with(mut self, route: Route) -> Self {
+        self.extensions_mut().insert(route);
+        self
     }
 }
 
@@ -212,7 +286,7 @@ mod tests {
 
     fn targets() -> Targets {
         let c = Config::parse("upstreams:\n  fs: { url: \"http://127.0.0.1:9/mcp\" }\n", "t").unwrap();
-        Targets::from_config(&c)
+        Targets::from_config(&c).unwrap()
     }
 
     #[test]

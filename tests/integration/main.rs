@@ -30,3 +30,4 @@ mod prometheus_e2e;
 mod shell_differential;
 mod stdio;
 mod support;
+mod upstream_auth;

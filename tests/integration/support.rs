@@ -11,6 +11,7 @@ use portcullis::config::Config;
 use serde_json::Value;
 
 pub mod fake_checker;
+pub mod oauth_peers;
 
 /// How long something a test waits for may take on a busy machine before the test fails: a
 /// generous deadline, never a count of polls (a count times out sooner the busier the machine).
