@@ -216,3 +216,50 @@ upstreams:
     let shown = portcullis::runtime::Chain(&err).to_string();
     assert!(shown.contains("PORTCULLIS_IT_UNSET_VAR_e55") && shown.contains("upstream fs"), "{shown}");
 }
+
+#[tokio::test]
+async fn with_agents_a_passthrough_route_takes_the_proxy_credential_from_proxy_authorization_only() {
+    std::env::set_var("PORTCULLIS_TEST_AGENT_PASSTHROUGH", "passthrough-agent-token-77aa");
+    let (a, b) = (Protected::start(Metadata::Good).await, Protected::start(Metadata::Good).await);
+    a.accept("upstream-token");
+    let yaml = format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0 }}\nupstreams:\n  a: {{ url: \"{}\", auth: passthrough }}\n  b: {{ url: \"{}\" }}\n{ALLOW_ALL}\
+         agents: {{ dev: {{ token_env: PORTCULLIS_TEST_AGENT_PASSTHROUGH }} }}\n",
+        a.url(),
+        b.url()
+    );
+    let p = proxy(&Config::parse(&yaml, "test").unwrap_or_else(|e| panic!("{e}"))).await;
+    let both = [
+        ("proxy-authorization", "Bearer passthrough-agent-token-77aa"),
+        ("authorization", "Bearer upstream-token"),
+    ];
+    let (status, _, body) = post(&proxy_url(&p, "a"), &both, CALL).await;
+    assert!(status == 200 && body.contains("ran"), "{status} {body}");
+    assert_eq!(a.seen(), [Some("Bearer upstream-token".to_owned())], "only the upstream's token crossed");
+
+    // The proxy's credential in Authorization on a passthrough route is not taken as the
+    // proxy's (it would be the upstream's): 407, and nothing reaches the upstream.
+    for headers in [&[("authorization", "Bearer passthrough-agent-token-77aa")][..], &[][..]] {
+        let (status, h, body) = post(&proxy_url(&p, "a"), headers, CALL).await;
+        assert_eq!(status, 407, "{body}");
+        assert_eq!(h["proxy-authenticate"], "Bearer");
+        assert!(h.get("www-authenticate").is_none(), "no OAuth challenge for the proxy's credential");
+    }
+    assert_eq!(a.seen().len(), 1, "{:?}", a.seen());
+
+    // The upstream's metadata for the passthrough route; the proxy's own for the other.
+    let (status, body) = get(&format!("http://{}/.well-known/oauth-protected-resource/mcp/a", p.addr)).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("https://as.example/tenant"), "{body}");
+    let (status, body) = get(&format!("http://{}/.well-known/oauth-protected-resource/mcp/b", p.addr)).await;
+    assert_eq!(status, 200, "{body}");
+    let doc: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(doc["resource"], format!("http://{}/mcp/b", p.addr));
+
+    // Elsewhere Authorization carries the proxy's credential, consumed at the door.
+    let (status, _, body) =
+        post(&proxy_url(&p, "b"), &[("authorization", "Bearer passthrough-agent-token-77aa")], CALL).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(b.seen(), [None]);
+    p.shutdown().await;
+}
