@@ -1,7 +1,7 @@
 //! Agent authentication, and the proxy's own OAuth protected-resource metadata (RFC 9728).
 //!
-//! With agents configured, a request to a tool route (`/mcp/…`, `/http/…`, `/delegations`)
-//! carries the agent's bearer token: in `Proxy-Authorization` (always the proxy's: RFC 9110 made
+//! With agents configured, a request to a tool route (`/mcp/…`, `/http/…`, `/delegations`, any
+//! path but discovery) carries the agent's bearer token: in `Proxy-Authorization` (always the proxy's: RFC 9110 made
 //! it for this, and it is how an agent that also holds an upstream's OAuth token for a
 //! `passthrough` upstream sends both), else in `Authorization`. The header that carried it is
 //! removed here, once the token is checked, so no layer below, no upstream and no checker ever
@@ -67,12 +67,12 @@ fn passthrough_route(targets: &Targets, path: &str) -> bool {
     !name.is_empty() && targets.get(name).is_some_and(|t| t.auth.passthrough().is_some())
 }
 
-/// Paths that act for an agent, and so need its credential.
-fn guarded(path: &str) -> bool {
-    path.starts_with("/mcp/")
-        || path.starts_with("/http/")
-        || path == "/delegations"
-        || path.starts_with("/delegations/")
+/// Paths that need no credential: OAuth discovery, and the 2025-03-26 authorization paths a
+/// passthrough upstream's flow uses. Everything else needs the agent's credential — the tool
+/// routes, `/delegations`, and any path not known today (fail closed: a route added later is
+/// guarded without anyone remembering to list it here).
+fn open(path: &str) -> bool {
+    path.starts_with("/.well-known/") || matches!(path, "/authorize" | "/register" | "/token")
 }
 
 impl<S, B> Service<Request<B>> for Authenticate<S>
@@ -97,7 +97,7 @@ where
         if path.starts_with(METADATA_PATH) && req.method() == Method::GET && !passthrough {
             return Either::Right(ready(metadata(&req, &ids)));
         }
-        if !guarded(path) {
+        if open(path) {
             return Either::Left(self.inner.call(req));
         }
         // On a passthrough route `Authorization` is the upstream's.

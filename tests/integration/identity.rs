@@ -99,6 +99,11 @@ async fn without_a_good_credential_nothing_reaches_the_upstream() {
             "{what}: nothing sent is echoed: {body}"
         );
     }
+    // Every path but discovery needs the credential, known route or not (fail closed).
+    for path in ["/mcp/e", "/mcp", "/MCP/e", "//mcp/e", "/http/e/x", "/delegations", "/nowhere"] {
+        let (status, _, body) = post(&format!("http://{}{path}", p.addr), &[accept], init).await;
+        assert_eq!(status, 401, "{path}: {body}");
+    }
     assert!(peer.journal_http().is_empty(), "no refused request reached the upstream");
 
     // The metadata the challenge points at, served without a credential.
