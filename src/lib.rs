@@ -48,6 +48,7 @@ pub mod outcome;
 mod read_mostly;
 pub mod runtime;
 pub mod server;
+pub mod state;
 pub use portcullis_shell as shell;
 pub mod stdio;
 pub mod telemetry;

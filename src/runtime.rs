@@ -36,6 +36,12 @@ pub enum StartError {
     /// A secret an upstream's `auth` names cannot be read (the variable is named, never its value).
     #[error("an upstream's credential cannot be read")]
     UpstreamCredential(#[from] crate::oauth::secret::SecretError),
+    /// The shared state store's URL variable is unset or not a URL.
+    #[error("the state store cannot be set up")]
+    State(#[from] crate::state::StoreSetupError),
+    /// `approvals.seal_key_env` is unset, empty or too short.
+    #[error("approvals.seal_key_env: the environment variable {0} is unset or shorter than 32 characters")]
+    SealKey(String),
     #[error("the audit log cannot be opened")]
     Audit(#[source] std::io::Error),
     /// A listener could not be bound (in use, not an address of this host, not permitted).
@@ -101,13 +107,27 @@ impl Runtime {
             .with_audit(audit.clone())
             .with_delegations(delegations.clone());
         let in_flight = Arc::new(Semaphore::new(config.limits.concurrency));
+        let store = crate::state::Store::open(&config.state, metrics.clone())?;
+        let seal_key = match &config.approvals.seal_key_env {
+            None => None,
+            Some(var) => Some(
+                std::env::var(var)
+                    .ok()
+                    .filter(|k| k.trim().len() >= 32)
+                    .ok_or_else(|| StartError::SealKey(var.clone()))?,
+            ),
+        };
+        let approvals = Approvals::new(&config.approvals, token.is_some(), metrics.clone())
+            .with_audit(audit)
+            .with_store(&store, seal_key.as_deref().map(str::as_bytes));
         let shared = Arc::new(Shared {
+            store,
             guard: arc_swap::ArcSwap::from_pointee(guard),
             delegations,
             identities: arc_swap::ArcSwap::from_pointee(Identities::build(&config.policy.identity, None)?),
             metrics: metrics.clone(),
             counter: metrics.clone(),
-            approvals: Approvals::new(&config.approvals, token.is_some(), metrics.clone()).with_audit(audit),
+            approvals,
             sessions: Sessions::default(),
             stream_order: Default::default(),
             limits: config.limits.clone(),

@@ -164,6 +164,9 @@ pub struct Settings {
     pub flag_total: u32,
     /// Asks parked for an operator at once; beyond it a call is refused, never parked.
     pub max_pending: usize,
+    /// The variable holding the key modern-era approval states are sealed with; required when
+    /// replicas share state (each would draw its own key otherwise).
+    pub seal_key_env: Option<String>,
 }
 
 impl Default for Settings {
@@ -177,6 +180,7 @@ impl Default for Settings {
             flag_consecutive: 3,
             flag_total: 20,
             max_pending: 256,
+            seal_key_env: None,
         }
     }
 }
@@ -226,6 +230,14 @@ impl Approvals {
             metrics,
             audit: Arc::new(crate::audit::Audit::off()),
         }
+    }
+
+    /// The same approvals, keeping what replicas must agree on in `store` when it is shared,
+    /// and sealing modern-era states with `seal_key` (every replica's must be the same; without
+    /// one, a key is drawn for this process).
+    pub fn with_store(mut self, store: &crate::state::Store, seal_key: Option<&[u8]>) -> Approvals {
+        self.seals = mrtr::Seals::with(self.timeout, seal_key, store.shared().cloned());
+        self
     }
 
     /// The same approvals, writing each decision to `audit`.

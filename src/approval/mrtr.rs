@@ -50,6 +50,10 @@ pub enum Refused {
     Unanswered,
     #[error("too many approvals were answered recently to remember another; ask again later")]
     Full,
+    /// The shared store that says whether a state was spent cannot be reached: a state whose
+    /// single use cannot be recorded is never honoured (it could be replayed on another replica).
+    #[error("the approval store is unreachable, so its single use cannot be recorded; ask again")]
+    StoreDown,
 }
 
 /// What the proxy makes of an asked call in the modern era.
@@ -84,13 +88,15 @@ struct Payload {
     r: Option<Value>,
 }
 
-/// The sealing key and the spent nonces of one process.
+/// The sealing key and the spent nonces: of one process, or — with a shared store — of every
+/// replica (the key from `approvals.seal_key_env`, nonces spent with `SET NX`).
 pub struct Seals {
     key: hmac::Key,
     ttl: Duration,
     /// Nonce → when its state expires (ms since the epoch).
     spent: std::sync::Mutex<std::collections::HashMap<String, u64>>,
     spent_max: usize,
+    store: Option<std::sync::Arc<crate::state::RedisStore>>,
 }
 
 impl std::fmt::Debug for Seals {
@@ -122,6 +128,20 @@ fn binding(principal: Option<&str>, ask: &Ask) -> String {
 }
 
 impl Seals {
+    /// Seals with `key` (or one drawn for this process), spending nonces in `store` when given.
+    pub fn with(
+        ttl: Duration,
+        key: Option<&[u8]>,
+        store: Option<std::sync::Arc<crate::state::RedisStore>>,
+    ) -> Seals {
+        let mut s = Seals::new(ttl);
+        if let Some(k) = key {
+            s.key = hmac::Key::new(hmac::HMAC_SHA256, k);
+        }
+        s.store = store;
+        s
+    }
+
     pub fn new(ttl: Duration) -> Seals {
         let mut secret = [0u8; 32];
         if getrandom::fill(&mut secret).is_err() {
@@ -138,6 +158,19 @@ impl Seals {
             ttl,
             spent: std::sync::Mutex::default(),
             spent_max: SPENT,
+            store: None,
+        }
+    }
+
+    /// Spends nonce `n` once across every replica: `SET key 1 NX PXAT expires`. Refused if it
+    /// was spent, and refused (fail closed) if the store cannot say.
+    async fn spend_shared(store: &crate::state::RedisStore, n: &str, expires: u64) -> Result<(), Refused> {
+        let key = store.key(&format!("mrtr:{n}"));
+        let set = redis::cmd("SET").arg(key).arg(1).arg("NX").arg("PXAT").arg(expires.max(1)).to_owned();
+        match store.run::<Option<String>>(&set).await {
+            Ok(Some(_)) => Ok(()),
+            Ok(None) => Err(Refused::Replayed),
+            Err(_) => Err(Refused::StoreDown),
         }
     }
 
@@ -174,13 +207,26 @@ impl Seals {
     }
 
     /// Decides an asked call from its `tools/call` params: a fresh ask, or a retry answering one.
-    pub fn round(&self, params: Option<&RawValue>, ask: &Ask, principal: Option<&str>) -> Round {
-        self.round_at(params, ask, principal, now_ms())
+    pub async fn round(&self, params: Option<&RawValue>, ask: &Ask, principal: Option<&str>) -> Round {
+        let now = now_ms();
+        match self.round_at(params, ask, principal, now) {
+            Checked::Done(round) => round,
+            Checked::Spend { nonce, expires, answered } => {
+                let spent = match &self.store {
+                    Some(store) => Seals::spend_shared(store, &nonce, expires).await,
+                    None => self.spend(&nonce, expires, now),
+                };
+                match spent {
+                    Ok(()) => answered,
+                    Err(e) => Round::Refused(e),
+                }
+            }
+        }
     }
 
     /// As [`Seals::round`], at `now` (Unix milliseconds) rather than the wall clock: the clock is
     /// passed in so tests move it instead of sleeping.
-    fn round_at(&self, params: Option<&RawValue>, ask: &Ask, principal: Option<&str>, now: u64) -> Round {
+    fn round_at(&self, params: Option<&RawValue>, ask: &Ask, principal: Option<&str>, now: u64) -> Checked {
         let mut params: Map<String, Value> = params
             .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
             .and_then(|v| match v {
@@ -206,35 +252,31 @@ impl Seals {
                 KEY.to_owned(),
                 serde_json::json!({ "method": "elicitation/create", "params": elicit::params(ask) }),
             );
-            return Round::Ask(serde_json::json!({
+            return Checked::Done(Round::Ask(serde_json::json!({
                 "resultType": "input_required",
                 "inputRequests": requests,
                 "requestState": state,
-            }));
+            })));
         }
         let state =
             params.remove("requestState").and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
         let p = match self.open(&state) {
             Ok(p) => p,
-            Err(e) => return Round::Refused(e),
+            Err(e) => return Checked::Done(Round::Refused(e)),
         };
         if now > p.x {
-            return Round::Refused(Refused::Expired);
+            return Checked::Done(Round::Refused(Refused::Expired));
         }
         if p.b != bound {
-            return Round::Refused(Refused::OtherCall);
+            return Checked::Done(Round::Refused(Refused::OtherCall));
         }
         let mut responses = match params.remove("inputResponses") {
             Some(Value::Object(m)) => m,
             _ => Map::new(),
         };
         let Some(answer) = responses.remove(KEY) else {
-            return Round::Refused(Refused::Unanswered);
+            return Checked::Done(Round::Refused(Refused::Unanswered));
         };
-        // Spent only now: a retry refused above for another reason does not burn the state.
-        if let Err(e) = self.spend(&p.n, p.x, now) {
-            return Round::Refused(e);
-        }
         // Restored exactly as the request first carried them (the client answered only ours).
         if let Some(u) = p.u {
             params.insert("requestState".into(), u);
@@ -242,17 +284,45 @@ impl Seals {
         if let Some(r) = p.r {
             params.insert("inputResponses".into(), r);
         }
-        Round::Answered {
-            reply: Reply::of_value(&answer),
-            waited: Duration::from_millis(now.saturating_sub(p.t)),
-            params: Value::Object(params),
+        // Spent only after every check: a retry refused above for another reason does not
+        // burn the state.
+        Checked::Spend {
+            nonce: p.n,
+            expires: p.x,
+            answered: Round::Answered {
+                reply: Reply::of_value(&answer),
+                waited: Duration::from_millis(now.saturating_sub(p.t)),
+                params: Value::Object(params),
+            },
         }
     }
+}
+
+/// A round checked up to spending its state's nonce.
+enum Checked {
+    Done(Round),
+    Spend { nonce: String, expires: u64, answered: Round },
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A round with the wall clock, driven to its end (the nonce spent in memory).
+    fn round(s: &Seals, params: Option<&RawValue>, ask: &Ask, principal: Option<&str>) -> Round {
+        crate::gate::pre::block_on(s.round(params, ask, principal))
+    }
+
+    /// A round at `now`, its nonce spent in memory at the same instant.
+    fn round_at(s: &Seals, params: Option<&RawValue>, ask: &Ask, principal: Option<&str>, now: u64) -> Round {
+        match s.round_at(params, ask, principal, now) {
+            Checked::Done(r) => r,
+            Checked::Spend { nonce, expires, answered } => match s.spend(&nonce, expires, now) {
+                Ok(()) => answered,
+                Err(e) => Round::Refused(e),
+            },
+        }
+    }
     use crate::approval::{Choice, Source};
     use serde_json::json;
 
@@ -286,28 +356,28 @@ mod tests {
     fn a_sealed_state_answers_once_for_exactly_the_call_it_was_issued_for() {
         let s = Seals::new(Duration::from_secs(60));
         let a = ask(r#"{"p":1}"#, None);
-        let (state, result) = state_of(s.round(Some(&raw(json!({"name":"write"}))), &a, Some("Bearer x")));
+        let (state, result) = state_of(round(&s, Some(&raw(json!({"name":"write"}))), &a, Some("Bearer x")));
         assert_eq!(result["resultType"], "input_required");
         assert_eq!(result["inputRequests"][KEY]["method"], "elicitation/create");
         // Another principal, argument or session: refused, and the state is not burnt.
         assert!(matches!(
-            s.round(Some(&retry(&state, "allow_once")), &a, Some("Bearer y")),
+            round(&s, Some(&retry(&state, "allow_once")), &a, Some("Bearer y")),
             Round::Refused(Refused::OtherCall)
         ));
         let other = ask(r#"{"p":2}"#, None);
         assert!(matches!(
-            s.round(Some(&retry(&state, "allow_once")), &other, Some("Bearer x")),
+            round(&s, Some(&retry(&state, "allow_once")), &other, Some("Bearer x")),
             Round::Refused(Refused::OtherCall)
         ));
         let Round::Answered { reply, params, .. } =
-            s.round(Some(&retry(&state, "allow_once")), &a, Some("Bearer x"))
+            round(&s, Some(&retry(&state, "allow_once")), &a, Some("Bearer x"))
         else {
             panic!()
         };
         assert_eq!(reply, Reply::Accept(Choice::AllowOnce));
         assert_eq!(params, json!({"name":"write","arguments":{"p":1}}), "the proxy's key and state are gone");
         assert!(matches!(
-            s.round(Some(&retry(&state, "allow_once")), &a, Some("Bearer x")),
+            round(&s, Some(&retry(&state, "allow_once")), &a, Some("Bearer x")),
             Round::Refused(Refused::Replayed)
         ));
     }
@@ -316,7 +386,7 @@ mod tests {
     fn tampered_foreign_and_expired_states_are_refused() {
         let s = Seals::new(Duration::from_secs(60));
         let a = ask("{}", Some("s"));
-        let (state, _) = state_of(s.round(None, &a, None));
+        let (state, _) = state_of(round(&s, None, &a, None));
         let (body, tag) = state.strip_prefix(PREFIX).unwrap().split_once('.').unwrap();
         let mut payload: Value = serde_json::from_slice(&URL_SAFE_NO_PAD.decode(body).unwrap()).unwrap();
         payload["x"] = json!(u64::MAX);
@@ -324,7 +394,7 @@ mod tests {
         for bad in [forged, format!("{state}x"), format!("{PREFIX}garbage"), format!("{PREFIX}.")] {
             assert!(
                 matches!(
-                    s.round(Some(&retry(&bad, "allow_once")), &a, None),
+                    round(&s, Some(&retry(&bad, "allow_once")), &a, None),
                     Round::Refused(Refused::Forged)
                 ),
                 "{bad}"
@@ -333,7 +403,7 @@ mod tests {
         // Another process (restart) cannot open it.
         let restarted = Seals::new(Duration::from_secs(60));
         assert!(matches!(
-            restarted.round(Some(&retry(&state, "allow_once")), &a, None),
+            round(&restarted, Some(&retry(&state, "allow_once")), &a, None),
             Round::Refused(Refused::Forged)
         ));
     }
@@ -346,16 +416,16 @@ mod tests {
         let s = Seals::new(Duration::from_secs(60));
         let a = ask("{}", Some("s"));
         let t0 = now_ms();
-        let (live, _) = state_of(s.round_at(None, &a, None, t0));
-        let (late, _) = state_of(s.round_at(None, &a, None, t0));
+        let (live, _) = state_of(round_at(&s, None, &a, None, t0));
+        let (late, _) = state_of(round_at(&s, None, &a, None, t0));
         let Round::Answered { waited, .. } =
-            s.round_at(Some(&retry(&live, "allow_once")), &a, None, t0 + 60_000)
+            round_at(&s, Some(&retry(&live, "allow_once")), &a, None, t0 + 60_000)
         else {
             panic!("a state is live through the last millisecond of its ttl")
         };
         assert_eq!(waited, Duration::from_secs(60));
         assert!(matches!(
-            s.round_at(Some(&retry(&late, "allow_once")), &a, None, t0 + 60_001),
+            round_at(&s, Some(&retry(&late, "allow_once")), &a, None, t0 + 60_001),
             Round::Refused(Refused::Expired)
         ));
     }
@@ -365,9 +435,9 @@ mod tests {
         let s = Seals::new(Duration::from_secs(60));
         let a = ask("{}", None);
         let theirs = json!({"name":"write","requestState":"upstream-opaque==","inputResponses":{"k":{"action":"accept","content":{"x":1}}}});
-        let (state, result) = state_of(s.round(Some(&raw(theirs)), &a, None));
+        let (state, result) = state_of(round(&s, Some(&raw(theirs)), &a, None));
         assert!(!result.to_string().contains("upstream-opaque"), "wrapped inside the proxy's state");
-        let Round::Answered { params, .. } = s.round(Some(&retry(&state, "deny")), &a, None) else {
+        let Round::Answered { params, .. } = round(&s, Some(&retry(&state, "deny")), &a, None) else {
             panic!()
         };
         assert_eq!(params["requestState"], "upstream-opaque==");

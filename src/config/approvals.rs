@@ -15,6 +15,7 @@ pub struct Raw {
     waivers: Option<RawWaivers>,
     flag: Option<RawFlag>,
     max_pending: Option<u64>,
+    seal_key_env: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -51,7 +52,13 @@ pub(crate) fn compile(raw: Raw, p: &mut Problems) -> Settings {
         flag_consecutive: flag.consecutive.unwrap_or(d.flag_consecutive),
         flag_total: flag.total.unwrap_or(d.flag_total),
         max_pending: raw.max_pending.map_or(d.max_pending, |n| n as usize),
+        seal_key_env: raw.seal_key_env,
     };
+    if let Some(v) = &s.seal_key_env {
+        if v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            p.add("approvals.seal_key_env", format!("{v:?} is not an environment variable name"));
+        }
+    }
     if s.max_pending == 0 {
         p.add("approvals.max_pending", "must be at least 1");
     }

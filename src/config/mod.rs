@@ -12,6 +12,7 @@ mod engine_tests;
 mod guardrails;
 pub(crate) mod permissions;
 mod raw;
+pub mod state;
 pub mod units;
 mod upstream_auth;
 
@@ -46,6 +47,8 @@ pub struct Config {
     pub approvals: crate::approval::Settings,
     /// Where the decision log goes (off unless configured).
     pub audit: crate::audit::Settings,
+    /// Where state replicas share lives (`memory` unless configured).
+    pub state: state::StateSettings,
     /// Things that are legal but probably not meant (a rule that can never match).
     pub warnings: Vec<Problem>,
 }
@@ -157,6 +160,7 @@ const TOP_KEYS: &[&str] = &[
     "agents",
     "auth",
     "delegation",
+    "state",
 ];
 
 /// An extra permissions file and its scope (`--permission-config`, the managed file).
@@ -334,6 +338,7 @@ impl Compiler {
         let agents: BTreeMap<String, serde_json::Value> = self.section(&mut doc, "agents");
         let auth: agents::RawAuth = self.section(&mut doc, "auth");
         let delegation: agents::RawDelegation = self.section(&mut doc, "delegation");
+        let state: state::Raw = self.section(&mut doc, "state");
         let yolo = posture.as_deref() == Some("yolo");
 
         let listen = self.addr("listen", listen.as_deref().unwrap_or("127.0.0.1:8686"));
@@ -358,6 +363,13 @@ impl Compiler {
         let guardrails = guardrails.and_then(|g| guardrails::compile(g, yolo, &mut self.p));
         let approvals = approvals::compile(approvals, &mut self.p);
         let audit = audit::compile(audit, &mut self.p);
+        let state = state::compile(state, &mut self.p);
+        if state.shared() && approvals.seal_key_env.is_none() {
+            self.problem(
+                "approvals.seal_key_env",
+                "a shared state backend needs one sealing key for every replica: name the variable holding it (32+ random bytes, e.g. openssl rand -hex 32)",
+            );
+        }
         let allowed_hosts = match allowed_hosts {
             None => crate::proxy::host::AllowedHosts::loopback(),
             Some(list) => crate::proxy::host::AllowedHosts::from_list(&list).unwrap_or_else(|errors| {
@@ -376,6 +388,7 @@ impl Compiler {
             limits,
             approvals,
             audit,
+            state,
             warnings: std::mem::take(&mut self.p.warnings),
         })
     }

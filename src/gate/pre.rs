@@ -139,6 +139,14 @@ enum Pre<'a> {
         check: Box<super::guard::PreCheck>,
         params: Option<&'a RawValue>,
     },
+    /// A refusal a human may overrule: a waiver looked up, an ask routed or a modern-era retry
+    /// checked — which may take a round trip to a shared store, so it is settled asynchronously.
+    Refused {
+        id: Box<RawValue>,
+        call: ToolCall,
+        denial: super::Denial,
+        params: Option<&'a RawValue>,
+    },
 }
 
 impl From<One> for Pre<'_> {
@@ -182,19 +190,22 @@ fn one<'a>(msg: &Message<'a>, cx: &Context<'_>, guard: &Guard) -> Pre<'a> {
             Ok(call) => match (guard.pre(&call), cx.approvals.flagged(cx.session, cx.principal)) {
                 // A flagged session: nothing passes without a human, whatever the rules allow.
                 (Outcome::Forward | Outcome::Check(_), true) => {
-                    refused(id.to_owned(), call.clone(), flagged(&call), cx, msg.params).into()
+                    let denial = flagged(&call);
+                    Pre::Refused { id: id.to_owned(), call, denial, params: msg.params }
                 }
                 (Outcome::Refuse(mut d), true) => {
                     if let Some(ask) = d.ask.as_mut() {
                         ask.source = Source::Flagged;
                     }
-                    refused(id.to_owned(), call, d, cx, msg.params).into()
+                    Pre::Refused { id: id.to_owned(), call, denial: d, params: msg.params }
                 }
                 (Outcome::Forward, false) => One::Forward(Some(cx.watch(id, call))).into(),
                 (Outcome::Check(check), false) => {
                     Pre::Check { id: id.to_owned(), call, check, params: msg.params }
                 }
-                (Outcome::Refuse(d), false) => refused(id.to_owned(), call, d, cx, msg.params).into(),
+                (Outcome::Refuse(d), false) => {
+                    Pre::Refused { id: id.to_owned(), call, denial: d, params: msg.params }
+                }
             },
         },
         // A `tools/call` that is not a well-formed request (no id, or an id of null) is refused:
@@ -277,9 +288,10 @@ fn recorded(one: One, cx: &Context<'_>) -> One {
 async fn settle(p: Pre<'_>, cx: &Context<'_>) -> One {
     match p {
         Pre::Done(one) => one,
+        Pre::Refused { id, call, denial, params } => refused(id, call, denial, cx, params).await,
         Pre::Check { id, call, check, params } => match check.run().await {
             Outcome::Forward => One::Forward(Some(cx.watch(&id, call))),
-            Outcome::Refuse(d) => refused(id, call, d, cx, params),
+            Outcome::Refuse(d) => refused(id, call, d, cx, params).await,
             // A check never asks for another; were it to, refusing is the safe reading.
             Outcome::Check(_) => One::Invalid {
                 id: Some(id),

@@ -60,6 +60,8 @@ pub struct Shared {
     pub guard: arc_swap::ArcSwap<Guard>,
     /// The credentials agents authenticate with; a reload swaps them with the policy.
     pub identities: arc_swap::ArcSwap<crate::identity::Identities>,
+    /// Where state replicas share lives (this process's memory unless `state.backend` says).
+    pub store: crate::state::Store,
     /// Delegated credentials (`POST /delegations`); kept across reloads, like the sessions.
     pub delegations: Arc<crate::identity::delegation::Delegations>,
     pub metrics: Arc<Metrics>,

@@ -45,6 +45,7 @@ pub struct Metrics {
     /// By configured agent (names from config: bounded) and outcome.
     agent_calls: IntCounterVec,
     auth_refusals: IntCounterVec,
+    state_backend_up: prometheus::IntGauge,
 }
 
 /// One tool label's counters by upstream (configured names: bounded) and outcome, each made
@@ -192,6 +193,13 @@ impl Metrics {
         )
         .expect("static metric");
         registry.register(Box::new(auth_refusals.clone())).expect("registered once");
+        let state_backend_up = prometheus::IntGauge::new(
+            "state_backend_up",
+            "1 when the shared state store (state.backend: redis) answered its last check; always 1 for memory",
+        )
+        .expect("static metric");
+        state_backend_up.set(1);
+        registry.register(Box::new(state_backend_up.clone())).expect("registered once");
         for d in ["allow_once", "allow_session", "deny", "cancel", "timeout"] {
             approvals.with_label_values(&[d]);
         }
@@ -215,7 +223,13 @@ impl Metrics {
             upstream_errors,
             agent_calls,
             auth_refusals,
+            state_backend_up,
         }
+    }
+
+    /// Whether the shared state store is reachable.
+    pub fn state_backend_up(&self, up: bool) {
+        self.state_backend_up.set(i64::from(up));
     }
 
     /// Counts one tool call of a configured agent.

@@ -27,6 +27,7 @@ mod mcp_http;
 mod method_spelling;
 mod mrtr;
 mod prometheus_e2e;
+mod replicas;
 mod shell_differential;
 mod stdio;
 mod support;

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 pub mod fake_checker;
 pub mod oauth_peers;
+pub mod redis;
 
 /// How long something a test waits for may take on a busy machine before the test fails: a
 /// generous deadline, never a count of polls (a count times out sooner the busier the machine).

@@ -62,7 +62,7 @@ pub(super) fn flagged(call: &ToolCall) -> crate::gate::Denial {
 
 /// A refusal, unless a human may overrule it: a session waiver for the exact call forwards it,
 /// a reachable human turns it into an ask, and otherwise it stands (headless).
-pub(super) fn refused(
+pub(super) async fn refused(
     id: Box<RawValue>,
     call: ToolCall,
     mut d: crate::gate::Denial,
@@ -78,7 +78,7 @@ pub(super) fn refused(
             One::Forward(Some(cx.watch(&id, call)))
         }
         Some(ask) => match cx.approvals.route(client_elicits(cx, params)) {
-            Some(Via::Client) if cx.era == Era::Modern => round_trip(id, call, *ask, cx, params),
+            Some(Via::Client) if cx.era == Era::Modern => round_trip(id, call, *ask, cx, params).await,
             Some(via) => One::Ask(Box::new(Held {
                 // What the agent reads if the answer is no: why it was asked, then what happened
                 // (a Layer 1 reason says "headless", which is no longer true once someone is asked).
@@ -104,7 +104,7 @@ pub(super) fn refused(
 
 /// An ask in the modern era: answered with `input_required` (the user's client asks and
 /// retries), or — on the retry — decided by the answer the sealed state vouches for.
-pub(super) fn round_trip(
+pub(super) async fn round_trip(
     id: Box<RawValue>,
     call: ToolCall,
     ask: Ask,
@@ -114,7 +114,7 @@ pub(super) fn round_trip(
     use crate::approval::elicit::Reply;
     use crate::approval::mrtr::Round;
     use crate::approval::{Choice, Resolution};
-    match cx.approvals.seals.round(params, &ask, cx.principal) {
+    match cx.approvals.seals.round(params, &ask, cx.principal).await {
         Round::Ask(result) => One::Answer { id, result, call: Box::new(call) },
         Round::Refused(why) => One::Rejected {
             id,

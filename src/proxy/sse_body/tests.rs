@@ -35,6 +35,7 @@ fn shared(yaml: &str, max_response: usize) -> Arc<Shared> {
     config.limits.max_response = max_response;
     let metrics = Arc::new(Metrics::new());
     Arc::new(Shared {
+        store: Default::default(),
         identities: Default::default(),
         delegations: Default::default(),
         counter: metrics.clone(),
