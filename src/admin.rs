@@ -13,6 +13,7 @@ use tower::Service;
 
 use http_body_util::BodyExt;
 
+use crate::approval::fleet::FleetDecideError;
 use crate::approval::pending::DecideError;
 use crate::approval::Choice;
 use crate::proxy::Shared;
@@ -202,9 +203,10 @@ async fn approvals(req: Request<Incoming>, shared: &Shared, token: &Option<Strin
         };
     }
     match (req.method().clone(), path.strip_prefix("/approvals/")) {
-        (Method::GET, None) => {
-            json(StatusCode::OK, serde_json::json!({"pending": shared.approvals.pending.list()}))
-        }
+        (Method::GET, None) => match shared.approvals.list_parked().await {
+            Ok(list) => json(StatusCode::OK, serde_json::json!({"pending": list})),
+            Err(e) => json(StatusCode::SERVICE_UNAVAILABLE, serde_json::json!({"error": e.to_string()})),
+        },
         (Method::POST, Some(id)) => {
             let Ok(id) = id.parse::<u64>() else {
                 return json(
@@ -230,13 +232,19 @@ async fn approvals(req: Request<Incoming>, shared: &Shared, token: &Option<Strin
                     serde_json::json!({"error": "body must be {\"decision\": \"allow_once\" | \"allow_session\" | \"deny\"}"}),
                 );
             };
-            match shared.approvals.pending.decide(id, decision) {
+            match shared.approvals.decide_parked(id, decision).await {
                 Ok(()) => json(StatusCode::OK, serde_json::json!({"id": id, "decision": decision.as_str()})),
-                Err(e @ DecideError::NotFound(_)) => {
+                Err(e @ FleetDecideError::Local(DecideError::NotFound(_))) => {
                     json(StatusCode::NOT_FOUND, serde_json::json!({"error": e.to_string()}))
                 }
-                Err(e @ DecideError::NotWaivable(_)) => {
+                Err(e @ FleetDecideError::Local(DecideError::NotWaivable(_))) => {
                     json(StatusCode::CONFLICT, serde_json::json!({"error": e.to_string()}))
+                }
+                Err(e @ FleetDecideError::Gone(_)) => {
+                    json(StatusCode::GONE, serde_json::json!({"error": e.to_string()}))
+                }
+                Err(e @ FleetDecideError::Store(_)) => {
+                    json(StatusCode::SERVICE_UNAVAILABLE, serde_json::json!({"error": e.to_string()}))
                 }
             }
         }

@@ -82,6 +82,8 @@ pub struct Flags {
     total: u32,
     capacity: usize,
     metrics: Arc<Metrics>,
+    /// Where flags are shared with the other replicas ([`super::shared`]), when they are.
+    store: std::sync::OnceLock<Arc<crate::state::RedisStore>>,
     /// How often the lock was taken: the tests' proof that the quiet path writes nothing.
     #[cfg(test)]
     locked: AtomicUsize,
@@ -197,6 +199,7 @@ impl Flags {
             total,
             capacity,
             metrics,
+            store: std::sync::OnceLock::new(),
             #[cfg(test)]
             locked: AtomicUsize::new(0),
         }
@@ -344,6 +347,9 @@ impl Flags {
             if !c.flagged.load(Relaxed) && (consecutive >= self.consecutive || total >= self.total) {
                 c.flagged.store(true, Relaxed);
                 self.metrics.session_flagged();
+                if let Some(store) = self.store.get() {
+                    super::shared::publish_flag(store.clone(), key.clone(), true);
+                }
                 tracing::warn!(
                     key,
                     consecutive,
@@ -386,7 +392,34 @@ impl Flags {
         if was {
             tracing::info!(key = key.as_ref(), "flag cleared by an operator");
         }
-        was
+        if let Some(store) = self.store.get() {
+            // Cleared everywhere, whether or not this replica had seen it flagged.
+            super::shared::publish_flag(store.clone(), key.clone().into_owned(), false);
+        }
+        was || self.store.get().is_some()
+    }
+
+    /// Shares flags through `store` from now on (set once, by [`super::Approvals::with_store`]).
+    pub(super) fn share(&self, store: Arc<crate::state::RedisStore>) {
+        let _ = self.store.set(store);
+    }
+
+    /// A flag another replica raised (or the store lists): enforced here too. Not counted in
+    /// `sessions_flagged_total` (the replica that raised it counted it).
+    pub(super) fn mark(&self, key: &str) {
+        let book = self.book();
+        let c = self.streak(&book, key, self.now());
+        c.flagged.store(true, Relaxed);
+    }
+
+    /// A flag an operator cleared at another replica.
+    pub(super) fn unmark(&self, key: &str) {
+        let _book = self.book();
+        if let Some(c) = self.streaks.get(key) {
+            c.consecutive.store(0, Relaxed);
+            c.total.store(0, Relaxed);
+            c.flagged.store(false, Relaxed);
+        }
     }
 
     /// The flagged sessions and principals, for `/status`.

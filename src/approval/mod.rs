@@ -15,8 +15,10 @@
 pub mod cli;
 pub mod elicit;
 pub mod flags;
+pub mod fleet;
 pub mod mrtr;
 pub mod pending;
+mod shared;
 pub mod tools;
 pub mod waivers;
 
@@ -147,6 +149,8 @@ pub enum Resolution {
     Headless,
     /// `approvals.max_pending` asks already wait for a human: refused without parking.
     Overloaded,
+    /// The shared approval store could not record the ask (refused as headless).
+    StoreDown,
 }
 
 /// Validated `approvals:` settings.
@@ -185,6 +189,21 @@ impl Default for Settings {
     }
 }
 
+/// A parked ask: in this replica's table, or in the fleet's (leaving the store when dropped).
+enum Held {
+    Here(pending::Parked),
+    Fleet(fleet::FleetParked),
+}
+
+impl Held {
+    fn id(&self) -> u64 {
+        match self {
+            Held::Here(p) => p.id(),
+            Held::Fleet(p) => p.id(),
+        }
+    }
+}
+
 /// The approval state of one proxy.
 #[derive(Debug)]
 pub struct Approvals {
@@ -193,14 +212,16 @@ pub struct Approvals {
     operator: bool,
     timeout: Duration,
     keepalive: Duration,
-    pub waivers: Waivers,
+    pub waivers: Arc<Waivers>,
     /// Tool definitions seen in `tools/list`, by qualified name.
     pub tools: tools::Definitions,
-    pub pending: Parking,
+    pub pending: Arc<Parking>,
+    /// The parked asks of every replica, when replicas share a store.
+    pub fleet: Option<Arc<fleet::Fleet>>,
     pub elicitations: elicit::Elicitations,
     /// The modern era's sealed `requestState`s.
     pub seals: mrtr::Seals,
-    pub flags: flags::Flags,
+    pub flags: Arc<flags::Flags>,
     metrics: Arc<Metrics>,
     audit: Arc<crate::audit::Audit>,
 }
@@ -221,12 +242,17 @@ impl Approvals {
             operator,
             timeout: settings.timeout,
             keepalive: settings.keepalive,
-            waivers: Waivers::new(settings.waiver_capacity, settings.waiver_idle, metrics.clone()),
+            waivers: Arc::new(Waivers::new(settings.waiver_capacity, settings.waiver_idle, metrics.clone())),
             tools: tools::Definitions::default(),
-            pending: Parking::new(settings.max_pending, metrics.clone()),
+            pending: Arc::new(Parking::new(settings.max_pending, metrics.clone())),
+            fleet: None,
             elicitations: elicit::Elicitations::new(settings.max_pending),
             seals: mrtr::Seals::new(settings.timeout),
-            flags: flags::Flags::new(settings.flag_consecutive, settings.flag_total, metrics.clone()),
+            flags: Arc::new(flags::Flags::new(
+                settings.flag_consecutive,
+                settings.flag_total,
+                metrics.clone(),
+            )),
             metrics,
             audit: Arc::new(crate::audit::Audit::off()),
         }
@@ -237,7 +263,30 @@ impl Approvals {
     /// one, a key is drawn for this process).
     pub fn with_store(mut self, store: &crate::state::Store, seal_key: Option<&[u8]>) -> Approvals {
         self.seals = mrtr::Seals::with(self.timeout, seal_key, store.shared().cloned());
+        if let Some(s) = store.shared() {
+            self.flags.share(s.clone());
+            self.waivers.share(s.clone());
+            let fleet = fleet::Fleet::new(s.clone(), self.pending.clone(), self.timeout);
+            shared::listen(s, self.flags.clone(), self.waivers.clone(), fleet.clone());
+            self.fleet = Some(fleet);
+        }
         self
+    }
+
+    /// Every replica's parked asks (this replica's alone without a shared store).
+    pub async fn list_parked(&self) -> Result<Vec<pending::View>, crate::state::StoreError> {
+        match &self.fleet {
+            Some(f) => f.list().await,
+            None => Ok(self.pending.list()),
+        }
+    }
+
+    /// Decides parked ask `id`, at whichever replica holds it.
+    pub async fn decide_parked(&self, id: u64, decision: Choice) -> Result<(), fleet::FleetDecideError> {
+        match &self.fleet {
+            Some(f) => f.decide(id, decision).await,
+            None => self.pending.decide(id, decision).map_err(Into::into),
+        }
     }
 
     /// The same approvals, writing each decision to `audit`.
@@ -279,8 +328,8 @@ impl Approvals {
     }
 
     /// True when a waiver answers `ask` (never for a configured ask).
-    pub fn waived(&self, ask: &Ask) -> bool {
-        matches!(ask.source, Source::Floor | Source::Checker) && self.waivers.covers(ask)
+    pub async fn waived(&self, ask: &Ask) -> bool {
+        matches!(ask.source, Source::Floor | Source::Checker) && self.waivers.covers(ask).await
     }
 
     /// Asks an operator and waits, at most `approvals.timeout`. Dropping the future (the agent
@@ -289,11 +338,24 @@ impl Approvals {
         if self.route(false) != Some(Via::Operator) {
             return Resolution::Headless;
         }
-        let Some((parked, decided)) = self.pending.park(ask.clone()) else {
-            tracing::warn!(tool = %ask.tool, "approvals.max_pending asks already wait: this one is refused");
-            let resolution = Resolution::Overloaded;
-            self.settle(&ask, Via::Operator, &resolution, Duration::ZERO, true);
-            return resolution;
+        let parked = match &self.fleet {
+            None => Ok(self.pending.park(ask.clone()).map(|(p, d)| (Held::Here(p), d))),
+            Some(f) => f.park(ask.clone()).await.map(|o| o.map(|(p, d)| (Held::Fleet(p), d))),
+        };
+        let (parked, decided) = match parked {
+            Ok(Some(p)) => p,
+            Ok(None) => {
+                tracing::warn!(tool = %ask.tool, "approvals.max_pending asks already wait: this one is refused");
+                let resolution = Resolution::Overloaded;
+                self.settle(&ask, Via::Operator, &resolution, Duration::ZERO, true);
+                return resolution;
+            }
+            Err(e) => {
+                tracing::warn!(tool = %ask.tool, error = %e, "the approval store cannot record this ask: refused");
+                let resolution = Resolution::StoreDown;
+                self.settle(&ask, Via::Operator, &resolution, Duration::ZERO, true);
+                return resolution;
+            }
         };
         tracing::info!(id = parked.id(), tool = %ask.tool, "call parked for approval");
         let resolution = self
@@ -409,6 +471,7 @@ impl Resolution {
             Resolution::TimedOut => "timeout",
             Resolution::Headless => "headless",
             Resolution::Overloaded => "overloaded",
+            Resolution::StoreDown => "store_down",
         }
     }
 }

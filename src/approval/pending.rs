@@ -20,7 +20,7 @@ struct Entry {
 }
 
 /// What the API shows of a parked ask.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct View {
     pub id: u64,
     pub tool: String,
@@ -33,7 +33,7 @@ pub struct View {
     /// Seconds since the Unix epoch.
     pub since: u64,
     /// `floor`, `configured` or `checker`: a configured ask cannot be allowed for the session.
-    pub source: &'static str,
+    pub source: std::borrow::Cow<'static, str>,
 }
 
 type Table = Arc<Mutex<BTreeMap<u64, Entry>>>;
@@ -91,15 +91,25 @@ impl Parking {
     /// Parks `ask`; the receiver gets the operator's decision. `None` when `max` asks already
     /// wait: the call is refused rather than an older ask withdrawn.
     pub fn park(&self, ask: Ask) -> Option<(Parked, oneshot::Receiver<Choice>)> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.park_as(id, ask)
+    }
+
+    /// Parks `ask` under `id` (a fleet-wide id the shared store handed out).
+    pub fn park_as(&self, id: u64, ask: Ask) -> Option<(Parked, oneshot::Receiver<Choice>)> {
         let mut t = self.table.lock().unwrap_or_else(|p| p.into_inner());
-        if t.len() >= self.max {
+        if t.len() >= self.max || t.contains_key(&id) {
             return None;
         }
-        let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         t.insert(id, Entry { ask, since: SystemTime::now(), decide: tx });
         self.metrics.approvals_pending(t.len());
         Some((Parked { id, table: self.table.clone(), metrics: self.metrics.clone() }, rx))
+    }
+
+    /// What the API shows of parked ask `id`.
+    pub fn view(&self, id: u64) -> Option<View> {
+        self.list().into_iter().find(|v| v.id == id)
     }
 
     pub fn list(&self) -> Vec<View> {
@@ -113,12 +123,12 @@ impl Parking {
                 session: e.ask.session.clone(),
                 agent: e.ask.agent.as_ref().map(|a| a.id.to_string()),
                 since: e.since.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
-                source: match e.ask.source {
+                source: std::borrow::Cow::Borrowed(match e.ask.source {
                     super::Source::Floor => "floor",
                     super::Source::Configured => "configured",
                     super::Source::Checker => "checker",
                     super::Source::Flagged => "flagged",
-                },
+                }),
             })
             .collect()
     }

@@ -25,9 +25,14 @@ pub fn refusal(resolution: &Resolution, via: Via) -> Option<(&'static str, CallO
         }
         (Resolution::Headless, _) => HEADLESS,
         (Resolution::Overloaded, _) => OVERLOADED,
+        (Resolution::StoreDown, _) => STORE_DOWN,
     };
     Some((why, CallOutcome::AskRefused))
 }
+
+/// Why an ask was refused when the shared approval store could not record it.
+pub const STORE_DOWN: &str =
+    "Nobody could be asked: the approval store is unreachable, so no operator could see this call; it was not sent. Retry later.";
 
 /// Why a call a human could have allowed was refused when nobody could be asked.
 pub const HEADLESS: &str = "Nobody could be asked (headless).";
@@ -45,6 +50,7 @@ mod tests {
             Resolution::TimedOut,
             Resolution::Headless,
             Resolution::Overloaded,
+            Resolution::StoreDown,
         ];
         for via in [Via::Client, Via::Operator] {
             assert_eq!(refusal(&Resolution::Allowed(Choice::AllowOnce), via), None);

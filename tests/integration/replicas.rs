@@ -97,3 +97,176 @@ async fn with_the_store_down_retries_are_refused_allowed_calls_flow_and_it_recov
     );
     p.shutdown().await;
 }
+
+/// Two replicas of a plain-HTTP tool proxy sharing `redis`, with an operator token and the
+/// api approval channel; `extra` is more policy.
+async fn http_replicas(
+    redis: &Redis,
+    tools: &str,
+    extra: &str,
+) -> (portcullis::app::Running, portcullis::app::Running) {
+    let (url_var, key_var, token_var) = (
+        format!("PORTCULLIS_TEST_REDIS_{}", redis.port),
+        "PORTCULLIS_TEST_SEAL_KEY",
+        "PORTCULLIS_TEST_ADMIN_TOKEN_REPLICAS",
+    );
+    std::env::set_var(&url_var, redis.url());
+    std::env::set_var(key_var, "7f3a9c1e5b2d4f60718293a4b5c6d7e8f90a1b2c3d4e5f6a");
+    std::env::set_var(token_var, "replicas-operator");
+    let yaml = format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_var} }}\nupstreams:\n  web: {{ url: \"{tools}\" }}\n\
+         state: {{ backend: redis, url_env: {url_var}, timeout: 300ms }}\n\
+         approvals: {{ channel: api, timeout: 30s, seal_key_env: {key_var} }}\n{extra}"
+    );
+    let config = portcullis::config::Config::parse(&yaml, "test").unwrap_or_else(|e| panic!("{e}"));
+    let (a, b) = (proxy(&config).await, proxy(&config).await);
+    for p in [&a, &b] {
+        eventually("a replica to reach the store", || async {
+            metric(p.admin_addr, "portcullis_state_backend_up 1").await.then_some(())
+        })
+        .await;
+    }
+    (a, b)
+}
+
+const OPERATOR: (&str, &str) = ("authorization", "Bearer replicas-operator");
+
+async fn parked(admin: std::net::SocketAddr) -> serde_json::Value {
+    let (_, _, list) = get(&format!("http://{admin}/approvals"), &[OPERATOR]).await;
+    serde_json::from_str(&list).unwrap_or_default()
+}
+
+#[tokio::test]
+async fn an_ask_parked_at_one_replica_is_decided_at_another_and_its_waiver_answers_everywhere() {
+    use crate::support::post;
+    let redis = Redis::start();
+    let tools = crate::http_tools::tool_server().await;
+    let (a, b) = http_replicas(&redis, &tools.url, "").await;
+    let session = [("x-portcullis-session", "fleet-1")];
+    let (url_a, url_b) = (
+        format!("http://{}/http/web/v1/subscribe", a.addr),
+        format!("http://{}/http/web/v1/subscribe", b.addr),
+    );
+
+    // Parked at A; B's operator API lists it and decides it.
+    let held = tokio::spawn({
+        let url = url_a.clone();
+        async move { post(&url, &session, r#"{"city":"Oslo"}"#).await }
+    });
+    let id = eventually("the ask listed at B", || async {
+        parked(b.admin_addr).await["pending"][0]["id"].as_u64()
+    })
+    .await;
+    let (status, _, text) = post(
+        &format!("http://{}/approvals/{id}", b.admin_addr),
+        &[OPERATOR],
+        r#"{"decision":"allow_session"}"#,
+    )
+    .await;
+    assert_eq!(status, 200, "{text}");
+    let (status, _, body) = held.await.unwrap();
+    assert_eq!(status, 200, "A learnt B's decision: {body}");
+    // The waiver granted through B for A's call answers the same call at B, without asking.
+    let (status, _, body) = post(&url_b, &session, r#"{"city":"Oslo"}"#).await;
+    assert_eq!(status, 200, "waived at the other replica: {body}");
+    assert_eq!(tools.seen.lock().unwrap().len(), 2, "{:?}", tools.seen);
+    assert_eq!(parked(a.admin_addr).await["pending"], json!([]), "nothing left parked");
+
+    // A decision for an ask nobody holds: 404 at either replica.
+    let (status, _, _) =
+        post(&format!("http://{}/approvals/{id}", a.admin_addr), &[OPERATOR], r#"{"decision":"deny"}"#).await;
+    assert_eq!(status, 404);
+    a.shutdown().await;
+    b.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_flag_raised_at_one_replica_holds_at_another_and_is_cleared_from_there() {
+    use crate::support::post;
+    let redis = Redis::start();
+    let tools = crate::http_tools::tool_server().await;
+    let (a, b) = http_replicas(
+        &redis,
+        &tools.url,
+        "permissions: { allow: [http__web__ok], deny: [\"http__web__admin*\"] }\n",
+    )
+    .await;
+    let me = [("authorization", "Bearer some-agent"), ("x-portcullis-session", "s-flag")];
+    for _ in 0..3 {
+        let (status, _, body) = post(&format!("http://{}/http/web/admin", a.addr), &me, "{}").await;
+        assert_eq!(status, 403, "{body}");
+    }
+    let status_at = |admin: std::net::SocketAddr| async move {
+        let (_, _, s) = get(&format!("http://{admin}/status"), &[OPERATOR]).await;
+        s
+    };
+    eventually("B to know the flag", || async {
+        let s = status_at(b.admin_addr).await;
+        s.contains("s-flag").then_some(())
+    })
+    .await;
+    // At B, the session's allowed call now needs a human (parked, fleet-wide).
+    let held = tokio::spawn({
+        let url = format!("http://{}/http/web/ok", b.addr);
+        async move { post(&url, &me, "{}").await }
+    });
+    let listed = eventually("B's call parked as flagged", || async {
+        let v = parked(b.admin_addr).await;
+        (v["pending"][0]["source"] == "flagged").then_some(v)
+    })
+    .await;
+    let id = listed["pending"][0]["id"].as_u64().unwrap();
+    post(&format!("http://{}/approvals/{id}", a.admin_addr), &[OPERATOR], r#"{"decision":"deny"}"#).await;
+    assert_eq!(held.await.unwrap().0, 403);
+    // Cleared at B (the session and its caller, as /status lists them): A lets the session's
+    // allowed call through again.
+    let listed: serde_json::Value = serde_json::from_str(&status_at(b.admin_addr).await).unwrap();
+    let keys: Vec<String> = listed["flagged_sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["session"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(keys.len() == 2 && keys.contains(&"s-flag".to_owned()), "the session and its caller: {keys:?}");
+    for key in &keys {
+        let (status, _, text) =
+            post(&format!("http://{}/sessions/{key}/clear", b.admin_addr), &[OPERATOR], "").await;
+        assert_eq!(status, 200, "{text}");
+    }
+    eventually("A to hear both clears", || async {
+        let s = status_at(a.admin_addr).await;
+        (!s.contains("s-flag") && !s.contains("caller:")).then_some(())
+    })
+    .await;
+    let ok = eventually("the clear to reach A", || async {
+        let (status, _, _) = post(&format!("http://{}/http/web/ok", a.addr), &me, "{}").await;
+        (status == 200).then_some(())
+    });
+    // (A flagged call would be parked: decide any such park as deny while waiting.)
+    tokio::time::timeout(std::time::Duration::from_secs(30), ok).await.expect("cleared everywhere");
+    a.shutdown().await;
+    b.shutdown().await;
+}
+
+#[tokio::test]
+async fn with_the_store_down_an_ask_is_refused_naming_the_store_and_allowed_calls_flow() {
+    use crate::support::post;
+    let mut redis = Redis::start();
+    let tools = crate::http_tools::tool_server().await;
+    let (a, b) = http_replicas(&redis, &tools.url, "permissions: { allow: [http__web__ok] }\n").await;
+    redis.kill();
+    eventually("the store seen down", || async {
+        metric(a.admin_addr, "portcullis_state_backend_up 0").await.then_some(())
+    })
+    .await;
+    let session = [("x-portcullis-session", "down-1")];
+    let (status, _, body) = post(&format!("http://{}/http/web/v1/subscribe", a.addr), &session, "{}").await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("approval store is unreachable"), "{body}");
+    let (status, _, body) = post(&format!("http://{}/http/web/ok", a.addr), &session, "{}").await;
+    assert_eq!(status, 200, "an allowed call needs no store: {body}");
+    let (status, _, _) = get(&format!("http://{}/approvals", b.admin_addr), &[OPERATOR]).await;
+    assert_eq!(status, 503, "the operator is told the list cannot be had");
+    a.shutdown().await;
+    b.shutdown().await;
+}

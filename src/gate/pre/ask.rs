@@ -73,7 +73,7 @@ pub(super) async fn refused(
         ask.definition = cx.approvals.tools.version(&ask.tool);
     }
     match d.ask {
-        Some(ask) if cx.approvals.waived(&ask) => {
+        Some(ask) if cx.approvals.waived(&ask).await => {
             tracing::info!(tool = %call.qualified, "session waiver: forwarded without asking");
             One::Forward(Some(cx.watch(&id, call)))
         }

@@ -83,7 +83,7 @@ pub async fn decide_typed(call: ToolCall, cx: &Context<'_>, guard: &Guard) -> Ca
         Some(mut d) => match d.ask.take() {
             Some(mut ask) => {
                 ask.definition = cx.approvals.tools.version(&ask.tool);
-                if cx.approvals.waived(&ask) {
+                if cx.approvals.waived(&ask).await {
                     tracing::info!(tool = %call.qualified, "session waiver: forwarded without asking");
                     CallPlan::Forward(cx.counted(call))
                 } else if cx.approvals.route(false) == Some(Via::Operator) {
