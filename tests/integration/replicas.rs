@@ -270,3 +270,122 @@ async fn with_the_store_down_an_ask_is_refused_naming_the_store_and_allowed_call
     a.shutdown().await;
     b.shutdown().await;
 }
+
+/// Redis's own count of the commands it ran, by name (`INFO commandstats`).
+async fn commands_run(redis: &Redis) -> std::collections::BTreeMap<String, u64> {
+    let client = redis::Client::open(redis.url()).unwrap();
+    let mut c = client.get_multiplexed_async_connection().await.unwrap();
+    let info: String = redis::cmd("INFO").arg("commandstats").query_async(&mut c).await.unwrap();
+    info.lines()
+        .filter_map(|l| l.strip_prefix("cmdstat_"))
+        .filter_map(|l| {
+            let (name, rest) = l.split_once(':')?;
+            let calls = rest.split(',').find_map(|kv| kv.strip_prefix("calls="))?.parse().ok()?;
+            Some((name.to_owned(), calls))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_allowed_call_makes_no_round_trip_to_the_store() {
+    use crate::support::post;
+    let redis = Redis::start();
+    let tools = crate::http_tools::tool_server().await;
+    let (a, b) = http_replicas(&redis, &tools.url, "permissions: { allow: [http__web__ok] }\n").await;
+    b.shutdown().await;
+    let before = commands_run(&redis).await;
+    for i in 0..50 {
+        let s = format!("s-{}", i % 5);
+        let (status, _, body) = post(
+            &format!("http://{}/http/web/ok", a.addr),
+            &[("authorization", "Bearer agent"), ("x-portcullis-session", &s)],
+            "{}",
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let after = commands_run(&redis).await;
+    // Only the background: the health check's PING, the heartbeat's SET, INFO itself.
+    let grew: Vec<(String, u64)> = after
+        .iter()
+        .map(|(k, v)| (k.clone(), v - before.get(k).copied().unwrap_or(0)))
+        .filter(|(k, d)| *d > 0 && !matches!(k.as_str(), "ping" | "info" | "set"))
+        .collect();
+    assert!(grew.is_empty(), "allowed calls ran store commands: {grew:?}");
+    let sets = after.get("set").copied().unwrap_or(0) - before.get("set").copied().unwrap_or(0);
+    assert!(sets <= 10, "only the heartbeat writes (once a second): {sets} SETs");
+    assert_eq!(tools.seen.lock().unwrap().len(), 50);
+    a.shutdown().await;
+}
+
+/// A `portcullis serve` process (so it can be killed outright) with `yaml`; its agent and admin
+/// addresses, read from its start-up line.
+fn serve_process(dir: &std::path::Path, yaml: &str) -> (std::process::Child, String, String) {
+    use std::io::BufRead;
+    let config = dir.join(format!("replica-{}.yaml", rand_suffix()));
+    std::fs::write(&config, yaml).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis"))
+        .args(["serve", "--config"])
+        .arg(&config)
+        .env("PORTCULLIS_LOG", "warn")
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let line = lines
+        .find_map(|l| l.ok().filter(|l| l.starts_with("portcullis listening on")))
+        .expect("serve prints where it listens");
+    std::thread::spawn(move || for _ in lines {});
+    // "portcullis listening on http://A (admin http://B)"
+    let mut urls = line
+        .split("http://")
+        .skip(1)
+        .map(|s| s.trim_end_matches(')').split_whitespace().next().unwrap().trim_end_matches(')').to_owned());
+    (child, urls.next().unwrap(), urls.next().unwrap())
+}
+
+fn rand_suffix() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new().build_hasher().finish()
+}
+
+#[tokio::test]
+async fn a_replica_killed_while_a_call_is_parked_leaves_no_hang_and_no_ghost() {
+    use crate::support::post;
+    let redis = Redis::start();
+    let tools = crate::http_tools::tool_server().await;
+    let (_, b) = http_replicas(&redis, &tools.url, "").await;
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: PORTCULLIS_TEST_ADMIN_TOKEN_REPLICAS }}\nupstreams:\n  web: {{ url: \"{}\" }}\n\
+         state: {{ backend: redis, url_env: PORTCULLIS_TEST_REDIS_{}, timeout: 300ms }}\n\
+         approvals: {{ channel: api, timeout: 60s, seal_key_env: PORTCULLIS_TEST_SEAL_KEY }}\n",
+        tools.url, redis.port
+    );
+    let (mut a, addr, _) = serve_process(dir.path(), &yaml);
+    let held = tokio::spawn(async move {
+        post(&format!("http://{addr}/http/web/v1/subscribe"), &[("x-portcullis-session", "k-1")], "{}").await
+    });
+    let id = eventually("the ask listed at B", || async {
+        parked(b.admin_addr).await["pending"][0]["id"].as_u64()
+    })
+    .await;
+    a.kill().unwrap();
+    a.wait().unwrap();
+    // The agent's request ends (its connection went with the replica): an answer, not a hang.
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(30), held).await;
+    assert!(ended.is_ok(), "the agent was left hanging");
+    // B stops listing it once the replica's heartbeat lapses, and a decision is refused as gone.
+    eventually("the dead replica's ask dropped from B's list", || async {
+        (parked(b.admin_addr).await["pending"] == json!([])).then_some(())
+    })
+    .await;
+    let (status, _, text) =
+        post(&format!("http://{}/approvals/{id}", b.admin_addr), &[OPERATOR], r#"{"decision":"allow_once"}"#)
+            .await;
+    assert!(status == 410 || status == 404, "{status} {text}");
+    assert!(tools.seen.lock().unwrap().is_empty(), "nothing ran");
+    b.shutdown().await;
+}
