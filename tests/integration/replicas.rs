@@ -389,3 +389,73 @@ async fn a_replica_killed_while_a_call_is_parked_leaves_no_hang_and_no_ghost() {
     assert!(tools.seen.lock().unwrap().is_empty(), "nothing ran");
     b.shutdown().await;
 }
+
+#[tokio::test]
+async fn under_load_every_decision_lands_once_whichever_replica_takes_it() {
+    use crate::support::post;
+    let redis = Redis::start();
+    let tools = crate::http_tools::tool_server().await;
+    let (a, b) = http_replicas(&redis, &tools.url, "").await;
+    const N: usize = 24;
+    let mut calls = Vec::new();
+    for n in 0..N {
+        let addr = if n % 2 == 0 { a.addr } else { b.addr };
+        calls.push(tokio::spawn(async move {
+            let s = format!("load-{n}");
+            let r = post(
+                &format!("http://{addr}/http/web/v1/job"),
+                &[("x-portcullis-session", &s)],
+                format!(r#"{{"n":{n}}}"#),
+            )
+            .await;
+            (n, r.0)
+        }));
+    }
+    // Decide every ask as it shows up, at alternating replicas: allow when n is divisible by 3.
+    let admins = [a.admin_addr, b.admin_addr];
+    let mut decided = std::collections::BTreeSet::new();
+    let mut turn = 0;
+    let deadline = tokio::time::Instant::now() + crate::support::PATIENCE;
+    while decided.len() < N {
+        assert!(tokio::time::Instant::now() < deadline, "decided {} of {N}", decided.len());
+        let listed = parked(admins[turn % 2]).await;
+        for p in listed["pending"].as_array().cloned().unwrap_or_default() {
+            let id = p["id"].as_u64().unwrap();
+            if !decided.insert(id) {
+                continue;
+            }
+            let n: u64 = serde_json::from_str::<serde_json::Value>(p["args"].as_str().unwrap()).unwrap()["n"]
+                .as_u64()
+                .unwrap();
+            let decision = if n % 3 == 0 { "allow_once" } else { "deny" };
+            let (status, _, text) = post(
+                &format!("http://{}/approvals/{id}", admins[turn % 2]),
+                &[OPERATOR],
+                format!(r#"{{"decision":"{decision}"}}"#),
+            )
+            .await;
+            assert_eq!(status, 200, "{text}");
+            turn += 1;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    for c in calls {
+        let (n, status) = c.await.unwrap();
+        assert_eq!(status, if n % 3 == 0 { 200 } else { 403 }, "call {n}");
+    }
+    let mut ran: Vec<u64> = tools
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(_, _, body)| serde_json::from_str::<serde_json::Value>(body).unwrap()["n"].as_u64().unwrap())
+        .collect();
+    ran.sort_unstable();
+    assert_eq!(
+        ran,
+        (0..N as u64).filter(|n| n % 3 == 0).collect::<Vec<_>>(),
+        "each allowed call ran once, nothing else ran"
+    );
+    a.shutdown().await;
+    b.shutdown().await;
+}
