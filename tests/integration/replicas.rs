@@ -459,3 +459,74 @@ async fn under_load_every_decision_lands_once_whichever_replica_takes_it() {
     a.shutdown().await;
     b.shutdown().await;
 }
+
+/// A TCP relay in front of `port` that holds every reply from the server for `delay` while
+/// `slow` is set: Redis as a slow network makes it.
+async fn slow_relay(
+    port: u16,
+    delay: std::time::Duration,
+    slow: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let at = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        loop {
+            let Ok((client, _)) = listener.accept().await else { return };
+            let Ok(server) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else { continue };
+            let (mut cr, mut cw) = client.into_split();
+            let (mut sr, mut sw) = server.into_split();
+            tokio::spawn(async move { tokio::io::copy(&mut cr, &mut sw).await });
+            let slow = slow.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 16 * 1024];
+                loop {
+                    let n = match sr.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => n,
+                    };
+                    if slow.load(std::sync::atomic::Ordering::Relaxed) {
+                        tokio::time::sleep(delay).await;
+                    }
+                    if cw.write_all(&buf[..n]).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    at
+}
+
+#[tokio::test]
+async fn a_slow_store_costs_at_most_its_timeout_and_is_treated_as_down() {
+    use crate::support::post;
+    let redis = Redis::start();
+    let slow = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let relay = slow_relay(redis.port, std::time::Duration::from_secs(2), slow.clone()).await;
+    let tools = crate::http_tools::tool_server().await;
+    // The replicas reach Redis through the relay.
+    let through = Redis::at(relay);
+    let (a, b) = http_replicas(&through, &tools.url, "permissions: { allow: [http__web__ok] }\n").await;
+    slow.store(true, std::sync::atomic::Ordering::Relaxed);
+    let started = tokio::time::Instant::now();
+    let (status, _, body) = post(
+        &format!("http://{}/http/web/v1/subscribe", a.addr),
+        &[("x-portcullis-session", "slow-1")],
+        "{}",
+    )
+    .await;
+    let took = started.elapsed();
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("approval store is unreachable"), "{body}");
+    assert!(
+        took < std::time::Duration::from_secs(2),
+        "bounded by state.timeout, not the store's delay: {took:?}"
+    );
+    let (status, _, body) =
+        post(&format!("http://{}/http/web/ok", a.addr), &[("x-portcullis-session", "slow-1")], "{}").await;
+    assert_eq!(status, 200, "{body}");
+    slow.store(false, std::sync::atomic::Ordering::Relaxed);
+    a.shutdown().await;
+    b.shutdown().await;
+}

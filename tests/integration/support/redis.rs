@@ -27,6 +27,12 @@ impl Redis {
         r
     }
 
+    /// A server this test does not run (a relay in front of one): `kill` and `restart` do
+    /// nothing to it.
+    pub fn at(port: u16) -> Redis {
+        Redis { port, child: None }
+    }
+
     /// `redis://127.0.0.1:PORT/0`.
     pub fn url(&self) -> String {
         format!("redis://127.0.0.1:{}/0", self.port)
