@@ -427,7 +427,7 @@ async fn under_load_every_decision_lands_once_whichever_replica_takes_it() {
             let n: u64 = serde_json::from_str::<serde_json::Value>(p["args"].as_str().unwrap()).unwrap()["n"]
                 .as_u64()
                 .unwrap();
-            let decision = if n % 3 == 0 { "allow_once" } else { "deny" };
+            let decision = if n.is_multiple_of(3) { "allow_once" } else { "deny" };
             let (status, _, text) = post(
                 &format!("http://{}/approvals/{id}", admins[turn % 2]),
                 &[OPERATOR],
@@ -441,7 +441,7 @@ async fn under_load_every_decision_lands_once_whichever_replica_takes_it() {
     }
     for c in calls {
         let (n, status) = c.await.unwrap();
-        assert_eq!(status, if n % 3 == 0 { 200 } else { 403 }, "call {n}");
+        assert_eq!(status, if n.is_multiple_of(3) { 200 } else { 403 }, "call {n}");
     }
     let mut ran: Vec<u64> = tools
         .seen
@@ -453,7 +453,7 @@ async fn under_load_every_decision_lands_once_whichever_replica_takes_it() {
     ran.sort_unstable();
     assert_eq!(
         ran,
-        (0..N as u64).filter(|n| n % 3 == 0).collect::<Vec<_>>(),
+        (0..N as u64).filter(|n| n.is_multiple_of(3)).collect::<Vec<_>>(),
         "each allowed call ran once, nothing else ran"
     );
     a.shutdown().await;
