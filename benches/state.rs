@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use portcullis::approval::{Approvals, Ask, Settings, Source};
 use portcullis::config::state::{Backend, StateSettings};
-use portcullis::state::Store;
+use portcullis::state::{RedisStore, Store};
 use portcullis::telemetry::Metrics;
 
 const N: usize = 2_000;
@@ -56,17 +56,16 @@ async fn main() {
         .spawn()
         .expect("redis-server on PATH");
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        std::thread::sleep(Duration::from_millis(20));
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    std::env::set_var("PORTCULLIS_BENCH_REDIS", format!("redis://127.0.0.1:{port}/0"));
     let settings = StateSettings {
-        backend: Backend::Redis { url_env: "PORTCULLIS_BENCH_REDIS".into() },
+        backend: Backend::Redis { url_env: "UNUSED: the URL is passed in".into() },
         prefix: "bench:".into(),
         timeout: Duration::from_millis(500),
     };
     let metrics = Arc::new(Metrics::new());
-    let store = Store::open(&settings, metrics.clone()).unwrap();
-    let redis = store.shared().unwrap().clone();
+    let redis = RedisStore::open(&format!("redis://127.0.0.1:{port}/0"), &settings, metrics.clone()).unwrap();
+    let store = Store::redis(redis.clone());
     while redis.run::<String>(&redis::cmd("PING")).await.is_err() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -108,7 +107,13 @@ async fn main() {
     let nonce = time(|i| {
         let r = redis.clone();
         async move {
-            let set = redis::cmd("SET").arg(format!("bench:mrtr:{i}")).arg(1).arg("NX").arg("PXAT").arg(4_000_000_000_000u64).to_owned();
+            let set = redis::cmd("SET")
+                .arg(format!("bench:mrtr:{i}"))
+                .arg(1)
+                .arg("NX")
+                .arg("PXAT")
+                .arg(4_000_000_000_000u64)
+                .to_owned();
             r.run::<Option<String>>(&set).await.unwrap();
         }
     })

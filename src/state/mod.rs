@@ -60,6 +60,11 @@ impl Store {
         }
     }
 
+    /// A store shared through `redis` (for callers that hold the URL themselves: benches).
+    pub fn redis(redis: Arc<RedisStore>) -> Store {
+        Store { shared: Some(redis) }
+    }
+
     /// The shared store, when replicas share one.
     pub fn shared(&self) -> Option<&Arc<RedisStore>> {
         self.shared.as_ref()
