@@ -89,3 +89,35 @@ pub(crate) fn compile(raw: Raw, p: &mut Problems) -> StateSettings {
     }
     StateSettings { backend, prefix, timeout }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::config::Config;
+
+    #[test]
+    fn a_shared_store_needs_its_url_variable_and_a_shared_sealing_key() {
+        let err = Config::parse("state: { backend: redis }\n", "t").unwrap_err();
+        let paths: Vec<&str> = err.problems.iter().map(|p| p.path.as_str()).collect();
+        assert!(paths.contains(&"state.url_env"), "{err}");
+        let err = Config::parse("state: { backend: redis, url_env: REDIS_URL }\n", "t").unwrap_err();
+        assert_eq!(err.problems[0].path, "approvals.seal_key_env", "{err}");
+        let c = Config::parse(
+            "state: { backend: redis, url_env: REDIS_URL, prefix: \"team-a:\", timeout: 250ms }\napprovals: { seal_key_env: SEAL }\n",
+            "t",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(c.state.shared());
+        assert_eq!(c.state.prefix, "team-a:");
+        for bad in [
+            "state: { backend: etcd }\n",
+            "state: { backend: redis, url_env: \"not a var\" }\napprovals: { seal_key_env: SEAL }\n",
+            "state: { url_env: REDIS_URL }\n",
+            "state: { backend: redis, url_env: R, prefix: \"\" }\napprovals: { seal_key_env: SEAL }\n",
+            "state: { backend: redis, url_env: R, timeout: 0ms }\napprovals: { seal_key_env: SEAL }\n",
+            "state: { backend: redis, url_env: R, colour: red }\napprovals: { seal_key_env: SEAL }\n",
+        ] {
+            assert!(Config::parse(bad, "t").is_err(), "{bad}");
+        }
+        assert!(!Config::parse("", "t").unwrap().state.shared(), "memory by default");
+    }
+}
