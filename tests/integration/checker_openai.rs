@@ -122,6 +122,20 @@ async fn checker_refused_json_schema_falls_back_to_json_object_once_and_remember
     assert_eq!(sent[2].response_format(), "json_object");
 }
 
+/// llama-cpp-python's server (0.3.x) answers `json_schema` with HTTP 500 and its validation error
+/// for `response_format.type` (shape as reported against 0.3.36 in issue 15): that is a refusal
+/// of the form, not a checker failure, whatever the status; a 500 that does not name the form
+/// stays a failure (the next test).
+#[tokio::test]
+async fn a_500_naming_response_format_is_a_refusal_of_json_schema_and_falls_back() {
+    let body = r#"{"error":{"message":"[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': "Input should be 'text' or 'json_object'", 'input': 'json_schema', 'ctx': {'expected': "'text' or 'json_object'"}}]","type":"internal_server_error","param":null,"code":null}}"#;
+    let fake = FakeChecker::replying(Reply::RejectJsonSchemaAs(500, body.into())).await;
+    let checker = checker(&fake);
+    assert!(parse(&checker.complete(&prompt("a")).await.unwrap()).is_ok());
+    let formats: Vec<String> = fake.requests().iter().map(|r| r.response_format().to_owned()).collect();
+    assert_eq!(formats, ["json_schema", "json_object"]);
+}
+
 #[tokio::test]
 async fn checker_server_errors_and_rate_limits_fail_after_exactly_one_request() {
     let rate_limited =

@@ -319,10 +319,19 @@ fn refuses_json_schema(e: &OpenAIError) -> bool {
 }
 
 /// Whether an error answer means "this server cannot do `json_schema`" rather than a bad request
-/// of another kind ("schema" also covers `json_schema`).
+/// of another kind ("schema" also covers `json_schema`). Servers say it with different statuses:
+/// OpenAI 400, vLLM 400/422, llama-cpp-python's server a 500 carrying its validation error for
+/// `response_format.type`; so a 4xx/5xx whose body names `response_format` or `json_schema`
+/// counts, except the statuses that mean something else whatever the body says (401/403/407:
+/// credentials; 429: rate limit). A 500 that names neither stays a checker failure. Reading a
+/// crash while handling `json_schema` as a refusal costs one `json_object` retry, remembered.
 fn refusal(code: u16, body: &str) -> bool {
     let body = body.to_ascii_lowercase();
-    code == 422 || (code == 400 && (body.contains("response_format") || body.contains("schema")))
+    let names_the_form = body.contains("response_format") || body.contains("json_schema");
+    let other_meaning = matches!(code, 401 | 403 | 407 | 429);
+    code == 422
+        || (code == 400 && body.contains("schema"))
+        || ((400..600).contains(&code) && !other_meaning && names_the_form)
 }
 
 fn failure(e: OpenAIError) -> Failure {
@@ -457,7 +466,8 @@ mod tests {
             (400, r#"{"error":{"message":"'messages' is a required property"}}"#, false),
             (401, r#"{"error":{"message":"bad response_format key"}}"#, false),
             (429, "rate limited: schema", false),
-            (500, "json_schema crashed", false),
+            (500, "json_schema crashed", true),
+            (500, "upstream model crashed", false),
         ];
         for (code, body, expected) in table {
             assert_eq!(refusal(code, body), expected, "{code} {body}");
@@ -540,5 +550,16 @@ mod tests {
             assert_eq!(got.as_ref().map(Failure::as_str), expected, "{code} {body}");
             assert!(!got.is_some_and(|f| f.checker_down()), "never evidence the checker is down");
         }
+    }
+
+    #[test]
+    fn a_refusal_of_json_schema_is_read_at_any_status_that_names_the_form() {
+        assert!(refusal(400, r#"{"error":{"param":"response_format"}}"#));
+        assert!(refusal(422, "anything"));
+        assert!(refusal(500, "Input should be 'text' or 'json_object' ('body', 'response_format', 'type')"));
+        assert!(refusal(501, "json_schema is not implemented"));
+        assert!(!refusal(500, "upstream model crashed"), "a 500 that names nothing is a failure");
+        assert!(!refusal(503, "overloaded"));
+        assert!(!refusal(429, "rate limit reached: response_format"));
     }
 }

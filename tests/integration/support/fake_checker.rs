@@ -36,6 +36,9 @@ pub enum Reply {
     /// To a `json_schema` request, OpenAI's 400 for a model without structured outputs; to any
     /// other, [`Reply::Safe`].
     RejectJsonSchema,
+    /// To a `json_schema` request, this status and body (llama-cpp-python's server answers a
+    /// 500 carrying its validation error for `response_format.type`); to any other, Safe.
+    RejectJsonSchemaAs(u16, String),
     /// Never answers.
     Hang,
     /// A prompt over `n_ctx` tokens (estimated as bytes / 4) gets the 400 `server` sends for a
@@ -278,6 +281,12 @@ async fn handle(
         }
         Reply::RejectJsonSchema if request.response_format() == "json_schema" => respond(400, REJECT.into()),
         Reply::RejectJsonSchema => {
+            respond(200, completion(&request, &verdict(true, "no threat found", None)))
+        }
+        Reply::RejectJsonSchemaAs(status, body) if request.response_format() == "json_schema" => {
+            respond(status, body)
+        }
+        Reply::RejectJsonSchemaAs(..) => {
             respond(200, completion(&request, &verdict(true, "no threat found", None)))
         }
         Reply::Hang => std::future::pending().await,
