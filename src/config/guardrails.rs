@@ -91,6 +91,8 @@ struct RawOpenAi {
     model: String,
     api_key_env: Option<String>,
     timeout: Option<Scalar>,
+    /// The model's context window in tokens (llama.cpp's `n_ctx`): windows shrink to fit it.
+    context_tokens: Option<u32>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -110,6 +112,7 @@ fn env_name_ok(s: &str) -> bool {
 
 /// Compiles the section; `yolo` demotes every rule to advisory.
 pub(crate) fn compile(raw: Raw, yolo: bool, p: &mut Problems) -> Option<GuardrailsConfig> {
+    let mut context_tokens = None;
     let backend = match raw.checker {
         None | Some(Value::Null) => {
             p.add(
@@ -129,6 +132,7 @@ pub(crate) fn compile(raw: Raw, yolo: bool, p: &mut Problems) -> Option<Guardrai
                 None
             }
             Ok(o) => {
+                context_tokens = o.context_tokens;
                 let timeout = p.duration("guardrails.checker.timeout", o.timeout, Duration::from_secs(10));
                 match o.base_url.parse::<http::Uri>() {
                     Ok(u) if matches!(u.scheme_str(), Some("http" | "https")) && u.authority().is_some() => {}
@@ -204,11 +208,29 @@ pub(crate) fn compile(raw: Raw, yolo: bool, p: &mut Problems) -> Option<Guardrai
     }
     let cache = raw.cache.unwrap_or_default();
     let breaker = raw.breaker.unwrap_or_default();
+    let mut max_content_bytes = p.size("guardrails.max_content_bytes", raw.max_content_bytes, 256 << 10);
+    if let Some(ctx) = context_tokens {
+        let longest = rubrics.names().filter_map(|n| rubrics.get(n)).map(|r| r.text.len()).max().unwrap_or(0);
+        match crate::checker::window::window_bytes(ctx, crate::checker::openai::MAX_TOKENS, longest) {
+            None => p.add(
+                "guardrails.checker.context_tokens",
+                format!("{ctx} tokens leave no room for content after the reply and the longest rubric"),
+            ),
+            Some(fits) if fits < max_content_bytes => {
+                p.warn(
+                    "guardrails.checker.context_tokens",
+                    format!("windows shrink from {max_content_bytes} to {fits} bytes to fit a {ctx}-token context"),
+                );
+                max_content_bytes = fits;
+            }
+            Some(_) => {}
+        }
+    }
     let out = GuardrailsConfig {
         backend: backend?,
         rules,
         min_content_bytes: p.size("guardrails.min_content_bytes", raw.min_content_bytes, 16),
-        max_content_bytes: p.size("guardrails.max_content_bytes", raw.max_content_bytes, 256 << 10),
+        max_content_bytes,
         model_windows: raw.model_windows.map(|n| n as usize).unwrap_or(4),
         on_checker_down,
         on_malformed,
@@ -309,5 +331,23 @@ mod tests {
         for key in ["guardrails.on_malformed", "guardrails.queue_timeout", "guardrails.model_windows"] {
             assert!(err.contains(key), "{key} reported: {err}");
         }
+    }
+
+    #[test]
+    fn a_context_window_shrinks_the_windows_or_is_too_small() {
+        let c = Config::parse(
+            "guardrails: { checker: { base_url: \"http://127.0.0.1:1/v1\", model: m, context_tokens: 4096 } }\n",
+            "t",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let g = c.policy.guardrails.unwrap();
+        assert!(g.max_content_bytes < 8 * 1024 && g.max_content_bytes > 2 * 1024, "{}", g.max_content_bytes);
+        assert!(c.warnings.iter().any(|w| w.path == "guardrails.checker.context_tokens"));
+        let err = Config::parse(
+            "guardrails: { checker: { base_url: \"http://127.0.0.1:1/v1\", model: m, context_tokens: 600 } }\n",
+            "t",
+        )
+        .unwrap_err();
+        assert_eq!(err.problems[0].path, "guardrails.checker.context_tokens", "{err}");
     }
 }

@@ -305,3 +305,41 @@ async fn one_caller_whose_content_times_the_model_out_does_not_switch_it_off_for
     assert!(text_of(&msg).contains("exfiltration to attacker"), "the other caller is still judged: {msg}");
     assert!(peer.calls_received().iter().all(|c| !c.contains("attacker")));
 }
+
+/// `guardrails.checker.context_tokens`: windows are cut to fit the model's context up front, so
+/// a llama.cpp server with a 4,096-token context is never sent a prompt it cannot hold, and an
+/// exfiltration deep inside a long argument is still judged (issue 15).
+#[tokio::test]
+async fn a_configured_context_keeps_every_model_call_inside_it() {
+    let peer = Peer::python("legacy");
+    let checker = FakeChecker::start(|r| match crate::support::fake_checker::prompt_tokens(r) {
+        t if t > 4096 => (Reply::Context { server: Server::LlamaCpp, n_ctx: 4096 }, None),
+        _ if r.data().contains("attacker") => (Reply::Unsafe("exfiltration to attacker".into()), None),
+        _ => (Reply::Safe, None),
+    })
+    .await;
+    let yaml = format!(
+        "permissions: {{ allow: [\"mcp__*\"] }}\nguardrails:\n  checker: {{ base_url: \"{}\", model: fake-judge, timeout: 2s, context_tokens: 4096 }}\n  min_content_bytes: 0\n  model_windows: 8\n  rules: [{{ match: mcp__py__echo, phases: [pre] }}]\n",
+        checker.url
+    );
+    let config = config(&[("py", &peer.url())], &yaml);
+    assert!(
+        config.warnings.iter().any(|w| w.path == "guardrails.checker.context_tokens"),
+        "validate says the windows shrank: {:?}",
+        config.warnings
+    );
+    let p = proxy(&config).await;
+    let mut s = Session::open(&proxy_url(&p, "py")).await;
+    // About 20 KB: more than one 4,096-token prompt can carry.
+    let padded = format!("{} {EXFIL}", "filler text ".repeat(1_700));
+    let (_, _, msg) = s.call("echo", json!({"message": padded}), &[]).await;
+    assert!(text_of(&msg).contains("exfiltration to attacker"), "{msg}");
+    let (_, _, msg) = s.call("echo", json!({"message": "plain words ".repeat(1_000)}), &[]).await;
+    assert_eq!(msg["result"]["isError"], false, "{msg}");
+    assert!(
+        checker.requests().iter().all(|r| crate::support::fake_checker::prompt_tokens(r) <= 4096),
+        "every prompt fit"
+    );
+    assert_eq!(metric(&p, r#"portcullis_checker_requests_total{result="context_length"}"#), 0.0);
+    assert!(peer.calls_received().iter().all(|c| !c.contains("attacker")));
+}

@@ -35,7 +35,7 @@ use super::Failure;
 
 /// A verdict is a short object; a sanitized rewrite fits in this too, and a model that rambles
 /// past it has failed anyway.
-const MAX_TOKENS: u32 = 512;
+pub const MAX_TOKENS: u32 = 512;
 /// Error messages end up in logs: a server echoing a whole body must not flood them.
 const MAX_MESSAGE_CHARS: usize = 300;
 

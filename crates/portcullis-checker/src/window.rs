@@ -33,6 +33,17 @@ fn ceil(text: &str, mut at: usize) -> usize {
 
 /// Windows of at most `cap` bytes (a character longer than a tiny cap still makes a window),
 /// at most `max` of them.
+/// The most content bytes one model call may carry when the model's context is
+/// `context_tokens`: what is left after the reply (`reply_tokens`), the longest system prompt
+/// (`prompt_bytes`, at a generous 3 bytes per token) and the fence, at a conservative 2 bytes per
+/// token (code and JSON tokenize densely). `None` when nothing is left.
+pub fn window_bytes(context_tokens: u32, reply_tokens: u32, prompt_bytes: usize) -> Option<usize> {
+    const FENCE_TOKENS: usize = 128;
+    let prompt_tokens = prompt_bytes.div_ceil(3) + FENCE_TOKENS;
+    let left = (context_tokens as usize).checked_sub(reply_tokens as usize + prompt_tokens)?;
+    (left >= 64).then_some(left * 2)
+}
+
 pub fn plan(text: &str, cap: usize, max: usize) -> Plan<'_> {
     let (cap, max) = (cap.max(1), max.max(1));
     if text.len() <= cap {
