@@ -162,7 +162,17 @@ async fn ask_model(
         _ => Attempt::Answered,
     };
     m.breaker.record(admit, &key, outcome);
-    let verdict = reply.and_then(|text| verdict::parse(&text).map_err(|e| Failure::Malformed(e.to_string())));
+    // An unsafe verdict is believed only with evidence from the data (or none at all, as models
+    // asked before evidence was); an invented quote is read as safe and counted.
+    let verdict = reply.and_then(|text| match verdict::parse_about(&text, prompt.data()) {
+        Ok((v, verdict::Grounding::Invented)) => {
+            metrics.checker.invented.inc();
+            tracing::info!(model = %m.client.model(), "an unsafe verdict quoted words that are not in the data: not a finding");
+            Ok(v)
+        }
+        Ok((v, _)) => Ok(v),
+        Err(e) => Err(Failure::Malformed(e.to_string())),
+    });
     metrics.checker.request(verdict.as_ref().map(|_| ()));
     verdict
 }

@@ -47,6 +47,8 @@ pub struct CheckerMetrics {
     pub prefilter_skips: IntCounter,
     cache: IntCounterVec,
     rubrics: IntGaugeVec,
+    /// Unsafe verdicts whose quoted evidence is not in the data: read as safe.
+    pub invented: IntCounter,
 }
 
 const REQUEST_RESULTS: [&str; 6] = ["ok", "timeout", "error", "malformed", "context_length", "refused"];
@@ -90,6 +92,12 @@ impl CheckerMetrics {
         let prefilter_skips =
             IntCounter::new("prefilter_skips_total", "Shell calls proven read-only that skipped the checker")
                 .expect("static metric");
+        let invented = IntCounter::new(
+            "checker_invented_evidence_total",
+            "Unsafe verdicts whose quoted evidence is not in the data they judged, read as safe (a small model's invention)",
+        )
+        .expect("static metric");
+        registry.register(Box::new(invented.clone())).expect("registered once");
         registry.register(Box::new(latency.clone())).expect("registered once");
         registry.register(Box::new(up.clone())).expect("registered once");
         registry.register(Box::new(breaker.clone())).expect("registered once");
@@ -116,7 +124,18 @@ impl CheckerMetrics {
             cache.with_label_values(&[r]);
         }
         up.set(1);
-        CheckerMetrics { checks, requests, latency, up, breaker, unguarded, prefilter_skips, cache, rubrics }
+        CheckerMetrics {
+            checks,
+            requests,
+            latency,
+            up,
+            breaker,
+            unguarded,
+            prefilter_skips,
+            cache,
+            rubrics,
+            invented,
+        }
     }
 
     /// One check. The rubric version is a label so a rubric edit shows as a before/after on

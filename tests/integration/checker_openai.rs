@@ -75,7 +75,7 @@ async fn checker_verdict_comes_back_verbatim_from_a_strict_structured_request() 
     assert_eq!(req.response_format(), "json_schema");
     let format = &req.body["response_format"]["json_schema"];
     assert_eq!((&format["name"], &format["strict"]), (&json!("verdict"), &json!(true)));
-    assert_eq!(format["schema"]["required"], json!(["safe", "reason", "sanitized_content"]));
+    assert_eq!(format["schema"]["required"], json!(["evidence", "reason", "safe", "sanitized_content"]));
     assert_eq!(format["schema"]["additionalProperties"], false);
     for h in ["authorization", "openai-organization", "openai-project"] {
         assert!(req.headers.get(h).is_none(), "{h} was sent: {:?}", req.headers);

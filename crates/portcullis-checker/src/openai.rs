@@ -279,12 +279,15 @@ fn keep_only_our_headers(headers: &mut HeaderMap, authorize: bool) {
 fn verdict_schema() -> Value {
     json!({
         "type": "object",
+        // Keys are serialized in this order (evidence, reason, safe, …): a model that writes the
+        // fields in schema order quotes and explains before it decides.
         "properties": {
-            "safe": {"type": "boolean"},
+            "evidence": {"type": ["string", "null"]},
             "reason": {"type": "string"},
+            "safe": {"type": "boolean"},
             "sanitized_content": {"type": ["string", "null"]},
         },
-        "required": ["safe", "reason", "sanitized_content"],
+        "required": ["evidence", "reason", "safe", "sanitized_content"],
         "additionalProperties": false,
     })
 }
@@ -432,10 +435,12 @@ mod tests {
     fn schema_requires_every_verdict_field_and_nothing_else() {
         let s = verdict_schema();
         assert_eq!(s["additionalProperties"], false);
-        assert_eq!(s["required"], json!(["safe", "reason", "sanitized_content"]));
-        let mut props: Vec<&String> = s["properties"].as_object().unwrap().keys().collect();
-        props.sort();
-        assert_eq!(props, ["reason", "safe", "sanitized_content"]);
+        assert_eq!(s["required"], json!(["evidence", "reason", "safe", "sanitized_content"]));
+        // In this order as sent: the evidence and the reason are written before the decision.
+        let props: Vec<&String> = s["properties"].as_object().unwrap().keys().collect();
+        assert_eq!(props, ["evidence", "reason", "safe", "sanitized_content"]);
+        let sent = serde_json::to_string(&s).unwrap();
+        assert!(sent.find("\"evidence\"").unwrap() < sent.find("\"safe\"").unwrap(), "{sent}");
         // What the schema admits, the verdict parser accepts.
         assert_eq!(parse(r#"{"safe":true,"reason":"","sanitized_content":null}"#), Ok(Verdict::Safe));
     }
