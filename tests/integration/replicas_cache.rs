@@ -225,3 +225,89 @@ async fn a_slow_store_costs_a_check_at_most_the_state_timeout() {
     until_shared(&redis.url(), 1).await;
     p.shutdown().await;
 }
+
+/// The variables a config names (`…_env: NAME`).
+fn named_variables(config_text: &str) -> std::collections::BTreeSet<String> {
+    config_text
+        .split("_env:")
+        .skip(1)
+        .filter_map(|rest| {
+            rest.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).find(|w| !w.is_empty())
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_shipped_deployment_validates_and_its_manifests_set_what_it_names() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |rel: &str| std::fs::read_to_string(root.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    let shared = |c: &portcullis::config::Config, what: &str| {
+        assert!(c.state.shared(), "{what}: replicas share a store");
+        assert!(c.approvals.seal_key_env.is_some(), "{what}: one sealing key for the fleet");
+        assert!(!c.listen.ip().is_loopback() && !c.admin.listen.ip().is_loopback(), "{what}: reachable");
+    };
+    let text = read("deploy/portcullis.yaml");
+    let config = portcullis::config::Config::load(&root.join("deploy/portcullis.yaml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    shared(&config, "deploy/portcullis.yaml");
+    let wanted = named_variables(&text);
+    for v in ["PORTCULLIS_REDIS_URL", "PORTCULLIS_SEAL_KEY", "PORTCULLIS_ADMIN_TOKEN", "OPENAI_API_KEY"] {
+        assert!(wanted.contains(v), "{v} in {wanted:?}");
+    }
+
+    // Compose: three replicas of that file, each given every variable it names, behind HAProxy.
+    let compose: serde_json::Value = serde_saphyr::from_str(&read("deploy/compose.yaml")).unwrap();
+    let haproxy = read("deploy/haproxy.cfg");
+    for i in 1..=3 {
+        let name = format!("portcullis-{i}");
+        let s = &compose["services"][&name];
+        let args: Vec<&str> = s["command"].as_array().unwrap().iter().filter_map(|a| a.as_str()).collect();
+        assert_eq!(&args[..3], ["serve", "--config", "/etc/portcullis/portcullis.yaml"], "{name}");
+        assert!(s["volumes"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("./portcullis.yaml:/etc/portcullis/portcullis.yaml"));
+        for v in &wanted {
+            assert!(s["environment"][v].is_string(), "{name} sets {v}");
+        }
+        assert!(haproxy.contains(&format!("server {name} {name}:8686 check port 8687")), "{name} balanced");
+    }
+    assert!(haproxy.contains("stick store-response res.hdr(mcp-session-id)"), "sessions stay on a replica");
+
+    // Kubernetes: the ConfigMap's copy validates; the Deployment sets every variable from the
+    // Secret and probes the admin port.
+    let docs: Vec<serde_json::Value> = read("deploy/kubernetes.yaml")
+        .split("\n---\n")
+        .map(|d| serde_saphyr::from_str(d).unwrap_or_else(|e| panic!("{e}")))
+        .collect();
+    let kind = |k: &'static str| docs.iter().filter(move |d| d["kind"] == k);
+    let cm_text = kind("ConfigMap").next().unwrap()["data"]["portcullis.yaml"].as_str().unwrap().to_owned();
+    let cm = portcullis::config::Config::parse(&cm_text, "deploy/kubernetes.yaml")
+        .unwrap_or_else(|e| panic!("{e}"));
+    shared(&cm, "the ConfigMap");
+    let deployment = kind("Deployment").next().unwrap();
+    assert_eq!(deployment["spec"]["replicas"], 3);
+    let container = &deployment["spec"]["template"]["spec"]["containers"][0];
+    let env: std::collections::BTreeMap<&str, &serde_json::Value> = container["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["name"].as_str().unwrap(), &e["valueFrom"]))
+        .collect();
+    for v in named_variables(&cm_text) {
+        assert!(
+            env.get(v.as_str()).is_some_and(|f| f["secretKeyRef"]["name"] == "portcullis"),
+            "{v} from the Secret"
+        );
+    }
+    assert_eq!(container["readinessProbe"]["httpGet"]["path"], "/readyz");
+    assert_eq!(container["livenessProbe"]["httpGet"]["path"], "/healthz");
+    let admin_port = cm.admin.listen.port();
+    let ports = container["ports"].as_array().unwrap();
+    let admin = ports.iter().find(|p| p["name"] == "admin").unwrap();
+    assert_eq!(admin["containerPort"].as_u64(), Some(u64::from(admin_port)));
+    assert_eq!(container["readinessProbe"]["httpGet"]["port"], "admin");
+    assert!(kind("Service").any(|s| s["metadata"]["name"] == "portcullis"));
+    assert!(kind("Service").any(|s| s["metadata"]["name"] == "portcullis-redis"), "a reference to the store");
+}
