@@ -108,6 +108,7 @@ impl Runtime {
             .with_delegations(delegations.clone());
         let in_flight = Arc::new(Semaphore::new(config.limits.concurrency));
         let store = crate::state::Store::open(&config.state, metrics.clone())?;
+        crate::state::verdicts::attach(&guard, &store);
         let seal_key = match &config.approvals.seal_key_env {
             None => None,
             Some(var) => Some(

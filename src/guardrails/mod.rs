@@ -192,6 +192,14 @@ impl Guardrails {
         })
     }
 
+    /// Puts `tier` (the store replicas share) behind the verdict cache; without a model there
+    /// is no cache and nothing to share. A cache keeps the first tier it is given.
+    pub fn share_verdicts(&self, tier: Arc<dyn crate::checker::cache::SharedTier>) {
+        if let Some(m) = &self.model {
+            m.cache.share(tier);
+        }
+    }
+
     pub fn rubrics_dir(&self) -> Option<&std::path::Path> {
         self.rubrics_dir.as_deref()
     }

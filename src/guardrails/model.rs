@@ -7,7 +7,7 @@ use futures_util::FutureExt;
 
 use super::breaker::{Attempt, Breaker};
 use super::{direction, Guardrails, Source};
-use crate::checker::cache::{self, Lookup, VerdictCache};
+use crate::checker::cache::{self, VerdictCache};
 use crate::checker::content::Content;
 use crate::checker::fair::FairLimiter;
 use crate::checker::openai::{self, OpenAi};
@@ -94,7 +94,7 @@ impl Guardrails {
         let (m, key, metrics) = (m.clone(), Arc::<str>::from(key), self.metrics.clone());
         let (result, lookup) =
             m.cache.clone().get_or_check(cache_key, move || ask_model(m, key, prompt, metrics).boxed()).await;
-        self.metrics.checker.cache(lookup == Lookup::Hit);
+        self.metrics.checker.cache(lookup);
         result
     }
 }

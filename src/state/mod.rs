@@ -13,6 +13,7 @@
 //! listed in `docs/deploy.md`.
 
 pub mod redis;
+pub mod verdicts;
 
 use std::sync::Arc;
 

@@ -5,6 +5,7 @@ use prometheus::{
     Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
 };
 
+use crate::checker::cache::Lookup;
 use crate::checker::{Failure, Mode, Phase};
 
 /// A checked call's verdict label: `safe`, `unsafe`, `failed` (no verdict), `skipped`.
@@ -120,8 +121,8 @@ impl CheckerMetrics {
                 unguarded.with_label_values(&[phase.as_str(), r]);
             }
         }
-        for r in ["hit", "miss"] {
-            cache.with_label_values(&[r]);
+        for r in Lookup::ALL {
+            cache.with_label_values(&[r.as_str()]);
         }
         up.set(1);
         CheckerMetrics {
@@ -173,8 +174,10 @@ impl CheckerMetrics {
         }
     }
 
-    pub fn cache(&self, hit: bool) {
-        self.cache.with_label_values(&[if hit { "hit" } else { "miss" }]).inc();
+    /// One verdict cache lookup: `hit` (this process), `shared_hit` (the store replicas
+    /// share), `miss` (the model was asked, or a call already asking it was joined).
+    pub fn cache(&self, lookup: Lookup) {
+        self.cache.with_label_values(&[lookup.as_str()]).inc();
     }
 
     pub fn breaker(&self, checker: &str, state: BreakerLabel) {

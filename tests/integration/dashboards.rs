@@ -24,7 +24,7 @@ type Exported = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
 
 const TARGET_LABELS: [&str; 2] = ["job", "instance"];
 const PROMETHEUS_OWN: [&str; 1] = ["up"];
-const ALERTS: [&str; 7] = [
+const ALERTS: [&str; 8] = [
     "PortcullisDown",
     "PortcullisCheckerDown",
     "PortcullisUnguardedTraffic",
@@ -32,6 +32,7 @@ const ALERTS: [&str; 7] = [
     "PortcullisCheckerLatencyHigh",
     "PortcullisBlockRateSpike",
     "PortcullisApprovalsBacklog",
+    "PortcullisStateBackendDown",
 ];
 
 const AGGREGATIONS: &[&str] = &[
@@ -734,6 +735,7 @@ async fn dashboards_query_only_metrics_and_labels_a_running_proxy_exports() {
         "portcullis_approval_wait_seconds_bucket",
         "portcullis_proxy_overhead_seconds_bucket",
         "portcullis_rubric_info",
+        "portcullis_state_backend_up",
         "up",
     ] {
         assert!(queried.contains(m), "nothing queries {m}");

@@ -28,6 +28,7 @@ mod method_spelling;
 mod mrtr;
 mod prometheus_e2e;
 mod replicas;
+mod replicas_cache;
 mod shell_differential;
 mod stdio;
 mod support;
