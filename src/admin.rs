@@ -1,7 +1,8 @@
 //! The admin listener: `/metrics` (Prometheus text), `/healthz` (the process answers) and
 //! `/readyz` (ready to guard traffic). Open, as Prometheus and orchestrators expect; it binds
-//! loopback by default. With `admin.token_env` set: the approvals API behind a bearer token, and
-//! `/console`, the operator's page that calls it (docs/console.md).
+//! loopback by default. With `admin.token_env` set: the approvals API behind a bearer token,
+//! `/console`, the operator's page that calls it (docs/console.md), and `POST /hook/{pre|post}`,
+//! where `portcullis hook --proxy` hands over Claude Code's tool calls ([`crate::hook::serve`]).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -43,6 +44,13 @@ pub fn service(
                 {
                     approvals(req, &shared, &token).await
                 }
+                p if p.starts_with("/hook/") => match unauthorized(&req, &token) {
+                    None => {
+                        let phase = p["/hook/".len()..].to_owned();
+                        crate::hook::serve::endpoint(req, &phase, shared).await
+                    }
+                    Some(refused) => refused,
+                },
                 "/console" => console(&req, token.is_some()),
                 _ => {
                     let ready = if !shared.identities.load().ready() {
@@ -133,16 +141,14 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// `GET /approvals` lists parked calls; `POST /approvals/{id}` with
-/// `{"decision": "allow_once" | "allow_session" | "deny"}` decides one; `GET /status` shows the
-/// flagged sessions, `POST /sessions/{id}/clear` clears one, `GET /decisions` the audit log's
-/// latest entries (newest first). Bearer token required.
-async fn approvals(req: Request<Incoming>, shared: &Shared, token: &Option<String>) -> Resp {
+/// The bearer-token check of the protected endpoints: the refusal, if any (404 when no token is
+/// configured: the API is disabled; 401 without the token).
+fn unauthorized<B>(req: &Request<B>, token: &Option<String>) -> Option<Resp> {
     let Some(token) = token else {
-        return json(
+        return Some(json(
             StatusCode::NOT_FOUND,
             serde_json::json!({"error": "the approvals API is disabled: set admin.token_env and that variable"}),
-        );
+        ));
     };
     let presented = req
         .headers()
@@ -153,7 +159,18 @@ async fn approvals(req: Request<Incoming>, shared: &Shared, token: &Option<Strin
     if !same(presented.as_bytes(), token.as_bytes()) {
         let mut resp = json(StatusCode::UNAUTHORIZED, serde_json::json!({"error": "bearer token required"}));
         resp.headers_mut().insert(http::header::WWW_AUTHENTICATE, http::HeaderValue::from_static("Bearer"));
-        return resp;
+        return Some(resp);
+    }
+    None
+}
+
+/// `GET /approvals` lists parked calls; `POST /approvals/{id}` with
+/// `{"decision": "allow_once" | "allow_session" | "deny"}` decides one; `GET /status` shows the
+/// flagged sessions, `POST /sessions/{id}/clear` clears one, `GET /decisions` the audit log's
+/// latest entries (newest first). Bearer token required.
+async fn approvals(req: Request<Incoming>, shared: &Shared, token: &Option<String>) -> Resp {
+    if let Some(refused) = unauthorized(&req, token) {
+        return refused;
     }
     let path = req.uri().path().to_owned();
     if path == "/decisions" && req.method() == Method::GET {

@@ -13,6 +13,8 @@ pub enum Transport {
     Mcp(Era),
     /// A plain HTTP tool endpoint (`/http/{upstream}/{path…}`).
     Http,
+    /// An agent's own tool, reported by its hook (`portcullis hook`, Claude Code).
+    Hook,
 }
 
 /// One tool call, as the policy sees it.

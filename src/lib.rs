@@ -38,6 +38,7 @@ pub mod config;
 pub mod demo;
 pub mod gate;
 pub mod guardrails;
+pub mod hook;
 pub mod identity;
 pub mod oauth;
 pub use portcullis_mcp as mcp;

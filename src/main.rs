@@ -109,6 +109,11 @@ enum Command {
         #[command(flatten)]
         config: ConfigArgs,
     },
+    /// Claude Code's PreToolUse/PostToolUse hook (JSON on stdin, answer on stdout), and its install.
+    Hook {
+        #[command(subcommand)]
+        action: portcullis::hook::cli::HookCommand,
+    },
 }
 
 /// The main config plus `--permission-config` files (scope cli) and the managed file named by
@@ -138,9 +143,9 @@ fn load_layered(path: Option<&PathBuf>, extra: &[PathBuf]) -> anyhow::Result<Con
     Ok(config)
 }
 
-fn init_logging(json: bool) {
+fn init_logging(json: bool, level: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("PORTCULLIS_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     if json {
         // Structured logs close every tool call's span with a line of its own (session, tool,
@@ -169,11 +174,24 @@ async fn shutdown_signal() {
     tokio::select! { () = ctrl_c => {}, () = term => {} }
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.log_json);
-    match run(cli.command).await {
+    // The hook runs around every tool call: no multi-threaded runtime, warnings only.
+    if let Command::Hook { action } = cli.command {
+        init_logging(cli.log_json, "warn");
+        let load =
+            |c: Option<&PathBuf>, extra: &[PathBuf]| load_layered(c, extra).map_err(|e| format!("{e:#}"));
+        return portcullis::hook::cli::run(action, &load);
+    }
+    init_logging(cli.log_json, "info");
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("portcullis: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli.command)) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("portcullis: {e:#}");
@@ -274,6 +292,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Hook { .. } => unreachable!("answered before the runtime starts"),
         Command::Serve { config } => {
             let c = config.load()?;
             let running = portcullis::app::start(&c).await?;

@@ -304,6 +304,11 @@ impl Approvals {
         )
     }
 
+    /// How long an ask waits for a human (`approvals.timeout`).
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     /// How often a waiting call's stream says it is still there.
     pub fn keepalive(&self) -> Duration {
         self.keepalive

@@ -15,6 +15,7 @@ mod dashboards;
 mod delegation;
 mod elicitation;
 mod guardrails;
+mod hook;
 mod host_origin;
 mod hostile;
 mod hostile_routes;

@@ -70,21 +70,56 @@ pub enum Subject {
     },
 }
 
-/// Compiled `tools:` entries.
-#[derive(Debug, Clone, Default)]
+/// Compiled `tools:` entries, then Claude Code's built-in tools ([`CLAUDE_CODE`]).
+#[derive(Debug, Clone)]
 pub struct ToolKinds {
     entries: Vec<(Glob, KindSpec)>,
 }
 
+impl Default for ToolKinds {
+    fn default() -> Self {
+        ToolKinds::new([])
+    }
+}
+
+/// Claude Code's built-in tools and where their meaningful argument lives, as `portcullis hook`
+/// hands them to the gate (paths already absolute; `Glob`/`Grep` given their `path`, default the
+/// working directory). Their names are never qualified (`mcp__…`, `http__…`), so they cannot
+/// collide with a proxied tool; a configured `tools:` entry still wins.
+pub const CLAUDE_CODE: &[(&str, &str, &str, Option<Access>)] = &[
+    ("Bash", "shell", "/command", None),
+    ("Read", "file", "/file_path", Some(Access::Read)),
+    ("Glob", "file", "/path", Some(Access::Read)),
+    ("Grep", "file", "/path", Some(Access::Read)),
+    ("Edit", "file", "/file_path", Some(Access::Write)),
+    ("MultiEdit", "file", "/file_path", Some(Access::Write)),
+    ("Write", "file", "/file_path", Some(Access::Write)),
+    ("NotebookEdit", "file", "/notebook_path", Some(Access::Write)),
+    ("WebFetch", "fetch", "/url", None),
+];
+
+fn claude_code() -> impl Iterator<Item = (Glob, KindSpec)> {
+    CLAUDE_CODE.iter().map(|&(name, kind, pointer, access)| {
+        let spec = match (kind, access) {
+            ("shell", _) => KindSpec::Shell { command: pointer.into(), allowlist: None },
+            ("file", Some(access)) => KindSpec::File { path: pointer.into(), access },
+            _ => KindSpec::Fetch { url: pointer.into() },
+        };
+        (Glob::new(name, Flavour::Text), spec)
+    })
+}
+
 impl ToolKinds {
     pub fn new(entries: impl IntoIterator<Item = (String, KindSpec)>) -> ToolKinds {
-        ToolKinds { entries: entries.into_iter().map(|(m, k)| (Glob::new(&m, Flavour::Text), k)).collect() }
+        let configured = entries.into_iter().map(|(m, k)| (Glob::new(&m, Flavour::Text), k));
+        ToolKinds { entries: configured.chain(claude_code()).collect() }
     }
 
     pub fn kind_of(&self, qualified: &str) -> &KindSpec {
         self.entries.iter().find(|(g, _)| g.matches(qualified)).map(|(_, k)| k).unwrap_or(&KindSpec::Generic)
     }
 
+    /// Whether some tool has `kind` (Claude Code's built-ins give shell, file and fetch).
     pub fn has(&self, kind: &str) -> bool {
         self.entries.iter().any(|(_, k)| k.name() == kind)
     }
@@ -159,5 +194,26 @@ mod tests {
             kinds.classify("mcp__x__y", &json!({"b":1,"a":2})),
             Subject::Generic { args: r#"{"a":2,"b":1}"#.into() }
         );
+    }
+
+    #[test]
+    fn claude_codes_built_in_tools_have_kinds_and_a_configured_entry_wins() {
+        let kinds = ToolKinds::default();
+        assert_eq!(
+            kinds.classify("Bash", &json!({"command":"ls"})),
+            Subject::Shell { command: "ls".into(), allowlist: None }
+        );
+        assert_eq!(
+            kinds.classify("NotebookEdit", &json!({"notebook_path":"/a.ipynb"})),
+            Subject::File { path: "/a.ipynb".into(), access: Access::Write }
+        );
+        assert_eq!(
+            kinds.classify("WebFetch", &json!({"url":"https://x"})),
+            Subject::Fetch { url: "https://x".into() }
+        );
+        assert_eq!(kinds.kind_of("WebSearch"), &KindSpec::Generic);
+        assert_eq!(kinds.kind_of("Bashful"), &KindSpec::Generic, "exact names only");
+        let mine = ToolKinds::new([("Bash".to_owned(), KindSpec::Generic)]);
+        assert_eq!(mine.kind_of("Bash"), &KindSpec::Generic);
     }
 }

@@ -15,6 +15,25 @@
 use super::glob::{Flavour, Glob};
 use portcullis_shell::Command;
 
+/// Claude Code's other built-in tools, addressed by their own names (`WebSearch`, `Grep(…)`);
+/// `Bash`, `Read`, `Edit`, `Write` and `WebFetch` address kinds, as above.
+pub const CLAUDE_CODE_TOOLS: &[&str] = &[
+    "WebSearch",
+    "Glob",
+    "Grep",
+    "MultiEdit",
+    "NotebookEdit",
+    "NotebookRead",
+    "Task",
+    "Agent",
+    "TodoWrite",
+    "BashOutput",
+    "KillShell",
+    "ExitPlanMode",
+    "SlashCommand",
+    "Skill",
+];
+
 /// What part of the tool surface a rule addresses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Subject {
@@ -102,7 +121,7 @@ impl RuleSpec {
             "Write" | "Edit" => Subject::Write,
             "File" => Subject::File,
             "Fetch" | "WebFetch" => Subject::Fetch,
-            name if name.starts_with("mcp__") || name.starts_with("http__") => {
+            name if name.starts_with("mcp__") || name.starts_with("http__") || CLAUDE_CODE_TOOLS.contains(&name) => {
                 Subject::Tool(Glob::new(name, Flavour::Text))
             }
             other => {
@@ -191,6 +210,8 @@ mod tests {
             "mcp__fs__*",
             "http__api__v1/*",
             "mcp__sh__run(git status:*)",
+            "WebSearch",
+            "Grep(*secret*)",
         ];
         for s in ok {
             RuleSpec::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"));

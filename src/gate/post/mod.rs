@@ -363,7 +363,7 @@ async fn inspect_one(
             if let Some(check) = check {
                 let era = match call.transport {
                     Transport::Mcp(era) => era,
-                    Transport::Http => Era::Legacy,
+                    Transport::Http | Transport::Hook => Era::Legacy,
                 };
                 match check.run(&call, &mut value, |reason| result::refusal_value(reason, era)).await {
                     PostOutcome::Pass => {}

@@ -1,0 +1,192 @@
+//! The `portcullis hook` command line: `pre` and `post` answer one envelope on stdin with one
+//! JSON answer on stdout and exit 0, whatever happens — a message on stderr says what went
+//! wrong, and the answer is then the conservative one (Claude Code reads any other exit status
+//! but 2 as "go ahead", so crashing would be a silent allow).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use super::answer::{Answer, Permission};
+use super::envelope::{Envelope, Event};
+use super::install::{self, Scope};
+use crate::config::Config;
+
+/// Loads the main config and extra permission files (`main.rs` owns the layering).
+pub type Loader<'a> = &'a dyn Fn(Option<&PathBuf>, &[PathBuf]) -> Result<Config, String>;
+
+#[derive(clap::Subcommand)]
+pub enum HookCommand {
+    /// Answer Claude Code's PreToolUse hook: allow, ask or deny the call on stdin.
+    Pre(HookArgs),
+    /// Answer Claude Code's PostToolUse hook: pass, redact or block the result on stdin.
+    Post(HookArgs),
+    /// Print (or --write) Claude Code's settings.json with the portcullis hooks merged in.
+    Install {
+        #[command(flatten)]
+        args: HookArgs,
+        /// `.claude/settings.json` in the current directory (the default).
+        #[arg(long)]
+        project: bool,
+        /// `~/.claude/settings.json`.
+        #[arg(long, conflicts_with = "project")]
+        user: bool,
+        /// Write the file instead of printing it.
+        #[arg(long)]
+        write: bool,
+    },
+}
+
+/// What the proxy being down makes the hook answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnProxyDown {
+    /// Claude Code asks its user before the call; after it, the result passes with a warning.
+    Ask,
+    /// The call is denied; after it, the result is blocked.
+    Deny,
+}
+
+#[derive(clap::Args, Clone, Debug)]
+pub struct HookArgs {
+    /// Decide in this process from this config (default: the embedded one).
+    #[arg(long, conflicts_with = "proxy")]
+    config: Option<PathBuf>,
+    /// Extra permission files (scope cli), as for `serve`.
+    #[arg(long = "permission-config", conflicts_with = "proxy")]
+    permission_config: Vec<PathBuf>,
+    /// Ask a running proxy instead: its admin listener, e.g. http://127.0.0.1:8687.
+    #[arg(long)]
+    proxy: Option<String>,
+    /// The environment variable holding the proxy's admin token (--proxy).
+    #[arg(long, default_value = "PORTCULLIS_ADMIN_TOKEN")]
+    token_env: String,
+    /// Decide as this configured agent (its profile, posture and permissions on the config's).
+    #[arg(long)]
+    agent: Option<String>,
+    /// The answer when the proxy cannot be asked (--proxy). Never a silent allow.
+    #[arg(long, value_enum, default_value = "ask")]
+    on_proxy_down: OnProxyDown,
+    /// How long to wait for the proxy's answer, in seconds (a checker call may be in it).
+    #[arg(long, default_value_t = 30)]
+    proxy_timeout: u64,
+}
+
+/// Runs a `hook` subcommand.
+pub fn run(command: HookCommand, load: Loader<'_>) -> ExitCode {
+    match command {
+        HookCommand::Pre(args) => answer(Event::Pre, &args, load),
+        HookCommand::Post(args) => answer(Event::Post, &args, load),
+        HookCommand::Install { args, user, write, .. } => {
+            let scope = if user { Scope::User } else { Scope::Project };
+            match install(scope, &args, write) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("portcullis hook install: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}
+
+fn answer(event: Event, args: &HookArgs, load: Loader<'_>) -> ExitCode {
+    let decided = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decide(event, args, load)));
+    let (answer, error) = match decided {
+        Ok(pair) => pair,
+        Err(_) => {
+            let why = "portcullis hook failed unexpectedly (see the message above)".to_owned();
+            (super::standalone::fallback(event, &why).to_json(), Some(why))
+        }
+    };
+    if let Some(e) = error {
+        eprintln!("portcullis hook {}: {e}", if event == Event::Pre { "pre" } else { "post" });
+    }
+    println!("{answer}");
+    ExitCode::SUCCESS
+}
+
+/// The answer to print and the error to show.
+fn decide(event: Event, args: &HookArgs, load: Loader<'_>) -> (serde_json::Value, Option<String>) {
+    let conservative = |why: String| (super::standalone::fallback(event, &why).to_json(), Some(why));
+    let (bytes, env) = match Envelope::read(std::io::stdin().lock(), event) {
+        Ok(read) => read,
+        Err(e) => return conservative(e.to_string()),
+    };
+    let Some(proxy) = &args.proxy else {
+        let config = match load(args.config.as_ref(), &args.permission_config) {
+            Ok(c) => c,
+            Err(e) => return conservative(format!("the config cannot be loaded: {e}")),
+        };
+        return match super::standalone::decide(config, &env, args.agent.as_deref()) {
+            Ok(a) => (a.to_json(), None),
+            Err(e) => conservative(e),
+        };
+    };
+    let down = |why: String| {
+        let permission = match args.on_proxy_down {
+            OnProxyDown::Ask => Permission::Ask,
+            OnProxyDown::Deny => Permission::Deny,
+        };
+        (Answer::cannot_decide(event, permission, &why).to_json(), Some(why))
+    };
+    let token = match std::env::var(&args.token_env) {
+        Ok(t) if !t.trim().is_empty() => t,
+        _ => return down(format!("the admin token: set {} (or pass --token-env)", args.token_env)),
+    };
+    let timeout = Duration::from_secs(args.proxy_timeout.max(1));
+    match super::client::forward(proxy, &token, event, args.agent.as_deref(), bytes, timeout) {
+        Ok(f) => (f.answer, f.error),
+        Err(e) => down(e.to_string()),
+    }
+}
+
+/// The command that runs this binary as the hook for `phase`, with `args`' choices.
+fn command(phase: &str, args: &HookArgs) -> String {
+    let exe =
+        std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_else(|_| "portcullis".into());
+    let quote = |s: &str| match s.contains(|c: char| c.is_whitespace() || c == '"' || c == '\'') {
+        true => format!("'{}'", s.replace('\'', r"'\''")),
+        false => s.to_owned(),
+    };
+    let absolute =
+        |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf()).display().to_string();
+    let mut words = vec![quote(&exe), "hook".into(), phase.into()];
+    if let Some(c) = &args.config {
+        words.extend(["--config".into(), quote(&absolute(c))]);
+    }
+    for p in &args.permission_config {
+        words.extend(["--permission-config".into(), quote(&absolute(p))]);
+    }
+    if let Some(p) = &args.proxy {
+        words.extend(["--proxy".into(), quote(p)]);
+        if args.token_env != "PORTCULLIS_ADMIN_TOKEN" {
+            words.extend(["--token-env".into(), quote(&args.token_env)]);
+        }
+        if args.on_proxy_down == OnProxyDown::Deny {
+            words.extend(["--on-proxy-down".into(), "deny".into()]);
+        }
+        if args.proxy_timeout != 30 {
+            words.extend(["--proxy-timeout".into(), args.proxy_timeout.to_string()]);
+        }
+    }
+    if let Some(a) = &args.agent {
+        words.extend(["--agent".into(), quote(a)]);
+    }
+    words.join(" ")
+}
+
+fn install(scope: Scope, args: &HookArgs, write: bool) -> Result<(), install::InstallError> {
+    let path = scope.path()?;
+    let merged = install::merged(&path, &command("pre", args), &command("post", args))?;
+    if write {
+        install::write(&path, &merged)?;
+        eprintln!("portcullis hook install: wrote {}", path.display());
+    } else {
+        println!("{merged:#}");
+        eprintln!(
+            "portcullis hook install: this is {} with the portcullis hooks merged in; pass --write to write it",
+            path.display()
+        );
+    }
+    Ok(())
+}

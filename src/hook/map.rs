@@ -1,0 +1,217 @@
+//! From Claude Code's tool names and inputs to the portcullis [`ToolCall`] the gate decides.
+//!
+//! Built-in tools keep their own names (`Bash`, `Read`, …) so that rules written in Claude Code's
+//! spelling (`Bash(git push:*)`, `Read(/work/**)`, `WebFetch(domain:…)`) and portcullis's
+//! (`Shell(…)`, `File(…)`, `Fetch(…)`) both address them; their kinds are in
+//! [`crate::rules::kinds::CLAUDE_CODE`]. File paths are made absolute against the session's
+//! `cwd` before the jail and the rules see them; `Glob` and `Grep` search under their `path`,
+//! the working directory when they name none. MCP tools Claude Code calls
+//! (`mcp__{server}__{tool}`) keep their names, so a rule covers them whether they reach the
+//! tool through the proxy or straight from Claude Code.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::envelope::Envelope;
+use crate::call::{ToolCall, Transport};
+
+/// The `upstream` label of Claude Code's built-in tools.
+pub const BUILT_IN: &str = "claude-code";
+
+/// A tool input the hook cannot read as its tool defines it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeError {
+    #[error("{tool}: tool_input is not a JSON object")]
+    NotAnObject { tool: String },
+    #[error("{tool}: tool_input.{field} is missing or not a string")]
+    Field { tool: String, field: &'static str },
+    #[error("{tool}: the path {path:?} is relative and the session's cwd is not an absolute path")]
+    Relative { tool: String, path: String },
+}
+
+/// What a built-in tool's input means to the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// A string argument that must be there (`Bash`'s `command`, `WebFetch`'s `url`).
+    Text(&'static str),
+    /// A path that must be there; made absolute.
+    Path(&'static str),
+    /// A path that defaults to the working directory (`Glob`, `Grep`).
+    PathOrCwd(&'static str),
+    /// Anything else: judged as its JSON.
+    Any,
+}
+
+fn shape(tool: &str) -> Shape {
+    match tool {
+        "Bash" => Shape::Text("command"),
+        "WebFetch" => Shape::Text("url"),
+        "Read" | "Edit" | "MultiEdit" | "Write" => Shape::Path("file_path"),
+        "NotebookEdit" => Shape::Path("notebook_path"),
+        "Glob" | "Grep" => Shape::PathOrCwd("path"),
+        _ => Shape::Any,
+    }
+}
+
+/// The call an envelope stands for.
+pub fn call(env: &Envelope) -> Result<ToolCall, ShapeError> {
+    let tool = env.tool.as_str();
+    let Some(input) = env.input.as_object() else {
+        // `null` (no input) is an empty input for tools that read none.
+        if env.input.is_null() && shape(tool) == Shape::Any {
+            return Ok(build(tool, Map::new()));
+        }
+        return Err(ShapeError::NotAnObject { tool: tool.to_owned() });
+    };
+    let mut args = input.clone();
+    let text = |field: &'static str| match input.get(field) {
+        Some(Value::String(s)) => Ok(s.as_str()),
+        _ => Err(ShapeError::Field { tool: tool.to_owned(), field }),
+    };
+    match shape(tool) {
+        Shape::Text(field) => {
+            text(field)?;
+        }
+        Shape::Path(field) => {
+            let p = absolute(tool, text(field)?, env.cwd.as_deref())?;
+            args.insert(field.into(), Value::String(p));
+        }
+        Shape::PathOrCwd(field) => {
+            let given = match input.get(field) {
+                None | Some(Value::Null) => ".",
+                Some(Value::String(s)) if s.is_empty() => ".",
+                Some(_) => text(field)?,
+            };
+            let p = absolute(tool, given, env.cwd.as_deref())?;
+            args.insert(field.into(), Value::String(p));
+        }
+        Shape::Any => {}
+    }
+    Ok(build(tool, args))
+}
+
+fn build(tool: &str, args: Map<String, Value>) -> ToolCall {
+    let (upstream, name) = match tool.strip_prefix("mcp__").and_then(|r| r.split_once("__")) {
+        Some((server, name)) => (server, name),
+        None => (BUILT_IN, tool),
+    };
+    let args = serde_json::value::to_raw_value(&Value::Object(args)).ok();
+    ToolCall {
+        upstream: Arc::from(upstream),
+        name: name.to_owned(),
+        qualified: tool.to_owned(),
+        args,
+        session: None,
+        caller: None,
+        agent: None,
+        transport: Transport::Hook,
+    }
+}
+
+/// `path` made absolute against `cwd` (`.` and `..` are left for the jail to resolve). A
+/// home-relative path (`~/…`) is left as it is: the jail refuses it by name.
+fn absolute(tool: &str, path: &str, cwd: Option<&Path>) -> Result<String, ShapeError> {
+    if path.starts_with('/') || path.starts_with('~') {
+        return Ok(path.to_owned());
+    }
+    match cwd.filter(|c| c.is_absolute()) {
+        Some(cwd) if path == "." => Ok(cwd.display().to_string()),
+        Some(cwd) => Ok(cwd.join(path).display().to_string()),
+        None => Err(ShapeError::Relative { tool: tool.to_owned(), path: path.to_owned() }),
+    }
+}
+
+/// A tool's output as a result the post checks read: an MCP tool's result as it is (its content
+/// blocks, when Claude Code hands over only those), a built-in tool's output as one text block
+/// of every string in it (stdout and stderr, a file's content, a fetched page's summary…).
+pub fn result(call: &ToolCall, response: &Value) -> Value {
+    if call.qualified.starts_with("mcp__") {
+        match response {
+            Value::Object(m) if m.get("content").is_some_and(Value::is_array) => return response.clone(),
+            Value::Array(_) => return serde_json::json!({ "content": response }),
+            _ => {}
+        }
+    }
+    let mut text = String::new();
+    strings(response, &mut text);
+    serde_json::json!({ "content": [{ "type": "text", "text": text }] })
+}
+
+fn strings(v: &Value, out: &mut String) {
+    match v {
+        Value::String(s) => {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(s);
+        }
+        Value::Array(a) => a.iter().for_each(|v| strings(v, out)),
+        Value::Object(m) => m.values().for_each(|v| strings(v, out)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hook::envelope::Event;
+    use serde_json::json;
+
+    fn env(tool: &str, input: Value) -> Envelope {
+        Envelope {
+            event: Event::Pre,
+            session: None,
+            cwd: Some("/work/repo".into()),
+            tool: tool.into(),
+            input,
+            tool_use_id: None,
+            response: None,
+        }
+    }
+
+    fn args(c: &ToolCall) -> Value {
+        serde_json::from_str(c.args.as_ref().unwrap().get()).unwrap()
+    }
+
+    #[test]
+    fn paths_resolve_against_cwd_and_searches_default_to_it() {
+        let c = call(&env("Read", json!({"file_path": "src/main.rs"}))).unwrap();
+        assert_eq!(args(&c)["file_path"], "/work/repo/src/main.rs");
+        assert_eq!((c.upstream.as_ref(), c.qualified.as_str()), (BUILT_IN, "Read"));
+        let g = call(&env("Grep", json!({"pattern": "x"}))).unwrap();
+        assert_eq!(args(&g)["path"], "/work/repo");
+        let n = call(&env("NotebookEdit", json!({"notebook_path": "/a/b.ipynb", "new_source": ""}))).unwrap();
+        assert_eq!(args(&n)["notebook_path"], "/a/b.ipynb");
+        let m = call(&env("mcp__fs__read_file", json!({"path": "x"}))).unwrap();
+        assert_eq!((m.upstream.as_ref(), m.name.as_str()), ("fs", "read_file"));
+    }
+
+    #[test]
+    fn inputs_of_the_wrong_shape_are_errors_that_name_the_field() {
+        for (tool, input) in [
+            ("Bash", json!({"command": ["rm", "-rf", "/"]})),
+            ("Bash", json!("ls")),
+            ("Write", json!({"content": "x"})),
+            ("WebFetch", json!({"url": 7})),
+            ("Grep", json!({"path": 1})),
+        ] {
+            assert!(call(&env(tool, input.clone())).is_err(), "{tool} {input}");
+        }
+        let mut e = env("Read", json!({"file_path": "rel"}));
+        e.cwd = None;
+        assert!(matches!(call(&e), Err(ShapeError::Relative { .. })));
+    }
+
+    #[test]
+    fn a_built_in_output_is_judged_as_all_of_its_text() {
+        let c = call(&env("Bash", json!({"command": "ls"}))).unwrap();
+        let r = result(&c, &json!({"stdout": "a", "stderr": "b", "interrupted": false}));
+        let text = r["content"][0]["text"].as_str().unwrap();
+        assert!(text.lines().any(|l| l == "a") && text.lines().any(|l| l == "b"), "{text}");
+        let m = call(&env("mcp__fs__read", json!({}))).unwrap();
+        let blocks = json!([{"type": "text", "text": "t"}]);
+        assert_eq!(result(&m, &blocks)["content"], blocks);
+    }
+}

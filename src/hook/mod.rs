@@ -1,0 +1,28 @@
+//! `portcullis hook`: Claude Code's `PreToolUse` / `PostToolUse` hook protocol, so that the
+//! agent's built-in tools (Bash, Read, Edit, Write, WebFetch, …), which never pass a proxy, are
+//! decided by the same policy, checker and audit as its MCP tools.
+//!
+//! ```text
+//! Claude Code ──stdin: envelope──▶ portcullis hook pre|post ──stdout: answer──▶ Claude Code
+//!                                     │ standalone: Guard from --config, in this process
+//!                                     └ --proxy: POST /hook/{pre|post} on the admin listener
+//! ```
+//!
+//! - [`envelope`] reads the input, [`map`] turns it into a [`crate::call::ToolCall`] (built-in
+//!   tools as shell, file and fetch kinds; paths absolute against `cwd`), [`decide`] asks the
+//!   [`crate::gate::Guard`], [`answer`] writes Claude Code's JSON.
+//! - [`standalone`] decides in-process and builds only what the call needs; [`client`] hands the
+//!   envelope to a running proxy, whose [`serve`] decides it with the proxy's shared state.
+//! - [`install`] merges the hooks block into `settings.json`; [`cli`] is the command line.
+//!
+//! What it can and cannot guard is in docs/claude-code.md.
+
+pub mod answer;
+pub mod cli;
+pub mod client;
+pub mod decide;
+pub mod envelope;
+pub mod install;
+pub mod map;
+pub mod serve;
+pub mod standalone;

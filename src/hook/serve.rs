@@ -1,0 +1,167 @@
+//! The proxy's side of `portcullis hook … --proxy URL`: `POST /hook/pre` and `POST /hook/post` on
+//! the admin listener (bearer token required, like the rest of its API). The body is the
+//! envelope exactly as Claude Code wrote it; the answer is `{"answer": {…}, "error": "…"?}`,
+//! where `answer` is what the hook prints.
+//!
+//! Decided with the running proxy's guard, approvals and counters, so the verdict cache, session
+//! waivers, the repeated-denial breaker, metrics and the audit log are the ones MCP traffic
+//! uses. Claude Code's `session_id` is the session. A call asked about is answered with Claude
+//! Code's own `ask` at once and also parked for an operator (it shows in `GET /approvals` and the
+//! console until `approvals.timeout`): "allow for the session" there arms a waiver, which answers
+//! the next identical call in that session with an allow.
+
+use std::sync::Arc;
+
+use http::{Method, Request, StatusCode};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use serde_json::{json, Value};
+
+use super::answer::{Answer, Permission};
+use super::envelope::{Envelope, Event, MAX_ENVELOPE};
+use super::{decide, map};
+use crate::approval::{Ask, Choice};
+use crate::audit::Stage;
+use crate::gate::pre::typed::{decide_typed, CallPlan};
+use crate::gate::pre::Context;
+use crate::gate::CallOutcome;
+use crate::identity::Agent;
+use crate::mcp::era::Era;
+use crate::proxy::{full, Resp, Shared};
+
+/// The header naming the configured agent to decide as (`--agent`).
+pub const AGENT_HEADER: &str = "x-portcullis-agent";
+
+/// Serves `POST /hook/{phase}` (already authenticated).
+pub async fn endpoint(req: Request<Incoming>, phase: &str, shared: Arc<Shared>) -> Resp {
+    let Some(event) = Event::parse(phase) else {
+        return reply(StatusCode::NOT_FOUND, json!({"error": "POST /hook/pre or /hook/post"}));
+    };
+    if req.method() != Method::POST {
+        return reply(StatusCode::METHOD_NOT_ALLOWED, json!({"error": "POST only"}));
+    }
+    let agent = req.headers().get(AGENT_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let limit = usize::try_from(MAX_ENVELOPE).unwrap_or(usize::MAX);
+    let body = match http_body_util::Limited::new(req.into_body(), limit).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(_) => {
+            return reply(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                json!({"error": "the hook input is too large or unreadable"}),
+            )
+        }
+    };
+    let (answer, error) = match answer(&shared, event, &body, agent.as_deref()).await {
+        Ok(a) => (a, None),
+        Err(why) => (super::standalone::fallback(event, &why), Some(why)),
+    };
+    let mut v = json!({ "answer": answer.to_json() });
+    if let Some(e) = error {
+        v["error"] = Value::String(e);
+    }
+    reply(StatusCode::OK, v)
+}
+
+fn reply(status: StatusCode, v: Value) -> Resp {
+    let mut resp = Resp::new(full(v.to_string()));
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(http::header::CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    resp
+}
+
+/// Decides one envelope with the running proxy's parts.
+pub async fn answer(
+    shared: &Arc<Shared>,
+    event: Event,
+    body: &[u8],
+    agent: Option<&str>,
+) -> Result<Answer, String> {
+    let env = Envelope::parse(body, event).map_err(|e| e.to_string())?;
+    let guard = shared.guard.load_full();
+    let agent = match agent {
+        None => None,
+        Some(name) if guard.agent_profile(name).is_some() => Some(Arc::new(Agent::configured(name.into()))),
+        Some(name) => return Err(format!("no agent {name:?} in the proxy's config")),
+    };
+    let call =
+        map::call(&env).map_err(|e| e.to_string())?.with_session(env.session.clone()).with_agent(agent);
+    let started = std::time::Instant::now();
+    match event {
+        Event::Pre => {
+            let (upstream, agent) = (call.upstream.clone(), call.agent.clone());
+            let cx = Context {
+                upstream: &upstream,
+                agent: agent.as_ref(),
+                era: Era::Legacy,
+                negotiated: None,
+                session: env.session.as_deref(),
+                approvals: &shared.approvals,
+                elicits: false,
+                principal: None,
+                counter: shared.counter(),
+            };
+            Ok(match decide_typed(call.clone(), &cx, &guard).await {
+                CallPlan::Forward(mut counted) => {
+                    counted.settle(CallOutcome::Forwarded);
+                    decide::allowed(&guard, &call)
+                }
+                CallPlan::Refuse(_counted, d) => decide::refused(&call, d),
+                CallPlan::Ask(asked) => {
+                    let mut counted = asked.call;
+                    counted.settle(CallOutcome::AskRefused);
+                    let parked = park(shared, asked.ask.clone());
+                    let operator = match parked {
+                        Some(id) => format!(
+                            " An operator may also allow it at the proxy (approval {id}); allowed for the \
+                             session there, it is not asked again."
+                        ),
+                        None => String::new(),
+                    };
+                    Answer::Pre {
+                        permission: Permission::Ask,
+                        reason: format!(
+                            "portcullis asks before {}: {}.{operator}",
+                            call.qualified, asked.ask.reason
+                        ),
+                    }
+                }
+            })
+        }
+        Event::Post => {
+            let response = env.response.as_ref().ok_or("a PostToolUse input carries tool_response")?;
+            let mut result = map::result(&call, response);
+            let redacted = guard.post(&call, &mut result);
+            let judgement = match guard.post_check(&call) {
+                Some(check) => Some(check.report(&call, &mut result).await.judgement),
+                None => None,
+            };
+            let answer = decide::post_answer(&call, redacted, judgement, result);
+            let reason = match &answer {
+                Answer::Block { reason, .. } | Answer::Rewritten { reason, .. } => Some(reason.as_str()),
+                _ => None,
+            };
+            let outcome = decide::post_outcome(&answer);
+            guard.audit().call(Stage::Post, &call, outcome, None, reason, None, started.elapsed());
+            Ok(answer)
+        }
+    }
+}
+
+/// Parks `ask` for an operator without waiting on it: Claude Code's user is asked meanwhile. An
+/// operator's "allow for the session" arms the waiver; nothing else an operator or the clock
+/// does here counts against the session (the user at the terminal may well have said yes).
+fn park(shared: &Arc<Shared>, ask: Ask) -> Option<u64> {
+    let (parked, decided) = shared.approvals.pending.park(ask.clone())?;
+    let id = parked.id();
+    let (shared, wait) = (shared.clone(), shared.approvals.timeout());
+    tokio::spawn(async move {
+        if let Ok(Ok(choice)) = tokio::time::timeout(wait, decided).await {
+            shared.metrics.approvals(choice.as_str());
+            if choice == Choice::AllowSession {
+                shared.approvals.waivers.arm(&ask);
+            }
+        }
+        drop(parked);
+    });
+    Some(id)
+}
