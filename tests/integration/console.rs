@@ -27,7 +27,7 @@ use crate::support::LEGACY;
 
 /// Headless Chromium behind ChromeDriver, with a fresh profile. Dropping it ends the WebDriver
 /// session (ChromeDriver quits the browser) and kills ChromeDriver.
-struct Browser {
+pub(crate) struct Browser {
     driver: Child,
     addr: String,
     session: String,
@@ -60,7 +60,7 @@ impl Drop for Browser {
 }
 
 impl Browser {
-    async fn start() -> Browser {
+    pub(crate) async fn start() -> Browser {
         for bin in [CHROMIUM, CHROMEDRIVER] {
             assert!(
                 Path::new(bin).exists(),
@@ -108,19 +108,24 @@ impl Browser {
     }
 
     /// Ends the WebDriver session: ChromeDriver closes the browser.
-    async fn quit(mut self) {
+    pub(crate) async fn quit(mut self) {
         let path = format!("/session/{}", std::mem::take(&mut self.session));
         self.request(Method::DELETE, path, None).await.expect("the browser closes");
     }
 
-    fn log_tail(&self) -> String {
+    pub(crate) fn log_tail(&self) -> String {
         let log = std::fs::read_to_string(self.dir.path().join("chromedriver.log")).unwrap_or_default();
         let lines: Vec<&str> = log.lines().collect();
         lines[lines.len().saturating_sub(30)..].join("\n")
     }
 
     /// One WebDriver request; `Ok(value)` on success, `Err(value)` with the driver's error.
-    async fn request(&self, method: Method, path: String, body: Option<Value>) -> Result<Value, Value> {
+    pub(crate) async fn request(
+        &self,
+        method: Method,
+        path: String,
+        body: Option<Value>,
+    ) -> Result<Value, Value> {
         let body = body.map(|b| b.to_string()).unwrap_or_default();
         let req = http::Request::builder()
             .method(method)
@@ -142,42 +147,48 @@ impl Browser {
         }
     }
 
-    async fn cmd(&self, method: Method, path: &str, body: Option<Value>) -> Value {
+    pub(crate) async fn cmd(&self, method: Method, path: &str, body: Option<Value>) -> Value {
         let path = format!("/session/{}{path}", self.session);
         self.request(method, path.clone(), body)
             .await
             .unwrap_or_else(|e| panic!("WebDriver {path}: {e}\n{}", self.log_tail()))
     }
 
-    async fn goto(&self, url: &str) {
+    pub(crate) async fn goto(&self, url: &str) {
         self.cmd(Method::POST, "/url", Some(json!({ "url": url }))).await;
     }
 
-    async fn refresh(&self) {
+    pub(crate) async fn refresh(&self) {
         self.cmd(Method::POST, "/refresh", Some(json!({}))).await;
     }
 
-    async fn find(&self, css: &str) -> String {
+    pub(crate) async fn find(&self, css: &str) -> String {
         let el =
             self.cmd(Method::POST, "/element", Some(json!({"using": "css selector", "value": css}))).await;
         el[ELEMENT].as_str().unwrap_or_else(|| panic!("no element {css}: {el}")).to_owned()
     }
 
-    async fn click(&self, element: &str) {
+    pub(crate) async fn click(&self, element: &str) {
         self.cmd(Method::POST, &format!("/element/{element}/click"), Some(json!({}))).await;
     }
 
-    async fn type_into(&self, element: &str, text: &str) {
+    pub(crate) async fn type_into(&self, element: &str, text: &str) {
         self.cmd(Method::POST, &format!("/element/{element}/value"), Some(json!({ "text": text }))).await;
     }
 
     /// Runs `script` (a function body; `arguments` are `args`) in the page.
-    async fn js(&self, script: &str, args: Value) -> Value {
+    pub(crate) async fn js(&self, script: &str, args: Value) -> Value {
         self.cmd(Method::POST, "/execute/sync", Some(json!({"script": script, "args": args}))).await
     }
 
     /// Evaluates `script` until `done` holds for its value (bounded); returns that value.
-    async fn wait_for(&self, what: &str, script: &str, args: Value, done: impl Fn(&Value) -> bool) -> Value {
+    pub(crate) async fn wait_for(
+        &self,
+        what: &str,
+        script: &str,
+        args: Value,
+        done: impl Fn(&Value) -> bool,
+    ) -> Value {
         let start = Instant::now();
         loop {
             let v = self.js(script, args.clone()).await;

@@ -530,3 +530,44 @@ async fn a_slow_store_costs_at_most_its_timeout_and_is_treated_as_down() {
     a.shutdown().await;
     b.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_operator_decides_another_replicas_parked_call_in_its_own_console() {
+    use crate::console::Browser;
+    use crate::support::post;
+    let redis = Redis::start();
+    let tools = crate::http_tools::tool_server().await;
+    let (a, b) = http_replicas(&redis, &tools.url, "").await;
+    let held = tokio::spawn({
+        let url = format!("http://{}/http/web/v1/subscribe", a.addr);
+        async move { post(&url, &[("x-portcullis-session", "console-1")], r#"{"city":"Oslo"}"#).await }
+    });
+    let id = eventually("the ask listed at B", || async {
+        parked(b.admin_addr).await["pending"][0]["id"].as_u64()
+    })
+    .await;
+
+    // B's console, in headless Chromium: the call parked at A, allowed once with a click.
+    let browser = Browser::start().await;
+    browser.goto(&format!("http://{}/console", b.admin_addr)).await;
+    let field = browser.find("#token").await;
+    browser.type_into(&field, "replicas-operator").await;
+    browser.click(&browser.find("#connect").await).await;
+    let card = format!(".approval[data-id=\"{id}\"]");
+    browser
+        .wait_for(
+            "A's parked call in B's console",
+            "var c = document.querySelector(arguments[0]); return c ? c.innerText : null;",
+            json!([card]),
+            |v| v.as_str().is_some_and(|t| t.contains("v1/subscribe")),
+        )
+        .await;
+    browser.click(&browser.find(&format!("{card} button.allow-once")).await).await;
+    let (status, _, body) =
+        tokio::time::timeout(crate::support::PATIENCE, held).await.expect("released").unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(tools.seen.lock().unwrap().len(), 1);
+    browser.quit().await;
+    a.shutdown().await;
+    b.shutdown().await;
+}
