@@ -144,6 +144,7 @@ pub(crate) fn compile(
     p: &mut Problems,
 ) -> Identity {
     let mut out = BTreeMap::new();
+    let root = base.jail_root().map(|r| r.display().to_string());
     for (name, v) in agents {
         let path = format!("agents.{name}");
         if !agent_name_ok(&name) {
@@ -184,8 +185,12 @@ pub(crate) fn compile(
                 None
             })
         });
-        let (rules, examples) =
-            permissions::rules(vec![(Scope::Agent, format!("{path}."), raw.permissions)], base.kinds(), p);
+        let (rules, examples) = permissions::rules(
+            vec![(Scope::Agent, format!("{path}."), raw.permissions)],
+            base.kinds(),
+            root.as_deref(),
+            p,
+        );
         let engine = base.for_agent(&Layered { rules, posture, profile });
         permissions::verify_examples(&engine, examples, p);
         let name: Arc<str> = name.into();

@@ -165,6 +165,37 @@ fn file_tools_go_through_the_jail_and_path_rules() {
     );
 }
 
+/// Claude Code's settings write path rules relative to the project (`Read(./.env)`,
+/// `Write(src/**)`): they are relative to `jail.root`, and refused without one.
+#[test]
+fn relative_path_rules_are_relative_to_the_jail_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir(root.join("src")).unwrap();
+    let c = config(
+        &format!(
+            "jail: {{ root: {:?}, deny_names: [] }}
+permissions: {{ allow: [\"Read(./docs/**)\"], deny: [\"Read(./secrets.txt)\", \"Write(src/**)\"] }}
+",
+            root.display().to_string()
+        ),
+        &[],
+    );
+    let read = |p: &str| c.policy.engine.decide("fs", "mcp__fs__read_file", &json!({ "path": p })).effect;
+    let write = |p: &str| c.policy.engine.decide("fs", "mcp__fs__write_file", &json!({ "path": p })).effect;
+    assert_eq!(read("secrets.txt"), Effect::Deny, "relative argument, relative rule");
+    assert_eq!(read(&root.join("secrets.txt").display().to_string()), Effect::Deny, "absolute argument");
+    assert_eq!(read("./docs/guide.md"), Effect::Allow);
+    assert_eq!(write("src/main.rs"), Effect::Deny);
+    assert_eq!(read("other/secrets.txt"), Effect::Allow, "anchored at the root, not anywhere");
+    for bad in [
+        "permissions: { deny: [\"Read(./.env)\"] }\n",
+        "jail: { root: /tmp }\npermissions: { deny: [\"Read(../x)\"] }\n",
+    ] {
+        assert!(Config::parse(&format!("{TOOLS}{bad}"), "t").is_err(), "{bad}");
+    }
+}
+
 #[test]
 fn shell_path_operands_meet_file_denies() {
     let c = config("permissions: { deny: [\"File(/etc/**)\"] }\n", &[]);

@@ -119,7 +119,8 @@ pub fn compile(s: Sections, p: &mut Problems) -> Engine {
             ),
         }
     }
-    let (rules, examples) = rules(s.permissions, &kinds, p);
+    let root = jail.as_ref().and_then(|j| j.root()).map(|r| r.display().to_string());
+    let (rules, examples) = rules(s.permissions, &kinds, root.as_deref(), p);
     let engine = Engine::new(EngineParts { rules, kinds, jail, posture, profiles, agent_profile: None });
     verify_examples(&engine, examples, p);
     engine
@@ -131,6 +132,7 @@ pub fn compile(s: Sections, p: &mut Problems) -> Engine {
 pub fn rules(
     layers: Vec<(Scope, String, RawPermissions)>,
     kinds: &ToolKinds,
+    root: Option<&str>,
     p: &mut Problems,
 ) -> (Vec<Rule>, Vec<Example>) {
     let mut rules = Vec::new();
@@ -158,7 +160,7 @@ pub fn rules(
                         continue;
                     }
                 };
-                let spec = match RuleSpec::parse(&text) {
+                let spec = match RuleSpec::parse_under(&text, root) {
                     Ok(s) => s,
                     Err(e) => {
                         p.add(&path, e);

@@ -472,7 +472,7 @@ fn compile_rules(
         deny: deny.into_iter().map(Value::String).collect(),
     };
     let mut p = Problems::default();
-    let (rules, _) = permissions::rules(vec![(Scope::Agent, String::new(), raw)], kinds, &mut p);
+    let (rules, _) = permissions::rules(vec![(Scope::Agent, String::new(), raw)], kinds, None, &mut p);
     if p.problems.is_empty() {
         return Ok(rules);
     }

@@ -292,3 +292,35 @@ async fn install_merges_into_settings_and_twice_changes_nothing() {
     assert!(ours.contains(" hook pre --proxy http://127.0.0.1:8687"), "{ours}");
     assert!(v["hooks"]["PostToolUse"][0]["hooks"][0]["command"].as_str().unwrap().contains(" hook post "));
 }
+
+/// Claude Code's settings write path rules relative to the project (`Read(./secrets.txt)`):
+/// with `jail.root` set to the repository they mean what they say there.
+#[tokio::test]
+async fn a_relative_rule_is_relative_to_the_jail_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().canonicalize().unwrap();
+    let policy = repo.join("policy.yaml");
+    std::fs::write(
+        &policy,
+        format!(
+            "jail: {{ root: {:?} }}\npermissions:\n  allow: [\"Read(./**)\"]\n  deny: [\"Read(./secrets.txt)\"]\n",
+            repo.display().to_string()
+        ),
+    )
+    .unwrap();
+    let envelope = |path: &str| {
+        serde_json::json!({
+            "session_id": "rel-1", "transcript_path": "/tmp/t.jsonl", "cwd": repo.display().to_string(),
+            "permission_mode": "default", "hook_event_name": "PreToolUse", "tool_name": "Read",
+            "tool_input": { "file_path": path }, "tool_use_id": "toolu_rel"
+        })
+        .to_string()
+    };
+    let (answer, _) =
+        hook(&["pre", "--config", policy.to_str().unwrap()], envelope("secrets.txt").as_bytes(), &[]).await;
+    assert_eq!(decision(&answer), "deny", "{answer}");
+    assert!(reason(&answer).contains("Read(./secrets.txt)"), "{answer}");
+    let (answer, _) =
+        hook(&["pre", "--config", policy.to_str().unwrap()], envelope("src/main.rs").as_bytes(), &[]).await;
+    assert_eq!(decision(&answer), "allow", "{answer}");
+}

@@ -146,6 +146,11 @@ impl Engine {
         }
     }
 
+    /// The jail's root: what relative path patterns in rules are relative to.
+    pub fn jail_root(&self) -> Option<&std::path::Path> {
+        self.jail.root()
+    }
+
     pub fn kinds(&self) -> &ToolKinds {
         &self.parts.kinds
     }

@@ -99,6 +99,13 @@ pub struct RuleSpec {
 
 impl RuleSpec {
     pub fn parse(s: &str) -> Result<RuleSpec, String> {
+        RuleSpec::parse_under(s, None)
+    }
+
+    /// Parses a rule whose relative path patterns (`Read(./.env)`, `Write(src/**)`, as Claude
+    /// Code's settings write them) are relative to `root` (the jail's root, the project). Without
+    /// a root a relative path pattern is refused: relative to what would be a guess.
+    pub fn parse_under(s: &str, root: Option<&str>) -> Result<RuleSpec, String> {
         let s = s.trim();
         if s.is_empty() {
             return Err("empty rule".into());
@@ -135,14 +142,14 @@ impl RuleSpec {
             Some("") => {
                 return Err(format!("{s:?}: empty specifier; write the bare tool name for a tool-wide rule"))
             }
-            Some(raw) => Some(Specifier::compile(raw, &subject).map_err(|e| format!("{s:?}: {e}"))?),
+            Some(raw) => Some(Specifier::compile(raw, &subject, root).map_err(|e| format!("{s:?}: {e}"))?),
         };
         Ok(RuleSpec { source: s.to_owned(), subject, specifier })
     }
 }
 
 impl Specifier {
-    fn compile(raw: &str, subject: &Subject) -> Result<Specifier, String> {
+    fn compile(raw: &str, subject: &Subject, root: Option<&str>) -> Result<Specifier, String> {
         let command = match raw.strip_suffix(":*") {
             Some(prefix) => {
                 let words: Vec<String> = prefix.split_whitespace().map(str::to_owned).collect();
@@ -162,10 +169,27 @@ impl Specifier {
                     "paths are absolute: '~' is not expanded (the jail refuses home-relative paths)".into()
                 );
             }
-            if !raw.starts_with('/') && !raw.starts_with("**") {
-                return Err("a path pattern starts with '/' or '**/'".into());
-            }
         }
+        let anchored;
+        let path = if matches!(subject, Subject::Read | Subject::Write | Subject::File)
+            && !raw.starts_with('/')
+            && !raw.starts_with("**")
+        {
+            let Some(root) = root else {
+                return Err(
+                    "a relative path pattern needs jail.root, the directory it is relative to (or start it with '/' or '**/')"
+                        .into(),
+                );
+            };
+            let rel = raw.trim_start_matches("./");
+            if rel.split('/').any(|seg| seg == "..") {
+                return Err("a relative path pattern may not climb out of jail.root with '..'".into());
+            }
+            anchored = format!("{}/{rel}", root.trim_end_matches('/'));
+            anchored.as_str()
+        } else {
+            raw
+        };
         let domain = raw.strip_prefix("domain:").map(|d| d.trim().to_ascii_lowercase());
         if matches!(subject, Subject::Fetch)
             && domain.as_deref().is_some_and(|d| d.is_empty() || d.contains('/'))
@@ -175,7 +199,7 @@ impl Specifier {
         Ok(Specifier {
             raw: raw.to_owned(),
             command,
-            path: Glob::new(raw, Flavour::Path),
+            path: Glob::new(path, Flavour::Path),
             text: Glob::new(raw, Flavour::Text),
             domain,
         })
