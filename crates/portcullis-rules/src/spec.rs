@@ -163,12 +163,10 @@ impl Specifier {
                 Flavour::Text,
             )),
         };
-        if matches!(subject, Subject::Read | Subject::Write | Subject::File) {
-            if raw.starts_with('~') {
-                return Err(
-                    "paths are absolute: '~' is not expanded (the jail refuses home-relative paths)".into()
-                );
-            }
+        if matches!(subject, Subject::Read | Subject::Write | Subject::File) && raw.starts_with('~') {
+            return Err(
+                "paths are absolute: '~' is not expanded (the jail refuses home-relative paths)".into()
+            );
         }
         let anchored;
         let path = if matches!(subject, Subject::Read | Subject::Write | Subject::File)
