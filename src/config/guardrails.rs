@@ -34,6 +34,9 @@ pub struct GuardrailsConfig {
     pub max_content_bytes: usize,
     /// Model calls (windows) per check; content past them goes through the failure policy.
     pub model_windows: usize,
+    /// How often a model checker is probed in the background, so `checker_up` and the breaker
+    /// follow it with no traffic (`None`: never; the default is 15 s).
+    pub probe: Option<Duration>,
     pub on_checker_down: FailureMode,
     /// What a checker answer that is not a verdict does under a blocking rule.
     pub on_malformed: FailureMode,
@@ -93,6 +96,8 @@ struct RawOpenAi {
     timeout: Option<Scalar>,
     /// The model's context window in tokens (llama.cpp's `n_ctx`): windows shrink to fit it.
     context_tokens: Option<u32>,
+    /// How often the checker is probed in the background (`off` for never).
+    probe: Option<Scalar>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -113,6 +118,7 @@ fn env_name_ok(s: &str) -> bool {
 /// Compiles the section; `yolo` demotes every rule to advisory.
 pub(crate) fn compile(raw: Raw, yolo: bool, p: &mut Problems) -> Option<GuardrailsConfig> {
     let mut context_tokens = None;
+    let mut probe = None;
     let backend = match raw.checker {
         None | Some(Value::Null) => {
             p.add(
@@ -133,6 +139,16 @@ pub(crate) fn compile(raw: Raw, yolo: bool, p: &mut Problems) -> Option<Guardrai
             }
             Ok(o) => {
                 context_tokens = o.context_tokens;
+                probe = match o.probe {
+                    Some(Scalar::Text(t)) if t == "off" => None,
+                    other => {
+                        let every = p.duration("guardrails.checker.probe", other, Duration::from_secs(15));
+                        if every < Duration::from_millis(100) {
+                            p.add("guardrails.checker.probe", "at least 100ms (or off)");
+                        }
+                        Some(every)
+                    }
+                };
                 let timeout = p.duration("guardrails.checker.timeout", o.timeout, Duration::from_secs(10));
                 match o.base_url.parse::<http::Uri>() {
                     Ok(u) if matches!(u.scheme_str(), Some("http" | "https")) && u.authority().is_some() => {}
@@ -231,6 +247,7 @@ pub(crate) fn compile(raw: Raw, yolo: bool, p: &mut Problems) -> Option<Guardrai
         rules,
         min_content_bytes: p.size("guardrails.min_content_bytes", raw.min_content_bytes, 16),
         max_content_bytes,
+        probe,
         model_windows: raw.model_windows.map(|n| n as usize).unwrap_or(4),
         on_checker_down,
         on_malformed,

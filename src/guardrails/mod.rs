@@ -152,23 +152,28 @@ impl Guardrails {
                     (cfg.cache_capacity, cfg.cache_ttl),
                     (cfg.breaker_failures, cfg.breaker_cooldown),
                     (cfg.max_concurrency, cfg.queue_timeout),
+                    cfg.probe,
                 );
                 match previous.and_then(|p| p.model.as_ref()).filter(|m| m.built_from == built_from) {
                     Some(m) => Some(m.clone()),
-                    None => Some(Arc::new(Model {
-                        built_from,
-                        client: Arc::new(OpenAi::new(settings)?),
-                        cache: VerdictCache::new(cfg.cache_capacity, cfg.cache_ttl),
-                        breaker: Arc::new(Breaker::new(
-                            "openai",
-                            cfg.breaker_failures,
-                            cfg.breaker_cooldown,
-                            metrics.clone(),
-                        )),
-                        limit: FairLimiter::new(cfg.max_concurrency),
-                        queue_timeout: cfg.queue_timeout,
-                        timeout: settings.timeout,
-                    })),
+                    None => Some(model::Model::probed(
+                        Arc::new(Model {
+                            built_from,
+                            client: Arc::new(OpenAi::new(settings)?),
+                            cache: VerdictCache::new(cfg.cache_capacity, cfg.cache_ttl),
+                            breaker: Arc::new(Breaker::new(
+                                "openai",
+                                cfg.breaker_failures,
+                                cfg.breaker_cooldown,
+                                metrics.clone(),
+                            )),
+                            limit: FairLimiter::new(cfg.max_concurrency),
+                            queue_timeout: cfg.queue_timeout,
+                            timeout: settings.timeout,
+                        }),
+                        cfg.probe,
+                        metrics.clone(),
+                    )),
                 }
             }
         };

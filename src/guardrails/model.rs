@@ -17,7 +17,31 @@ use crate::checker::{local, prompt, window, Failure, Phase};
 use crate::telemetry::Metrics;
 
 /// What a [`Model`] was built from: (settings, cache, breaker, concurrency and queue wait).
-pub(super) type BuiltFrom = (openai::Settings, (u64, Duration), (u32, Duration), (usize, Duration));
+pub(super) type BuiltFrom =
+    (openai::Settings, (u64, Duration), (u32, Duration), (usize, Duration), Option<Duration>);
+
+/// The breaker key probes go under (no caller can spell it: caller keys are `caller:…`,
+/// `agent:…` or session ids the proxy scopes).
+const PROBE_KEY: &str = "#probe";
+
+/// Probes the checker every `every` while `model` is held: through the breaker like a call (an
+/// open breaker lets the probe be its half-open attempt, so recovery is seen with no traffic),
+/// but never counted as a check or a checker request — `checker_probes_total{result}` counts it.
+pub(super) fn spawn_probe(model: &Arc<Model>, every: Duration, metrics: Arc<Metrics>) {
+    let Ok(handle) = tokio::runtime::Handle::try_current() else { return };
+    let model = Arc::downgrade(model);
+    handle.spawn(async move {
+        loop {
+            tokio::time::sleep(every).await;
+            let Some(m) = model.upgrade() else { return };
+            let Some(admit) = m.breaker.admit(PROBE_KEY) else { continue };
+            let up = m.client.probe().await;
+            metrics.checker.probe(up);
+            // A listing carries no content that could be slow: no answer is the checker's fault.
+            m.breaker.record(admit, PROBE_KEY, if up { Attempt::Answered } else { Attempt::Unreachable });
+        }
+    });
+}
 
 /// The model side: only when a model is configured. Kept across policy reloads that leave the
 /// checker's settings alone, so the cache and the breaker's state survive an edited rule.
@@ -30,6 +54,16 @@ pub(super) struct Model {
     pub(super) limit: Arc<FairLimiter>,
     pub(super) queue_timeout: Duration,
     pub(super) timeout: Duration,
+}
+
+impl Model {
+    /// `model`, probed every `every` (when set).
+    pub(super) fn probed(model: Arc<Model>, every: Option<Duration>, metrics: Arc<Metrics>) -> Arc<Model> {
+        if let Some(every) = every {
+            spawn_probe(&model, every, metrics);
+        }
+        model
+    }
 }
 
 impl Guardrails {

@@ -50,6 +50,7 @@ pub struct CheckerMetrics {
     rubrics: IntGaugeVec,
     /// Unsafe verdicts whose quoted evidence is not in the data: read as safe.
     pub invented: IntCounter,
+    probes: IntCounterVec,
 }
 
 const REQUEST_RESULTS: [&str; 6] = ["ok", "timeout", "error", "malformed", "context_length", "refused"];
@@ -99,6 +100,14 @@ impl CheckerMetrics {
         )
         .expect("static metric");
         registry.register(Box::new(invented.clone())).expect("registered once");
+        let probes = counter(
+            "checker_probes_total",
+            "Background probes of the model checker (GET /models), by result (up, down); never counted as checks",
+            &["result"],
+        );
+        for r in ["up", "down"] {
+            probes.with_label_values(&[r]);
+        }
         registry.register(Box::new(latency.clone())).expect("registered once");
         registry.register(Box::new(up.clone())).expect("registered once");
         registry.register(Box::new(breaker.clone())).expect("registered once");
@@ -136,7 +145,13 @@ impl CheckerMetrics {
             cache,
             rubrics,
             invented,
+            probes,
         }
+    }
+
+    /// Counts one background probe.
+    pub fn probe(&self, up: bool) {
+        self.probes.with_label_values(&[if up { "up" } else { "down" }]).inc();
     }
 
     /// One check. The rubric version is a label so a rubric edit shows as a before/after on

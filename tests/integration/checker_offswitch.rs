@@ -364,3 +364,41 @@ async fn an_unsafe_verdict_needs_evidence_from_the_data() {
     assert!(text_of(&msg).contains("exfiltration to attacker"), "quoted from the data: {msg}");
     assert!(peer.calls_received().iter().all(|c| !c.contains("attacker")));
 }
+
+/// `checker_up` moves with no traffic: the checker is probed in the background (GET /models),
+/// so one that dies while the proxy is idle reads as down within `failures` probes, and as up
+/// again once it answers — and the probes are never counted as checks (issue 15, part 6).
+#[tokio::test]
+async fn an_idle_proxy_sees_its_checker_die_and_come_back() {
+    let peer = Peer::python("legacy");
+    let checker = FakeChecker::start(|_| (Reply::Safe, None)).await;
+    let addr: std::net::SocketAddr =
+        checker.url.trim_start_matches("http://").split('/').next().unwrap().parse().unwrap();
+    let yaml = format!(
+        "permissions: {{ allow: [\"mcp__*\"] }}\nguardrails:\n  checker: {{ base_url: \"{}\", model: fake-judge, timeout: 500ms, probe: 100ms }}\n  breaker: {{ failures: 3, cooldown: 300ms }}\n  rules: [{{ match: mcp__py__echo, phases: [pre] }}]\n",
+        checker.url
+    );
+    let p = proxy(&config(&[("py", &peer.url())], &yaml)).await;
+    crate::support::eventually("a probe to land", || async {
+        (metric(&p, r#"portcullis_checker_probes_total{result="up"}"#) >= 1.0).then_some(())
+    })
+    .await;
+    checker.kill();
+    crate::support::eventually("checker_up 0 with no traffic", || async {
+        (metric(&p, "portcullis_checker_up") == 0.0).then_some(())
+    })
+    .await;
+    let _back = FakeChecker::start_on(addr, |_| (Reply::Safe, None)).await.unwrap();
+    crate::support::eventually("checker_up 1 again", || async {
+        (metric(&p, "portcullis_checker_up") == 1.0).then_some(())
+    })
+    .await;
+    for r in ["ok", "timeout", "error"] {
+        assert_eq!(
+            metric(&p, &format!(r#"portcullis_checker_requests_total{{result="{r}"}}"#)),
+            0.0,
+            "probes are not checks"
+        );
+    }
+    assert!(metric(&p, r#"portcullis_checker_probes_total{result="down"}"#) >= 3.0);
+}

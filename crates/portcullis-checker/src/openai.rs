@@ -172,6 +172,19 @@ impl OpenAi {
         &self.model
     }
 
+    /// Whether the server answers at all: `GET {base_url}/models`, bounded by the timeout, no
+    /// content sent. Any HTTP answer is a server that is up (a 401 or a 404 included: the
+    /// checker's own calls will say what is wrong); no connection, or no answer in time, is down.
+    pub async fn probe(&self) -> bool {
+        match tokio::time::timeout(self.timeout, self.client.models().list()).await {
+            Err(_) => false,
+            Ok(Ok(_)) => true,
+            Ok(Err(OpenAIError::Boxed(b))) => b.downcast_ref::<Status>().is_some(),
+            Ok(Err(OpenAIError::ApiError(_) | OpenAIError::JSONDeserialize(..))) => true,
+            Ok(Err(_)) => false,
+        }
+    }
+
     /// One Chat Completions call (two if the server refuses `json_schema` this first time):
     /// the rubric as the system message, the fenced content as the user message, temperature 0.
     /// Returns the assistant's text exactly as received; judging it is [`super::verdict::parse`]'s.
