@@ -464,3 +464,66 @@ async fn prometheus_e2e_checker_down_fires_when_the_checker_dies_and_resolves_wh
     drop(prom);
     p.shutdown().await;
 }
+
+/// The same alert with no traffic at all: the background probe (issue 15, part 6) is what sees
+/// the checker die while the proxy is idle, and come back.
+#[tokio::test]
+async fn prometheus_e2e_checker_down_fires_for_an_idle_proxy_through_the_probe() {
+    require_prometheus();
+    let peer = Peer::python("legacy");
+    let checker = FakeChecker::start(safe).await;
+    let checker_addr: SocketAddr = checker
+        .url
+        .strip_prefix("http://")
+        .and_then(|u| u.strip_suffix("/v1"))
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("a fake checker url: {}", checker.url));
+    let extra = format!(
+        "permissions: {{ allow: [\"mcp__*\"] }}\nguardrails:\n  checker: {{ base_url: \"{}\", model: fake-judge, timeout: 1s, probe: 200ms }}\n  breaker: {{ failures: 1, cooldown: 1s }}\n  rules: [{{ match: mcp__py__echo, phases: [pre] }}]\n",
+        checker.url
+    );
+    let p = proxy(&config(&[("py", &peer.url())], &extra)).await;
+    let prom = Prometheus::start(p.admin_addr).await;
+    checker.kill();
+    let deadline = Instant::now() + PATIENCE;
+    let mut last: Result<Vec<Value>, String> = Err("not polled yet".to_owned());
+    while !matches!(&last, Ok(a) if checker_down(a) == Some("firing")) {
+        assert!(
+            Instant::now() < deadline,
+            "{ALERT} did not fire for an idle proxy: {last:#?}\n{}",
+            prom.log_text()
+        );
+        tokio::time::sleep(POLL).await;
+        last = prom.alerts().await;
+    }
+    drop(checker);
+    let deadline = Instant::now() + PATIENCE;
+    let checker = loop {
+        match FakeChecker::start_on(checker_addr, safe).await {
+            Ok(c) => break c,
+            Err(e) => assert!(Instant::now() < deadline, "cannot listen on {checker_addr} again: {e}"),
+        }
+        tokio::time::sleep(POLL).await;
+    };
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let alerts = prom.alerts().await;
+        let checker_up = prom.value(r#"portcullis_checker_up{job="portcullis"}"#).await;
+        if matches!(&alerts, Ok(a) if checker_down(a).is_none()) && checker_up == Some(1.0) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{ALERT} did not resolve with no traffic: {alerts:#?}\n{}",
+            prom.log_text()
+        );
+        tokio::time::sleep(POLL).await;
+    }
+    assert!(checker.calls() >= 1, "the probe reached the restored checker");
+    assert_eq!(
+        sample(&p, r#"portcullis_checker_requests_total{result="ok"}"#),
+        0.0,
+        "no call was judged: the probe alone saw it come back"
+    );
+    assert_eq!(sample(&p, BREAKER), 0.0);
+}
