@@ -320,6 +320,29 @@ fn safe(_: &Request) -> (Reply, Option<Duration>) {
     (Reply::Safe, None)
 }
 
+/// Where a fake checker listens.
+fn address_of(checker: &FakeChecker) -> SocketAddr {
+    checker
+        .url
+        .strip_prefix("http://")
+        .and_then(|u| u.strip_suffix("/v1"))
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("a fake checker url: {}", checker.url))
+}
+
+/// A fake checker back at `addr`, as when an operator restores the model server. The killed
+/// fake's listener goes once its task is dropped, so binding is retried until the port is free.
+async fn restart(addr: SocketAddr) -> FakeChecker {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        match FakeChecker::start_on(addr, safe).await {
+            Ok(c) => return c,
+            Err(e) => assert!(Instant::now() < deadline, "cannot listen on {addr} again: {e}"),
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
 // ---------------------------------------------------------------- the test
 
 #[tokio::test]
@@ -330,12 +353,7 @@ async fn prometheus_e2e_checker_down_fires_when_the_checker_dies_and_resolves_wh
     require_prometheus();
     let peer = Peer::python("legacy");
     let checker = FakeChecker::start(safe).await;
-    let checker_addr: SocketAddr = checker
-        .url
-        .strip_prefix("http://")
-        .and_then(|u| u.strip_suffix("/v1"))
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("a fake checker url: {}", checker.url));
+    let checker_addr = address_of(&checker);
     let extra = format!(
         "permissions: {{ allow: [\"mcp__*\"] }}\nguardrails:\n  checker: {{ base_url: \"{}\", model: fake-judge, timeout: 2s }}\n  min_content_bytes: 0\n  breaker: {{ failures: 1, cooldown: 1s }}\n  rules: [{{ match: mcp__py__echo, phases: [pre] }}]\n",
         checker.url
@@ -421,14 +439,7 @@ async fn prometheus_e2e_checker_down_fires_when_the_checker_dies_and_resolves_wh
     // restores the model server). The killed fake's listener goes once its task is dropped, so
     // binding is retried until the port is free again.
     drop(checker);
-    let deadline = Instant::now() + PATIENCE;
-    let checker = loop {
-        match FakeChecker::start_on(checker_addr, safe).await {
-            Ok(c) => break c,
-            Err(e) => assert!(Instant::now() < deadline, "cannot listen on {checker_addr} again: {e}"),
-        }
-        tokio::time::sleep(POLL).await;
-    };
+    let checker = restart(checker_addr).await;
     // Calls until the cooldown has passed and a probe closes the breaker.
     let deadline = Instant::now() + PATIENCE;
     while sample(&p, BREAKER) != 0.0 {
@@ -472,12 +483,7 @@ async fn prometheus_e2e_checker_down_fires_for_an_idle_proxy_through_the_probe()
     require_prometheus();
     let peer = Peer::python("legacy");
     let checker = FakeChecker::start(safe).await;
-    let checker_addr: SocketAddr = checker
-        .url
-        .strip_prefix("http://")
-        .and_then(|u| u.strip_suffix("/v1"))
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("a fake checker url: {}", checker.url));
+    let checker_addr = address_of(&checker);
     let extra = format!(
         "permissions: {{ allow: [\"mcp__*\"] }}\nguardrails:\n  checker: {{ base_url: \"{}\", model: fake-judge, timeout: 1s, probe: 200ms }}\n  breaker: {{ failures: 1, cooldown: 1s }}\n  rules: [{{ match: mcp__py__echo, phases: [pre] }}]\n",
         checker.url
@@ -497,14 +503,7 @@ async fn prometheus_e2e_checker_down_fires_for_an_idle_proxy_through_the_probe()
         last = prom.alerts().await;
     }
     drop(checker);
-    let deadline = Instant::now() + PATIENCE;
-    let checker = loop {
-        match FakeChecker::start_on(checker_addr, safe).await {
-            Ok(c) => break c,
-            Err(e) => assert!(Instant::now() < deadline, "cannot listen on {checker_addr} again: {e}"),
-        }
-        tokio::time::sleep(POLL).await;
-    };
+    let checker = restart(checker_addr).await;
     let deadline = Instant::now() + PATIENCE;
     loop {
         let alerts = prom.alerts().await;
