@@ -22,13 +22,8 @@ fn config_with(upstreams: &[(&str, &str, &str)]) -> Config {
 }
 
 async fn get(url: &str) -> (u16, String) {
-    use http_body_util::{BodyExt, Empty};
-    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
-        .build_http::<Empty<bytes::Bytes>>();
-    let resp = client.get(url.parse().unwrap()).await.unwrap();
-    let status = resp.status().as_u16();
-    let body = resp.into_body().collect().await.unwrap().to_bytes();
-    (status, String::from_utf8_lossy(&body).into_owned())
+    let (status, _, body) = crate::support::get(url, &[]).await;
+    (status, body)
 }
 
 #[tokio::test]
