@@ -1,0 +1,95 @@
+//! The keys the repeated-denial breaker keeps streaks under: a session's id, a principal's
+//! digest (`caller:` and eight bytes of hex, built on the stack), and a call's (at most three)
+//! of them.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+
+/// A principal's table key, `caller:` and the first eight bytes of its digest in lower hex,
+/// built on the stack (every call with a principal spells one); `#more` names the streak its
+/// sessions beyond the share pool into.
+#[derive(Clone, Copy)]
+pub(super) struct CallerKey {
+    buf: [u8; CallerKey::MAX],
+    len: usize,
+}
+
+impl CallerKey {
+    pub(super) const PREFIX: &'static str = "caller:";
+    pub(super) const MORE: &'static str = "#more";
+    const MAX: usize = CallerKey::PREFIX.len() + 16 + CallerKey::MORE.len();
+
+    pub(super) fn of(principal: &str) -> CallerKey {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let d: [u8; 32] = Sha256::digest(principal.as_bytes()).into();
+        let mut key = CallerKey { buf: [0; CallerKey::MAX], len: CallerKey::PREFIX.len() };
+        key.buf[..key.len].copy_from_slice(CallerKey::PREFIX.as_bytes());
+        for b in &d[..8] {
+            key.buf[key.len] = HEX[usize::from(b >> 4)];
+            key.buf[key.len + 1] = HEX[usize::from(b & 0xf)];
+            key.len += 2;
+        }
+        key
+    }
+
+    pub(super) fn more(mut self) -> CallerKey {
+        self.buf[self.len..self.len + CallerKey::MORE.len()].copy_from_slice(CallerKey::MORE.as_bytes());
+        self.len += CallerKey::MORE.len();
+        self
+    }
+
+    pub(super) fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.buf[..self.len]).expect("ASCII by construction")
+    }
+}
+
+/// The table key of a principal (never the raw credential).
+pub(super) fn principal_key(principal: &str) -> String {
+    CallerKey::of(principal).as_str().to_owned()
+}
+
+/// The table key of a session id (one spelled like a principal key is kept apart from them).
+pub(super) fn session_key(session: &str) -> Cow<'_, str> {
+    if session.starts_with(CallerKey::PREFIX) || session.starts_with('#') {
+        Cow::Owned(format!("session:{session}"))
+    } else {
+        Cow::Borrowed(session)
+    }
+}
+
+/// One table key of a call, borrowed or on the stack.
+pub(super) enum Key<'a> {
+    Session(Cow<'a, str>),
+    Owner(Arc<str>),
+    Caller(CallerKey),
+}
+
+impl Key<'_> {
+    pub(super) fn as_str(&self) -> &str {
+        match self {
+            Key::Session(s) => s,
+            Key::Owner(o) => o,
+            Key::Caller(c) => c.as_str(),
+        }
+    }
+}
+
+/// The (at most three) keys one call feeds and reads.
+#[derive(Default)]
+pub(super) struct Keys<'a>([Option<Key<'a>>; 3]);
+
+impl<'a> Keys<'a> {
+    pub(super) fn push(&mut self, key: Key<'a>) {
+        if self.iter().any(|k| k == key.as_str()) {
+            return;
+        }
+        let free = self.0.iter_mut().find(|k| k.is_none()).expect("a call has at most three keys");
+        *free = Some(key);
+    }
+
+    pub(super) fn iter(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().flatten().map(Key::as_str)
+    }
+}
