@@ -14,14 +14,12 @@ use jsonwebtoken::jwk::{AlgorithmParameters, JwkSet};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use tokio::sync::Notify;
 
-use super::fetch;
 use super::AuthError;
 use crate::config::agents::{JwksSource, JwtSettings};
+use crate::oauth::fetch::{redacted_url, Fetcher};
 
 /// The longest token considered: anything larger is refused before it is decoded.
 pub const MAX_TOKEN: usize = 8 * 1024;
-/// The largest JWKS document accepted.
-const MAX_JWKS: usize = 256 * 1024;
 /// The least time between two refreshes that an unknown `kid` asks for.
 const NUDGE_EVERY: Duration = Duration::from_secs(10);
 
@@ -57,6 +55,8 @@ pub struct Verifier {
     last_error: ArcSwapOption<String>,
     nudge: Arc<Notify>,
     last_nudge: std::sync::Mutex<Option<Instant>>,
+    /// Bounded in time and size (the OAuth code's client: a JWKS is an OAuth document).
+    fetcher: Fetcher,
 }
 
 impl std::fmt::Debug for Verifier {
@@ -102,6 +102,7 @@ impl Verifier {
             last_error: ArcSwapOption::from_pointee("the signing keys have not been fetched yet".to_owned()),
             nudge: Arc::new(Notify::new()),
             last_nudge: std::sync::Mutex::new(None),
+            fetcher: Fetcher::new(Duration::from_secs(5)),
             settings,
         });
         if let JwksSource::File(path) = &v.settings.jwks {
@@ -134,7 +135,11 @@ impl Verifier {
                 .await
                 .map(bytes::Bytes::from)
                 .map_err(|e| format!("{}: {e}", path.display())),
-            JwksSource::Url(url) => fetch::get(url, MAX_JWKS, Duration::from_secs(5)).await,
+            JwksSource::Url(url) => match self.fetcher.get_json(url).await {
+                Ok(f) if f.status.is_success() => Ok(f.body),
+                Ok(f) => Err(format!("answered HTTP {}", f.status.as_u16())),
+                Err(e) => Err(e.to_string()),
+            },
         }
         .and_then(|bytes| parse_keys(&bytes));
         match loaded {
@@ -256,11 +261,6 @@ impl Verifier {
 fn describe(s: &JwksSource) -> String {
     match s {
         JwksSource::File(p) => p.display().to_string(),
-        JwksSource::Url(u) => format!(
-            "{}://{}{}",
-            u.scheme_str().unwrap_or("?"),
-            u.authority().map_or("", |a| a.as_str()),
-            u.path()
-        ),
+        JwksSource::Url(u) => redacted_url(u),
     }
 }

@@ -7,7 +7,6 @@
 //! under the config's policy (the embedded default).
 
 pub mod delegation;
-pub mod fetch;
 pub mod jwt;
 pub mod tokens;
 
