@@ -445,6 +445,7 @@ impl Approvals {
             subject: args.as_ref(),
             channel: Some(via.as_str()),
             latency: waited,
+            verdicts: None,
         });
         tracing::info!(
             tool = %ask.tool,

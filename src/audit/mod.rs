@@ -56,6 +56,28 @@ pub enum Stage {
     Pre,
     Post,
     Approval,
+    /// A shadow judgement beside the enforced one (never enforced).
+    Shadow,
+}
+
+/// One judgement on a `shadow` line: which rubric and model, and what it said.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Judged {
+    /// `name@version`.
+    pub rubric: String,
+    pub model: String,
+    /// `safe`, `unsafe` or `failed`.
+    pub verdict: &'static str,
+    /// Why unsafe (the checker's words, shortened), or why no verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Both judgements of a shadowed check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ShadowVerdicts {
+    pub enforced: Judged,
+    pub shadow: Judged,
 }
 
 /// One decision, as the code that made it knows it.
@@ -78,6 +100,8 @@ pub struct Entry<'a> {
     /// `elicitation` or `api` for an approval.
     pub channel: Option<&'a str>,
     pub latency: Duration,
+    /// On a `shadow` line: the enforced and the shadow judgement.
+    pub verdicts: Option<&'a ShadowVerdicts>,
 }
 
 /// A line as written (and as the console shows it).
@@ -108,6 +132,8 @@ pub struct Record {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub channel: Option<String>,
     pub latency_ms: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdicts: Option<ShadowVerdicts>,
 }
 
 pub struct Audit {
@@ -217,6 +243,7 @@ impl Audit {
             preview,
             channel: e.channel.map(str::to_owned),
             latency_ms: (e.latency.as_secs_f64() * 1e6).round() / 1e3,
+            verdicts: e.verdicts.cloned(),
         };
         if let Some(q) = &self.queue {
             let line = serde_json::to_string(&r).unwrap_or_default();
@@ -268,7 +295,7 @@ impl Audit {
                 });
                 args.as_ref()
             }
-            (Stage::Post, None) => None,
+            (Stage::Post | Stage::Shadow, None) => None,
         };
         self.record(Entry {
             phase,
@@ -282,6 +309,7 @@ impl Audit {
             subject,
             channel: None,
             latency,
+            verdicts: None,
         });
     }
 

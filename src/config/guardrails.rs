@@ -10,7 +10,7 @@ use super::raw::Scalar;
 use super::Problems;
 use crate::checker::openai;
 use crate::checker::rubric::Rubrics;
-use crate::checker::rules::{GuardRule, GuardRules, Selector};
+use crate::checker::rules::{GuardRule, GuardRules, Selector, Shadow};
 use crate::checker::{FailureMode, Mode};
 
 /// Which checker judges.
@@ -109,6 +109,25 @@ struct RawRule {
     mode: Option<String>,
     rubric: Option<String>,
     fail_closed: Option<bool>,
+    /// A rubric name, or `{ rubric, checker: { base_url, model, api_key_env, timeout } }`.
+    shadow: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawShadow {
+    rubric: String,
+    checker: Option<RawShadowChecker>,
+}
+
+/// A shadow's own model: the connection settings only (its windows are the enforced ones').
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawShadowChecker {
+    base_url: String,
+    model: String,
+    api_key_env: Option<String>,
+    timeout: Option<Scalar>,
 }
 
 fn env_name_ok(s: &str) -> bool {
@@ -149,28 +168,13 @@ pub(crate) fn compile(raw: Raw, yolo: bool, p: &mut Problems) -> Option<Guardrai
                         Some(every)
                     }
                 };
-                let timeout = p.duration("guardrails.checker.timeout", o.timeout, Duration::from_secs(10));
-                match o.base_url.parse::<http::Uri>() {
-                    Ok(u) if matches!(u.scheme_str(), Some("http" | "https")) && u.authority().is_some() => {}
-                    _ => p.add(
-                        "guardrails.checker.base_url",
-                        format!("{:?} must be an absolute http:// or https:// URL", o.base_url),
-                    ),
-                }
-                if o.model.trim().is_empty() {
-                    p.add("guardrails.checker.model", "empty model name");
-                }
-                if let Some(env) = &o.api_key_env {
-                    if !env_name_ok(env) {
-                        p.add("guardrails.checker.api_key_env", format!("{env:?} is not an environment variable name (the key itself never goes in the file)"));
-                    }
-                }
-                Some(Backend::OpenAi(openai::Settings {
-                    base_url: o.base_url.trim_end_matches('/').to_owned(),
+                let raw = RawShadowChecker {
+                    base_url: o.base_url,
                     model: o.model,
                     api_key_env: o.api_key_env,
-                    timeout,
-                }))
+                    timeout: o.timeout,
+                };
+                Some(Backend::OpenAi(settings("guardrails.checker", raw, p)))
             }
         },
     };
@@ -213,10 +217,14 @@ pub(crate) fn compile(raw: Raw, yolo: bool, p: &mut Problems) -> Option<Guardrai
             }
         }
     };
+    let has_model = matches!(backend, Some(Backend::OpenAi(_)));
     let mut rules = match raw.rules {
         None => GuardRules::defaults(default_mode),
         Some(list) => GuardRules(
-            list.into_iter().enumerate().filter_map(|(i, v)| rule(i, v, default_mode, &rubrics, p)).collect(),
+            list.into_iter()
+                .enumerate()
+                .filter_map(|(i, v)| rule(i, v, default_mode, &rubrics, has_model, p))
+                .collect(),
         ),
     };
     if yolo {
@@ -279,7 +287,84 @@ pub(crate) fn compile(raw: Raw, yolo: bool, p: &mut Problems) -> Option<Guardrai
     Some(out)
 }
 
-fn rule(i: usize, v: Value, default_mode: Mode, rubrics: &Rubrics, p: &mut Problems) -> Option<GuardRule> {
+/// An OpenAI-compatible checker's connection settings, validated under `path`.
+fn settings(path: &str, o: RawShadowChecker, p: &mut Problems) -> openai::Settings {
+    let timeout = p.duration(&format!("{path}.timeout"), o.timeout, Duration::from_secs(10));
+    match o.base_url.parse::<http::Uri>() {
+        Ok(u) if matches!(u.scheme_str(), Some("http" | "https")) && u.authority().is_some() => {}
+        _ => p.add(
+            format!("{path}.base_url"),
+            format!("{:?} must be an absolute http:// or https:// URL", o.base_url),
+        ),
+    }
+    if o.model.trim().is_empty() {
+        p.add(format!("{path}.model"), "empty model name");
+    }
+    if let Some(env) = &o.api_key_env {
+        if !env_name_ok(env) {
+            p.add(
+                format!("{path}.api_key_env"),
+                format!(
+                    "{env:?} is not an environment variable name (the key itself never goes in the file)"
+                ),
+            );
+        }
+    }
+    openai::Settings {
+        base_url: o.base_url.trim_end_matches('/').to_owned(),
+        model: o.model,
+        api_key_env: o.api_key_env,
+        timeout,
+    }
+}
+
+/// A rule's `shadow:`: a rubric name, or a rubric with its own checker.
+fn shadow(
+    path: &str,
+    v: Value,
+    rule: &RawRule,
+    rubrics: &Rubrics,
+    has_model: bool,
+    p: &mut Problems,
+) -> Option<Shadow> {
+    let raw = match v {
+        Value::String(rubric) => RawShadow { rubric, checker: None },
+        other => match serde_json::from_value::<RawShadow>(other) {
+            Ok(r) => r,
+            Err(e) => {
+                p.add(path, format!("{e}: a rubric name, or {{ rubric, checker: {{ base_url, model }} }}"));
+                return None;
+            }
+        },
+    };
+    if rubrics.get(&raw.rubric).is_none() {
+        let known: Vec<&str> = rubrics.names().collect();
+        p.add(format!("{path}.rubric"), format!("no rubric {:?} (known: {})", raw.rubric, known.join(", ")));
+    }
+    let model = raw.checker.map(|c| settings(&format!("{path}.checker"), c, p));
+    if model.is_none() && !has_model {
+        p.add(
+            path,
+            "a shadow is a model's judgement: give it `checker: { base_url, model }` or configure guardrails.checker as a model",
+        );
+    }
+    if model.is_none() && rule.rubric.as_deref() == Some(raw.rubric.as_str()) {
+        p.add(
+            path,
+            format!("shadows the rule with its own rubric {:?} and model: nothing could differ", raw.rubric),
+        );
+    }
+    Some(Shadow { rubric: raw.rubric, model })
+}
+
+fn rule(
+    i: usize,
+    v: Value,
+    default_mode: Mode,
+    rubrics: &Rubrics,
+    has_model: bool,
+    p: &mut Problems,
+) -> Option<GuardRule> {
     let path = format!("guardrails.rules[{i}]");
     let r: RawRule = match serde_json::from_value(v) {
         Ok(r) => r,
@@ -313,6 +398,10 @@ fn rule(i: usize, v: Value, default_mode: Mode, rubrics: &Rubrics, p: &mut Probl
             p.add(format!("{path}.rubric"), format!("no rubric {name:?} (known: {})", known.join(", ")));
         }
     }
+    let shadow = match r.shadow.clone() {
+        None => None,
+        Some(v) => Some(shadow(&format!("{path}.shadow"), v, &r, rubrics, has_model, p)?),
+    };
     Some(GuardRule {
         target: target?,
         label: r.pattern,
@@ -321,6 +410,7 @@ fn rule(i: usize, v: Value, default_mode: Mode, rubrics: &Rubrics, p: &mut Probl
         mode,
         rubric: r.rubric,
         fail_closed: r.fail_closed,
+        shadow,
     })
 }
 

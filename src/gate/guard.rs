@@ -197,6 +197,9 @@ impl Guard {
 
     /// The same guard, recording its decisions in `audit`.
     pub fn with_audit(mut self, audit: Arc<crate::audit::Audit>) -> Guard {
+        if let Some(g) = &self.guardrails {
+            g.audit_to(audit.clone());
+        }
         self.audit = audit;
         self
     }
@@ -215,6 +218,9 @@ impl Guard {
             }
             None => None,
         };
+        if let Some(g) = &guardrails {
+            g.audit_to(self.audit.clone());
+        }
         Ok(Guard {
             engine: Arc::new(policy.engine.clone()),
             agents: Arc::new(agent_engines(policy)),

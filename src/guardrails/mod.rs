@@ -17,6 +17,7 @@ mod apply;
 pub mod breaker;
 mod model;
 mod settle;
+mod shadow;
 #[cfg(test)]
 mod tests;
 
@@ -26,11 +27,9 @@ use serde_json::Value;
 
 use self::model::Model;
 use self::settle::Settled;
-use crate::checker::cache::VerdictCache;
 use crate::checker::content::{self, Content};
 use crate::checker::detect::Direction;
-use crate::checker::fair::FairLimiter;
-use crate::checker::openai::{ClientError, OpenAi};
+use crate::checker::openai::ClientError;
 use crate::checker::rubric::{Rubric, Rubrics};
 use crate::checker::rules::{GuardRule, GuardRules};
 use crate::checker::verdict::Verdict;
@@ -40,7 +39,6 @@ use crate::rules::kinds::KindSpec;
 use crate::rules::Prefilter;
 use crate::telemetry::checker_metrics::CheckLabel;
 use crate::telemetry::Metrics;
-use breaker::Breaker;
 
 #[derive(Debug)]
 pub struct Guardrails {
@@ -54,6 +52,10 @@ pub struct Guardrails {
     on_checker_down: FailureMode,
     on_malformed: FailureMode,
     metrics: Arc<Metrics>,
+    /// The models rules' shadows name (other than the enforced one), kept across reloads.
+    shadow_models: Vec<Arc<Model>>,
+    /// Where shadow lines are written (the guard's audit log, set once it has one).
+    audit: std::sync::OnceLock<Arc<crate::audit::Audit>>,
 }
 
 /// The fair-share key of a caller that did not say who it is.
@@ -147,36 +149,23 @@ impl Guardrails {
         let model = match &cfg.backend {
             Backend::Local => None,
             Backend::OpenAi(settings) => {
-                let built_from = (
-                    settings.clone(),
-                    (cfg.cache_capacity, cfg.cache_ttl),
-                    (cfg.breaker_failures, cfg.breaker_cooldown),
-                    (cfg.max_concurrency, cfg.queue_timeout),
-                    cfg.probe,
-                );
-                match previous.and_then(|p| p.model.as_ref()).filter(|m| m.built_from == built_from) {
-                    Some(m) => Some(m.clone()),
-                    None => Some(model::Model::probed(
-                        Arc::new(Model {
-                            built_from,
-                            client: Arc::new(OpenAi::new(settings)?),
-                            cache: VerdictCache::new(cfg.cache_capacity, cfg.cache_ttl),
-                            breaker: Arc::new(Breaker::new(
-                                "openai",
-                                cfg.breaker_failures,
-                                cfg.breaker_cooldown,
-                                metrics.clone(),
-                            )),
-                            limit: FairLimiter::new(cfg.max_concurrency),
-                            queue_timeout: cfg.queue_timeout,
-                            timeout: settings.timeout,
-                        }),
-                        cfg.probe,
-                        metrics.clone(),
-                    )),
-                }
+                let kept = previous.and_then(|p| p.model.as_ref());
+                Some(Model::built(settings, cfg, "openai", cfg.probe, kept, &metrics)?)
             }
         };
+        let mut shadow_models: Vec<Arc<Model>> = Vec::new();
+        for rule in &cfg.rules.0 {
+            let Some(shadow) = &rule.shadow else { continue };
+            metrics.checker.shadow_rule(&rule.label);
+            let Some(settings) = shadow.model.as_ref() else { continue };
+            if shadow_models.iter().any(|m| &m.built_from.0 == settings) {
+                continue;
+            }
+            let kept =
+                previous.into_iter().flat_map(|p| &p.shadow_models).find(|m| &m.built_from.0 == settings);
+            // A shadow is never probed: `checker_up` and its alert are the enforcing checker's.
+            shadow_models.push(Model::built(settings, cfg, "shadow", None, kept, &metrics)?);
+        }
         metrics.checker.rubrics(
             cfg.rubrics
                 .names()
@@ -194,7 +183,14 @@ impl Guardrails {
             on_checker_down: cfg.on_checker_down,
             on_malformed: cfg.on_malformed,
             metrics,
+            shadow_models,
+            audit: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Writes shadow judgements' lines to `audit` (the first audit log given is kept).
+    pub fn audit_to(&self, audit: Arc<crate::audit::Audit>) {
+        let _ = self.audit.set(audit);
     }
 
     /// Puts `tier` (the store replicas share) behind the verdict cache; without a model there
@@ -265,6 +261,16 @@ impl Guardrails {
     pub async fn pre(&self, job: PreJob) -> Report<PreJudgement> {
         let PreJob { rule, tool, content, rubric, key } = job;
         let result = self.verdict(Phase::Pre, &tool, &content, &rubric, &key, true).await;
+        let phase = Phase::Pre;
+        self.shadow(shadow::ShadowJob {
+            rule: &rule,
+            phase,
+            tool: &tool,
+            content: &content,
+            rubric: &rubric,
+            enforced: &result,
+            ask_model: true,
+        });
         let mode = rule.mode;
         let (settled, verdict) = self.settle(Phase::Pre, &rule, &tool, &rubric, result);
         let judgement = match settled {
@@ -332,6 +338,16 @@ impl Guardrails {
         let ask_model = content.model.len() >= self.min_content_bytes;
         let key = key.unwrap_or(ANONYMOUS);
         let result_v = self.verdict(Phase::Post, tool, &content, &rubric, key, ask_model).await;
+        let phase = Phase::Post;
+        self.shadow(shadow::ShadowJob {
+            rule,
+            phase,
+            tool,
+            content: &content,
+            rubric: &rubric,
+            enforced: &result_v,
+            ask_model,
+        });
         if !ask_model && matches!(result_v, Ok((Verdict::Safe, _))) {
             self.metrics.checker.check(Phase::Post, &rule.label, rule.mode, &rubric, CheckLabel::Skipped);
             return report(PostJudgement::Pass, CheckLabel::Skipped);

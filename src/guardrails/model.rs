@@ -57,6 +57,43 @@ pub(super) struct Model {
 }
 
 impl Model {
+    /// The model for `settings` under `cfg`'s cache, breaker (named `breaker`) and limits:
+    /// `kept` when it was built from the same, else a new one (probed every `probe`, if set).
+    pub(super) fn built(
+        settings: &openai::Settings,
+        cfg: &crate::config::GuardrailsConfig,
+        breaker: &'static str,
+        probe: Option<Duration>,
+        kept: Option<&Arc<Model>>,
+        metrics: &Arc<Metrics>,
+    ) -> Result<Arc<Model>, openai::ClientError> {
+        let built_from = (
+            settings.clone(),
+            (cfg.cache_capacity, cfg.cache_ttl),
+            (cfg.breaker_failures, cfg.breaker_cooldown),
+            (cfg.max_concurrency, cfg.queue_timeout),
+            probe,
+        );
+        if let Some(m) = kept.filter(|m| m.built_from == built_from) {
+            return Ok(m.clone());
+        }
+        let model = Arc::new(Model {
+            built_from,
+            client: Arc::new(OpenAi::new(settings)?),
+            cache: VerdictCache::new(cfg.cache_capacity, cfg.cache_ttl),
+            breaker: Arc::new(Breaker::new(
+                breaker,
+                cfg.breaker_failures,
+                cfg.breaker_cooldown,
+                metrics.clone(),
+            )),
+            limit: FairLimiter::new(cfg.max_concurrency),
+            queue_timeout: cfg.queue_timeout,
+            timeout: settings.timeout,
+        });
+        Ok(Model::probed(model, probe, metrics.clone()))
+    }
+
     /// `model`, probed every `every` (when set).
     pub(super) fn probed(model: Arc<Model>, every: Option<Duration>, metrics: Arc<Metrics>) -> Arc<Model> {
         if let Some(every) = every {
@@ -66,7 +103,27 @@ impl Model {
     }
 }
 
+/// A model and how much of the content it is shown: what [`Judge::verdict`] asks. Owned, so a
+/// shadow judgement can run in its own task.
+#[derive(Debug, Clone)]
+pub(super) struct Judge {
+    pub(super) model: Arc<Model>,
+    pub(super) max_content_bytes: usize,
+    pub(super) model_windows: usize,
+    pub(super) metrics: Arc<Metrics>,
+}
+
 impl Guardrails {
+    /// `model` asked with this policy's windows.
+    pub(super) fn judge(&self, model: Arc<Model>) -> Judge {
+        Judge {
+            model,
+            max_content_bytes: self.max_content_bytes,
+            model_windows: self.model_windows,
+            metrics: self.metrics.clone(),
+        }
+    }
+
     /// The verdict for `content`: the local detectors over all of it, then (when configured and
     /// `ask_model`) the model over each window of it.
     pub(super) async fn verdict(
@@ -84,26 +141,40 @@ impl Guardrails {
         let Some(m) = self.model.as_ref().filter(|_| ask_model) else {
             return Ok((Verdict::Safe, Source::Local));
         };
+        self.judge(m.clone()).verdict(phase, tool, content, rubric, key).await.map(|v| (v, Source::Model))
+    }
+}
+
+impl Judge {
+    /// The model's verdict on each window of `content`, combined (the local detectors are the
+    /// caller's).
+    pub(super) async fn verdict(
+        &self,
+        phase: Phase,
+        tool: &str,
+        content: &Content,
+        rubric: &Arc<Rubric>,
+        key: &str,
+    ) -> Result<Verdict, Failure> {
         let plan = window::plan(&content.model, self.max_content_bytes, self.model_windows);
-        let asks = plan.windows.iter().map(|w| self.judge_window(m, phase, tool, rubric, key, w));
+        let asks = plan.windows.iter().map(|w| self.judge_window(phase, tool, rubric, key, w));
         let verdicts = futures_util::future::join_all(asks).await;
-        combine(verdicts, plan.unseen, content.model.len()).map(|v| (v, Source::Model))
+        combine(verdicts, plan.unseen, content.model.len())
     }
 
     /// One window; a window the model's context cannot hold is tried once more in quarters.
     async fn judge_window(
         &self,
-        m: &Arc<Model>,
         phase: Phase,
         tool: &str,
         rubric: &Arc<Rubric>,
         key: &str,
         window: &str,
     ) -> Result<Verdict, Failure> {
-        match self.ask(m, phase, tool, rubric, key, window).await {
+        match self.ask(phase, tool, rubric, key, window).await {
             Err(Failure::ContextLength(why)) if window.len() >= 64 => {
                 let parts = window::quarters(window);
-                let asks = parts.iter().map(|w| self.ask(m, phase, tool, rubric, key, w));
+                let asks = parts.iter().map(|w| self.ask(phase, tool, rubric, key, w));
                 let verdicts = futures_util::future::join_all(asks).await;
                 match combine(verdicts, 0, window.len()) {
                     Err(Failure::ContextLength(_)) => Err(Failure::ContextLength(why)),
@@ -116,13 +187,13 @@ impl Guardrails {
 
     async fn ask(
         &self,
-        m: &Arc<Model>,
         phase: Phase,
         tool: &str,
         rubric: &Arc<Rubric>,
         key: &str,
         window: &str,
     ) -> Result<Verdict, Failure> {
+        let m = &self.model;
         let cache_key = cache::key(phase, &rubric.version, m.client.model(), tool, window);
         let prompt = prompt::build(&rubric.text, phase, tool, window);
         let (m, key, metrics) = (m.clone(), Arc::<str>::from(key), self.metrics.clone());

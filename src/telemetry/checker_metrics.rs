@@ -51,6 +51,8 @@ pub struct CheckerMetrics {
     /// Unsafe verdicts whose quoted evidence is not in the data: read as safe.
     pub invented: IntCounter,
     probes: IntCounterVec,
+    shadow_checks: IntCounterVec,
+    shadow_disagreements: IntCounterVec,
 }
 
 const REQUEST_RESULTS: [&str; 6] = ["ok", "timeout", "error", "malformed", "context_length", "refused"];
@@ -108,6 +110,16 @@ impl CheckerMetrics {
         for r in ["up", "down"] {
             probes.with_label_values(&[r]);
         }
+        let shadow_checks = counter(
+            "shadow_checks_total",
+            "Shadow judgements (a rule's `shadow:` rubric or model, never enforced), by guardrail rule and verdict",
+            &["rule", "verdict"],
+        );
+        let shadow_disagreements = counter(
+            "shadow_disagreements_total",
+            "Shadow judgements that differ from the enforced verdict, by guardrail rule and direction (would_block, would_pass)",
+            &["rule", "direction"],
+        );
         registry.register(Box::new(latency.clone())).expect("registered once");
         registry.register(Box::new(up.clone())).expect("registered once");
         registry.register(Box::new(breaker.clone())).expect("registered once");
@@ -146,6 +158,27 @@ impl CheckerMetrics {
             rubrics,
             invented,
             probes,
+            shadow_checks,
+            shadow_disagreements,
+        }
+    }
+
+    /// One shadow judgement under guardrail rule `rule`, and how it differs from the enforced
+    /// verdict (`None`: it agrees, or one side has no verdict).
+    pub fn shadow(&self, rule: &str, verdict: CheckLabel, differs: Option<&'static str>) {
+        self.shadow_checks.with_label_values(&[rule, verdict.as_str()]).inc();
+        if let Some(direction) = differs {
+            self.shadow_disagreements.with_label_values(&[rule, direction]).inc();
+        }
+    }
+
+    /// Zero series for `rule`'s shadow, so a disagreement rate reads 0 rather than no data.
+    pub fn shadow_rule(&self, rule: &str) {
+        for d in ["would_block", "would_pass"] {
+            self.shadow_disagreements.with_label_values(&[rule, d]);
+        }
+        for v in [CheckLabel::Safe, CheckLabel::Unsafe, CheckLabel::Failed] {
+            self.shadow_checks.with_label_values(&[rule, v.as_str()]);
         }
     }
 
@@ -197,6 +230,10 @@ impl CheckerMetrics {
 
     pub fn breaker(&self, checker: &str, state: BreakerLabel) {
         self.breaker.with_label_values(&[checker]).set(state as i64);
+        // `checker_up` is the enforcing checker's: a shadow model that is down pages nobody.
+        if checker != "openai" {
+            return;
+        }
         // A half-open breaker is probing a checker that has not answered yet: not up. Reading it
         // as up would restart an alert's `for:` timer at every probe while the checker stays dead.
         self.up.set(i64::from(state == BreakerLabel::Closed));

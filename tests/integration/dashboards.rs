@@ -655,7 +655,7 @@ async fn dashboards_query_only_metrics_and_labels_a_running_proxy_exports() {
         "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\nupstreams:\n  py: {{ url: \"{}\" }}\n\
          permissions: {{ allow: [\"mcp__*\"], ask: [mcp__py__add] }}\napprovals: {{ channel: api, timeout: 30s }}\n\
          agents: {{ dash: {{ token_env: PORTCULLIS_TEST_AGENT_DASHBOARDS }} }}\nauth: {{ require: false }}\n\
-         guardrails:\n  checker: {{ base_url: \"{}\", model: fake-judge, timeout: 5s }}\n  min_content_bytes: 0\n  rules: [{{ match: \"mcp__*\", phases: [pre, post], mode: advisory }}]\n",
+         guardrails:\n  checker: {{ base_url: \"{}\", model: fake-judge, timeout: 5s }}\n  min_content_bytes: 0\n  rules: [{{ match: \"mcp__*\", phases: [pre, post], mode: advisory, shadow: shell }}]\n",
         peer.url(),
         checker.url
     );

@@ -30,6 +30,7 @@ mod mrtr;
 mod prometheus_e2e;
 mod replicas;
 mod replicas_cache;
+mod shadow;
 mod shell_differential;
 mod stdio;
 mod support;

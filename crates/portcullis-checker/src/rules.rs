@@ -75,6 +75,17 @@ pub struct GuardRule {
     pub rubric: Option<String>,
     /// `Some` overrides `on_checker_down` for this rule.
     pub fail_closed: Option<bool>,
+    /// A second judgement of the same content, counted and never enforced.
+    pub shadow: Option<Shadow>,
+}
+
+/// A shadow judgement: a rubric (and optionally another model) tried on live traffic beside
+/// the enforced one. Only its disagreements are recorded; the call never waits for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shadow {
+    pub rubric: String,
+    /// `None`: the enforced checker's model.
+    pub model: Option<crate::openai::Settings>,
 }
 
 impl GuardRule {
@@ -120,6 +131,7 @@ impl GuardRules {
             mode,
             rubric: rubric.map(str::to_owned),
             fail_closed: None,
+            shadow: None,
         };
         GuardRules(vec![
             rule("mcp__*", true, true, None),
@@ -171,6 +183,7 @@ mod tests {
             mode: Mode::Sanitize,
             rubric: None,
             fail_closed: Some(true),
+            shadow: None,
         });
         let g = KindSpec::Generic;
         let sh = shell();
