@@ -1,13 +1,14 @@
 //! The model side of a check: the local detectors, then each window through cache → fair-share slot → breaker → timeout, combined into one verdict.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::FutureExt;
 
 use super::breaker::{Attempt, Breaker};
-use super::{direction, Guardrails, Source};
-use crate::checker::cache::{self, VerdictCache};
+use super::{direction, Decided, Guardrails, Source, Tier};
+use crate::checker::cache::{self, Lookup, VerdictCache};
 use crate::checker::content::Content;
 use crate::checker::fair::FairLimiter;
 use crate::checker::openai::{self, OpenAi};
@@ -68,7 +69,7 @@ impl Model {
 
 impl Guardrails {
     /// The verdict for `content`: the local detectors over all of it, then (when configured and
-    /// `ask_model`) the model over each window of it.
+    /// `ask_model`) the model over each window of it; with which tier answered.
     pub(super) async fn verdict(
         &self,
         phase: Phase,
@@ -77,33 +78,42 @@ impl Guardrails {
         rubric: &Arc<Rubric>,
         key: &str,
         ask_model: bool,
-    ) -> Result<(Verdict, Source), Failure> {
+    ) -> (Result<(Verdict, Source), Failure>, Decided) {
         if let Some(reason) = local::judge(&content.scan, direction(phase)) {
-            return Ok((Verdict::Unsafe { reason, sanitized: None }, Source::Local));
+            return (Ok((Verdict::Unsafe { reason, sanitized: None }, Source::Local)), Decided::LOCAL);
         }
         let Some(m) = self.model.as_ref().filter(|_| ask_model) else {
-            return Ok((Verdict::Safe, Source::Local));
+            return (Ok((Verdict::Safe, Source::Local)), Decided::LOCAL);
         };
+        let started = tokio::time::Instant::now();
+        let stage = Stage { model: m, missed: AtomicUsize::new(0) };
         let plan = window::plan(&content.model, self.max_content_bytes, self.model_windows);
-        let asks = plan.windows.iter().map(|w| self.judge_window(m, phase, tool, rubric, key, w));
+        let asks = plan.windows.iter().map(|w| self.judge_window(&stage, phase, tool, rubric, key, w));
         let verdicts = futures_util::future::join_all(asks).await;
-        combine(verdicts, plan.unseen, content.model.len()).map(|v| (v, Source::Model))
+        let result = combine(verdicts, plan.unseen, content.model.len()).map(|v| (v, Source::Model));
+        let asked = stage.missed.load(Ordering::Relaxed) > 0;
+        let tier = match (&result, asked) {
+            (Err(_), _) => Tier::Failed,
+            (Ok(_), true) => Tier::Model,
+            (Ok(_), false) => Tier::Cache,
+        };
+        (result, Decided { tier, model_latency: asked.then(|| started.elapsed()) })
     }
 
     /// One window; a window the model's context cannot hold is tried once more in quarters.
     async fn judge_window(
         &self,
-        m: &Arc<Model>,
+        stage: &Stage<'_>,
         phase: Phase,
         tool: &str,
         rubric: &Arc<Rubric>,
         key: &str,
         window: &str,
     ) -> Result<Verdict, Failure> {
-        match self.ask(m, phase, tool, rubric, key, window).await {
+        match self.ask(stage, phase, tool, rubric, key, window).await {
             Err(Failure::ContextLength(why)) if window.len() >= 64 => {
                 let parts = window::quarters(window);
-                let asks = parts.iter().map(|w| self.ask(m, phase, tool, rubric, key, w));
+                let asks = parts.iter().map(|w| self.ask(stage, phase, tool, rubric, key, w));
                 let verdicts = futures_util::future::join_all(asks).await;
                 match combine(verdicts, 0, window.len()) {
                     Err(Failure::ContextLength(_)) => Err(Failure::ContextLength(why)),
@@ -116,21 +126,33 @@ impl Guardrails {
 
     async fn ask(
         &self,
-        m: &Arc<Model>,
+        stage: &Stage<'_>,
         phase: Phase,
         tool: &str,
         rubric: &Arc<Rubric>,
         key: &str,
         window: &str,
     ) -> Result<Verdict, Failure> {
+        let m = stage.model;
         let cache_key = cache::key(phase, &rubric.version, m.client.model(), tool, window);
         let prompt = prompt::build(&rubric.text, phase, tool, window);
         let (m, key, metrics) = (m.clone(), Arc::<str>::from(key), self.metrics.clone());
         let (result, lookup) =
             m.cache.clone().get_or_check(cache_key, move || ask_model(m, key, prompt, metrics).boxed()).await;
         self.metrics.checker.cache(lookup);
+        if lookup == Lookup::Miss {
+            stage.missed.fetch_add(1, Ordering::Relaxed);
+        }
         result
     }
+}
+
+/// The model stage of one check: the model, and how many of the check's windows missed the
+/// cache (the model was asked, or a flight already asking it joined) — none means the cache
+/// answered the whole check.
+struct Stage<'a> {
+    model: &'a Arc<Model>,
+    missed: AtomicUsize,
 }
 
 /// The windows' verdicts as one: any unsafe window makes the content unsafe; else a failure
