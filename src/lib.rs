@@ -36,6 +36,7 @@ pub mod check;
 pub use portcullis_checker as checker;
 pub mod config;
 pub mod demo;
+pub mod eval;
 pub mod gate;
 pub mod guardrails;
 pub mod hook;

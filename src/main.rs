@@ -93,6 +93,9 @@ enum Command {
         #[arg(long)]
         agent: Option<String>,
     },
+    /// Measure the guardrail rules and rubrics on labelled rows (tests/corpus formats): recall,
+    /// false-positive rate, which tier decided, model latency, the rows it got wrong.
+    Eval(EvalArgs),
     /// Decide calls parked for approval at a running proxy's admin API.
     Approvals {
         /// The proxy's admin listener.
@@ -200,6 +203,48 @@ fn main() -> ExitCode {
     }
 }
 
+/// `portcullis eval`'s arguments.
+#[derive(Args)]
+struct EvalArgs {
+    #[command(flatten)]
+    config: ConfigArgs,
+    /// The labelled rows: a `.tsv` shell corpus or JSONL (`{"text"|"tool"+"args", "label"}`).
+    #[arg(long)]
+    data: PathBuf,
+    /// Judge as calls (pre) or results (post); default: text rows post, calls and commands pre.
+    #[arg(long, value_parser = ["pre", "post"])]
+    phase: Option<String>,
+    /// A rubric directory in place of the config's.
+    #[arg(long, conflicts_with = "compare")]
+    rubrics: Option<PathBuf>,
+    /// Run two rubric directories on the same rows and show what changed.
+    #[arg(long, num_args = 2, value_names = ["DIR_A", "DIR_B"])]
+    compare: Option<Vec<PathBuf>>,
+    /// Print one JSON document.
+    #[arg(long)]
+    json: bool,
+    /// How many wrong rows to show.
+    #[arg(long, default_value_t = 5)]
+    errors: usize,
+    /// Rows in flight at once (default: the checker's max_concurrency).
+    #[arg(long)]
+    concurrency: Option<usize>,
+    /// The tool rows that name none go on (default: Bash for commands, read_text for results).
+    #[arg(long)]
+    tool: Option<String>,
+    /// The upstream a bare tool name goes under: mcp__{upstream}__{tool}.
+    #[arg(long, default_value = "corpus")]
+    upstream: String,
+    /// An OpenAI-compatible checker in place of the config's (with --checker-model).
+    #[arg(long, requires = "checker_model")]
+    checker_url: Option<String>,
+    #[arg(long, requires = "checker_url")]
+    checker_model: Option<String>,
+    /// The overriding checker's context window in tokens.
+    #[arg(long, requires = "checker_url")]
+    context_tokens: Option<u32>,
+}
+
 #[derive(Subcommand)]
 enum ApprovalAction {
     /// The calls waiting for a decision.
@@ -290,6 +335,32 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                     s.blocked, s.errors
                 ),
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Eval(a) => {
+            use portcullis::eval::{CheckerOverride, Options, Show};
+            let phase = a.phase.as_deref().map(|p| match p {
+                "post" => portcullis::checker::Phase::Post,
+                _ => portcullis::checker::Phase::Pre,
+            });
+            let checker = a.checker_url.zip(a.checker_model).map(|(url, model)| CheckerOverride {
+                url,
+                model,
+                context_tokens: a.context_tokens,
+            });
+            let opts = Options {
+                data: a.data,
+                phase,
+                rubrics: a.rubrics,
+                concurrency: a.concurrency,
+                checker,
+                tool: a.tool,
+                upstream: a.upstream,
+                progress: true,
+            };
+            let compare = a.compare.map(|d| (d[0].clone(), d[1].clone()));
+            let show = Show { compare, errors: a.errors, json: a.json };
+            print!("{}", portcullis::eval::run(&a.config.load()?, &opts, &show).await?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Hook { .. } => unreachable!("answered before the runtime starts"),

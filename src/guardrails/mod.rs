@@ -15,6 +15,7 @@
 
 mod apply;
 pub mod breaker;
+mod decided;
 mod model;
 mod settle;
 mod shadow;
@@ -39,6 +40,7 @@ use crate::rules::kinds::KindSpec;
 use crate::rules::Prefilter;
 use crate::telemetry::checker_metrics::CheckLabel;
 use crate::telemetry::Metrics;
+pub use decided::{Decided, Tier};
 
 #[derive(Debug)]
 pub struct Guardrails {
@@ -118,6 +120,8 @@ pub struct Report<J> {
     pub rule: String,
     /// The rubric as `name@version`.
     pub rubric: String,
+    /// Which tier answered, and the model's time.
+    pub decided: Decided,
 }
 
 /// Where an unsafe verdict came from (decides how sanitize rewrites).
@@ -260,7 +264,7 @@ impl Guardrails {
     /// Runs a pre-call check.
     pub async fn pre(&self, job: PreJob) -> Report<PreJudgement> {
         let PreJob { rule, tool, content, rubric, key } = job;
-        let result = self.verdict(Phase::Pre, &tool, &content, &rubric, &key, true).await;
+        let (result, decided) = self.verdict(Phase::Pre, &tool, &content, &rubric, &key, true).await;
         let phase = Phase::Pre;
         self.shadow(shadow::ShadowJob {
             rule: &rule,
@@ -296,7 +300,13 @@ impl Guardrails {
             mode,
             rule: rule.label.clone(),
             rubric: format!("{}@{}", rubric.name, rubric.version),
+            decided,
         }
+    }
+
+    /// The rule judging `qualified`'s arguments, if any (what [`Guardrails::pre_job`] selects).
+    pub fn pre_rule(&self, qualified: &str, kind: &KindSpec) -> Option<&GuardRule> {
+        self.rules.select(qualified, kind, Phase::Pre)
     }
 
     /// The rule judging `qualified`'s results, if any.
@@ -326,18 +336,19 @@ impl Guardrails {
         result: &mut Value,
     ) -> Report<PostJudgement> {
         let rubric = self.rubric(rule, Phase::Post, kind);
-        let report = |judgement, verdict| Report {
+        let report = |judgement, verdict, decided| Report {
             judgement,
             verdict,
             mode: rule.mode,
             rule: rule.label.clone(),
             rubric: format!("{}@{}", rubric.name, rubric.version),
+            decided,
         };
         let content = content::of_result(result);
         // Short results skip the model, never the local detectors (they are cheap).
         let ask_model = content.model.len() >= self.min_content_bytes;
         let key = key.unwrap_or(ANONYMOUS);
-        let result_v = self.verdict(Phase::Post, tool, &content, &rubric, key, ask_model).await;
+        let (result_v, decided) = self.verdict(Phase::Post, tool, &content, &rubric, key, ask_model).await;
         let phase = Phase::Post;
         self.shadow(shadow::ShadowJob {
             rule,
@@ -350,10 +361,10 @@ impl Guardrails {
         });
         if !ask_model && matches!(result_v, Ok((Verdict::Safe, _))) {
             self.metrics.checker.check(Phase::Post, &rule.label, rule.mode, &rubric, CheckLabel::Skipped);
-            return report(PostJudgement::Pass, CheckLabel::Skipped);
+            return report(PostJudgement::Pass, CheckLabel::Skipped, decided);
         }
         let (settled, verdict) = self.settle(Phase::Post, rule, tool, &rubric, result_v);
         let judgement = self.apply_post(settled, rule, tool, &rubric, &content, result);
-        report(judgement, verdict)
+        report(judgement, verdict, decided)
     }
 }

@@ -1,13 +1,14 @@
 //! The model side of a check: the local detectors, then each window through cache → fair-share slot → breaker → timeout, combined into one verdict.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::FutureExt;
 
 use super::breaker::{Attempt, Breaker};
-use super::{direction, Guardrails, Source};
-use crate::checker::cache::{self, VerdictCache};
+use super::{direction, Decided, Guardrails, Source, Tier};
+use crate::checker::cache::{self, Lookup, VerdictCache};
 use crate::checker::content::Content;
 use crate::checker::fair::FairLimiter;
 use crate::checker::openai::{self, OpenAi};
@@ -125,7 +126,7 @@ impl Guardrails {
     }
 
     /// The verdict for `content`: the local detectors over all of it, then (when configured and
-    /// `ask_model`) the model over each window of it.
+    /// `ask_model`) the model over each window of it; with which tier answered.
     pub(super) async fn verdict(
         &self,
         phase: Phase,
@@ -134,20 +135,21 @@ impl Guardrails {
         rubric: &Arc<Rubric>,
         key: &str,
         ask_model: bool,
-    ) -> Result<(Verdict, Source), Failure> {
+    ) -> (Result<(Verdict, Source), Failure>, Decided) {
         if let Some(reason) = local::judge(&content.scan, direction(phase)) {
-            return Ok((Verdict::Unsafe { reason, sanitized: None }, Source::Local));
+            return (Ok((Verdict::Unsafe { reason, sanitized: None }, Source::Local)), Decided::LOCAL);
         }
         let Some(m) = self.model.as_ref().filter(|_| ask_model) else {
-            return Ok((Verdict::Safe, Source::Local));
+            return (Ok((Verdict::Safe, Source::Local)), Decided::LOCAL);
         };
-        self.judge(m.clone()).verdict(phase, tool, content, rubric, key).await.map(|v| (v, Source::Model))
+        let (result, decided) = self.judge(m.clone()).verdict(phase, tool, content, rubric, key).await;
+        (result.map(|v| (v, Source::Model)), decided)
     }
 }
 
 impl Judge {
     /// The model's verdict on each window of `content`, combined (the local detectors are the
-    /// caller's).
+    /// caller's), with whether the model or the cache answered.
     pub(super) async fn verdict(
         &self,
         phase: Phase,
@@ -155,26 +157,36 @@ impl Judge {
         content: &Content,
         rubric: &Arc<Rubric>,
         key: &str,
-    ) -> Result<Verdict, Failure> {
+    ) -> (Result<Verdict, Failure>, Decided) {
+        let started = tokio::time::Instant::now();
+        let missed = AtomicUsize::new(0);
         let plan = window::plan(&content.model, self.max_content_bytes, self.model_windows);
-        let asks = plan.windows.iter().map(|w| self.judge_window(phase, tool, rubric, key, w));
+        let asks = plan.windows.iter().map(|w| self.judge_window(&missed, phase, tool, rubric, key, w));
         let verdicts = futures_util::future::join_all(asks).await;
-        combine(verdicts, plan.unseen, content.model.len())
+        let result = combine(verdicts, plan.unseen, content.model.len());
+        let asked = missed.load(Ordering::Relaxed) > 0;
+        let tier = match (&result, asked) {
+            (Err(_), _) => Tier::Failed,
+            (Ok(_), true) => Tier::Model,
+            (Ok(_), false) => Tier::Cache,
+        };
+        (result, Decided { tier, model_latency: asked.then(|| started.elapsed()) })
     }
 
     /// One window; a window the model's context cannot hold is tried once more in quarters.
     async fn judge_window(
         &self,
+        missed: &AtomicUsize,
         phase: Phase,
         tool: &str,
         rubric: &Arc<Rubric>,
         key: &str,
         window: &str,
     ) -> Result<Verdict, Failure> {
-        match self.ask(phase, tool, rubric, key, window).await {
+        match self.ask(missed, phase, tool, rubric, key, window).await {
             Err(Failure::ContextLength(why)) if window.len() >= 64 => {
                 let parts = window::quarters(window);
-                let asks = parts.iter().map(|w| self.ask(phase, tool, rubric, key, w));
+                let asks = parts.iter().map(|w| self.ask(missed, phase, tool, rubric, key, w));
                 let verdicts = futures_util::future::join_all(asks).await;
                 match combine(verdicts, 0, window.len()) {
                     Err(Failure::ContextLength(_)) => Err(Failure::ContextLength(why)),
@@ -187,6 +199,7 @@ impl Judge {
 
     async fn ask(
         &self,
+        missed: &AtomicUsize,
         phase: Phase,
         tool: &str,
         rubric: &Arc<Rubric>,
@@ -200,6 +213,9 @@ impl Judge {
         let (result, lookup) =
             m.cache.clone().get_or_check(cache_key, move || ask_model(m, key, prompt, metrics).boxed()).await;
         self.metrics.checker.cache(lookup);
+        if lookup == Lookup::Miss {
+            missed.fetch_add(1, Ordering::Relaxed);
+        }
         result
     }
 }

@@ -96,7 +96,7 @@ impl Guardrails {
             (job.rule.label.clone(), self.metrics.clone(), self.audit.get().cloned());
         handle.spawn(async move {
             let started = std::time::Instant::now();
-            let result = judge.verdict(phase, &tool, &content, &rubric, SHADOW_KEY).await;
+            let (result, _) = judge.verdict(phase, &tool, &content, &rubric, SHADOW_KEY).await;
             let (verdict, reason) = said(&result);
             let differs = disagreement(enforced_label, verdict);
             metrics.checker.shadow(&label, verdict, differs);

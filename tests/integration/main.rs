@@ -14,6 +14,7 @@ mod console;
 mod dashboards;
 mod delegation;
 mod elicitation;
+mod eval;
 mod guardrails;
 mod hook;
 mod host_origin;
