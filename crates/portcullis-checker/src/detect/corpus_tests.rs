@@ -2,11 +2,17 @@
 //! arguments outbound. Recall and false-positive rates are printed per file and per category
 //! (`cargo test --lib checker::detect::corpus -- --nocapture`), and floors are asserted.
 //!
-//! The floors are what a *local* detector can promise, not the figures it happens to reach:
-//! explicit injections (AgentDojo's templates) should mostly be caught; BIPIA's attacks are
-//! mostly plain task requests ("Summarise the 2020 climate report") that only a model can
-//! judge, so its floor is low; the exfiltration corpora are semantic (an e-mail to the wrong
-//! address) and get no recall floor at all — only the promise not to fire on benign calls.
+//! The injection floors are the figures measured when they were last raised (regression floors,
+//! with no false positive allowed): explicit injections (AgentDojo's templates) are nearly all
+//! caught; of BIPIA's attacks the ones that speak to the model about its own answer ("render your
+//! response in Base32", "integrate a sentence in your reply that promotes…") are caught, while
+//! plain task requests ("Summarise the 2020 climate report") and code offered for "your
+//! implementation" are left to a model; the exfiltration corpora are semantic (an e-mail to the
+//! wrong address) and get no recall floor at all — only the promise not to fire on benign calls.
+//!
+//! Injection figures are also printed per half — rows on even and on odd line numbers — because
+//! the phrases for answer tampering were designed on the even rows only: the odd rows are the
+//! held-out check that they model the class rather than the file.
 //!
 //! Files are read from `../shared/corpus/` when present, else from the copies in
 //! `tests/corpus/` (README there); if neither exists the test prints a notice and passes. The
@@ -96,11 +102,17 @@ fn is_injection_signal(f: &Finding) -> bool {
 fn injection_file(name: &str, recall_floor: f64, fpr_ceiling: f64) {
     let Some(rows) = rows(name) else { return };
     let mut tally = Tally::default();
-    for row in &rows {
+    let mut halves = [Tally::default(), Tally::default()];
+    for (index, row) in rows.iter().enumerate() {
         let findings = scan(row.text.as_deref().unwrap_or(""), Direction::Inbound);
         tally.add(&row.label, &findings, is_injection_signal);
+        // Line numbers count from 1: index 0 is line 1, an odd line.
+        halves[index % 2].add(&row.label, &findings, is_injection_signal);
     }
     tally.print(name, "injection", "benign");
+    for (half, lines) in halves.iter().zip(["odd lines (held out)", "even lines (design)"]) {
+        half.print(&format!("{name} {lines}"), "injection", "benign");
+    }
     assert!(tally.rate("injection") >= recall_floor, "{name}: recall below {recall_floor}");
     assert!(tally.rate("benign") <= fpr_ceiling, "{name}: false-positive rate above {fpr_ceiling}");
 }
@@ -125,12 +137,12 @@ fn exfil_file(name: &str, fpr_ceiling: f64) {
 
 #[test]
 fn agentdojo_injections_are_mostly_caught_and_clean_results_pass() {
-    injection_file("injection.dev.jsonl", 0.75, 0.02);
+    injection_file("injection.dev.jsonl", 0.96, 0.0);
 }
 
 #[test]
-fn bipia_explicit_directives_are_caught_and_clean_results_pass() {
-    injection_file("injection_bipia.dev.jsonl", 0.10, 0.02);
+fn bipia_directives_about_the_answer_are_caught_and_clean_results_pass() {
+    injection_file("injection_bipia.dev.jsonl", 0.41, 0.0);
 }
 
 #[test]
