@@ -37,7 +37,17 @@ pub struct ToolCall {
     /// The authenticated agent, when agents are configured.
     pub agent: Option<Arc<crate::identity::Agent>>,
     pub transport: Transport,
+    /// What the user asked the agent to do, when the client says (`_meta["portcullis/task"]`,
+    /// or the `Portcullis-Task` header of a plain HTTP tool call): shown to the checker, fenced,
+    /// so it can tell a send the user asked for from one an injection asked for. Never trusted
+    /// as an instruction, never a reason to allow anything Layer 1 does not.
+    pub task: Option<Arc<str>>,
 }
+
+/// The `_meta` key a client puts the user's task under (MCP's `prefix/name` form).
+pub const TASK_META_KEY: &str = "portcullis/task";
+/// The header a plain HTTP tool call carries the user's task in (removed before forwarding).
+pub const TASK_HEADER: &str = "portcullis-task";
 
 impl ToolCall {
     pub fn mcp(upstream: Arc<str>, name: &str, args: Option<&RawValue>, era: Era) -> ToolCall {
@@ -50,6 +60,7 @@ impl ToolCall {
             caller: None,
             agent: None,
             transport: Transport::Mcp(era),
+            task: None,
         }
     }
 
@@ -64,6 +75,7 @@ impl ToolCall {
             caller: None,
             agent: None,
             transport: Transport::Http,
+            task: None,
         }
     }
 
@@ -97,6 +109,23 @@ impl ToolCall {
         }
         self.agent = agent;
         self
+    }
+
+    /// The call with the user's task the client reported (clipped; blank is none).
+    pub fn with_task(mut self, task: Option<&str>) -> ToolCall {
+        self.task =
+            task.map(crate::checker::prompt::clip_task).filter(|t| !t.trim().is_empty()).map(Arc::from);
+        self
+    }
+
+    /// The user's task from a `tools/call`'s `_meta`, if it carries one as a string.
+    pub fn task_in_meta(meta: Option<&RawValue>) -> Option<String> {
+        #[derive(serde::Deserialize)]
+        struct Meta {
+            #[serde(rename = "portcullis/task")]
+            task: Option<String>,
+        }
+        meta.and_then(|m| serde_json::from_str::<Meta>(m.get()).ok()).and_then(|m| m.task)
     }
 
     /// The key checker capacity is shared by: the caller, else the session.

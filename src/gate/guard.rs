@@ -117,7 +117,16 @@ impl PostCheck {
     /// The judgement with its verdict, mode and rule (for `portcullis check`); sanitize
     /// rewrites `result` in place.
     pub async fn report(&self, call: &ToolCall, result: &mut Value) -> Report<PostJudgement> {
-        self.guardrails.post_keyed(&self.rule, &call.qualified, &self.kind, call.share_key(), result).await
+        self.guardrails
+            .post_keyed(
+                &self.rule,
+                &call.qualified,
+                &self.kind,
+                call.share_key(),
+                call.task.as_deref(),
+                result,
+            )
+            .await
     }
 
     /// Judges `result` (a `result` or `error` value), rewriting it in place as the rule says.
@@ -130,7 +139,14 @@ impl PostCheck {
     ) -> PostOutcome {
         match self
             .guardrails
-            .post_keyed(&self.rule, &call.qualified, &self.kind, call.share_key(), result)
+            .post_keyed(
+                &self.rule,
+                &call.qualified,
+                &self.kind,
+                call.share_key(),
+                call.task.as_deref(),
+                result,
+            )
             .await
             .judgement
         {
@@ -376,7 +392,7 @@ impl Guard {
                     Some(job) => Outcome::Check(Box::new(PreCheck {
                         guardrails: g.clone(),
                         // The fair share of checker slots is per caller (else per session).
-                        job: job.keyed(call.share_key()),
+                        job: job.keyed(call.share_key()).with_task(call.task.clone()),
                         tool: call.qualified.clone(),
                         args,
                         session: call.session.clone(),

@@ -26,11 +26,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use self::model::Model;
+use self::model::{Asked, Model};
 use self::settle::Settled;
 use crate::checker::content::{self, Content};
 use crate::checker::detect::Direction;
 use crate::checker::openai::ClientError;
+use crate::checker::prompt::Framing;
 use crate::checker::rubric::{Rubric, Rubrics};
 use crate::checker::rules::{GuardRule, GuardRules};
 use crate::checker::verdict::Verdict;
@@ -72,9 +73,17 @@ pub struct PreJob {
     rubric: Arc<Rubric>,
     /// Who is asking (session or principal): the fair share of checker slots is per key.
     key: Arc<str>,
+    /// The user's task, when the client reported it ([`crate::call::ToolCall::task`]).
+    task: Option<Arc<str>>,
 }
 
 impl PreJob {
+    /// The same job framed by the user's `task` (fenced for the checker, never instructions).
+    pub fn with_task(mut self, task: Option<Arc<str>>) -> PreJob {
+        self.task = task;
+        self
+    }
+
     /// The same job on behalf of `key` (a session or principal); unkeyed jobs share
     /// [`ANONYMOUS`].
     pub fn keyed(mut self, key: Option<&str>) -> PreJob {
@@ -258,20 +267,21 @@ impl Guardrails {
             tool: qualified.to_owned(),
             content: content::of_args(kind, args),
             key: ANONYMOUS.into(),
+            task: None,
         })
     }
 
     /// Runs a pre-call check.
     pub async fn pre(&self, job: PreJob) -> Report<PreJudgement> {
-        let PreJob { rule, tool, content, rubric, key } = job;
-        let (result, decided) = self.verdict(Phase::Pre, &tool, &content, &rubric, &key, true).await;
-        let phase = Phase::Pre;
+        let PreJob { rule, tool, content, rubric, key, task } = job;
+        // A call is never rewritten (sanitize blocks it), so no rewrite is asked for.
+        let framing = Framing { task: task.as_deref(), rewrite: false };
+        let q = Asked { phase: Phase::Pre, tool: &tool, rubric: &rubric, key: &key, framing };
+        let (result, decided) = self.verdict(&q, &content, true).await;
         self.shadow(shadow::ShadowJob {
             rule: &rule,
-            phase,
-            tool: &tool,
+            q,
             content: &content,
-            rubric: &rubric,
             enforced: &result,
             ask_model: true,
         });
@@ -322,17 +332,19 @@ impl Guardrails {
         kind: &KindSpec,
         result: &mut Value,
     ) -> Report<PostJudgement> {
-        self.post_keyed(rule, tool, kind, None, result).await
+        self.post_keyed(rule, tool, kind, None, None, result).await
     }
 
     /// As [`Guardrails::post`], on behalf of `key` (a session or principal: the fair share of
-    /// checker slots is per key; `None` is [`ANONYMOUS`]).
+    /// checker slots is per key; `None` is [`ANONYMOUS`]), framed by the user's `task` when the
+    /// client reported it.
     pub async fn post_keyed(
         &self,
         rule: &GuardRule,
         tool: &str,
         kind: &KindSpec,
         key: Option<&str>,
+        task: Option<&str>,
         result: &mut Value,
     ) -> Report<PostJudgement> {
         let rubric = self.rubric(rule, Phase::Post, kind);
@@ -348,17 +360,10 @@ impl Guardrails {
         // Short results skip the model, never the local detectors (they are cheap).
         let ask_model = content.model.len() >= self.min_content_bytes;
         let key = key.unwrap_or(ANONYMOUS);
-        let (result_v, decided) = self.verdict(Phase::Post, tool, &content, &rubric, key, ask_model).await;
-        let phase = Phase::Post;
-        self.shadow(shadow::ShadowJob {
-            rule,
-            phase,
-            tool,
-            content: &content,
-            rubric: &rubric,
-            enforced: &result_v,
-            ask_model,
-        });
+        let framing = Framing { task, rewrite: rule.mode == Mode::Sanitize };
+        let q = Asked { phase: Phase::Post, tool, rubric: &rubric, key, framing };
+        let (result_v, decided) = self.verdict(&q, &content, ask_model).await;
+        self.shadow(shadow::ShadowJob { rule, q, content: &content, enforced: &result_v, ask_model });
         if !ask_model && matches!(result_v, Ok((Verdict::Safe, _))) {
             self.metrics.checker.check(Phase::Post, &rule.label, rule.mode, &rubric, CheckLabel::Skipped);
             return report(PostJudgement::Pass, CheckLabel::Skipped, decided);

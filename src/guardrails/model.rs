@@ -129,22 +129,30 @@ impl Guardrails {
     /// `ask_model`) the model over each window of it; with which tier answered.
     pub(super) async fn verdict(
         &self,
-        phase: Phase,
-        tool: &str,
+        q: &Asked<'_>,
         content: &Content,
-        rubric: &Arc<Rubric>,
-        key: &str,
         ask_model: bool,
     ) -> (Result<(Verdict, Source), Failure>, Decided) {
-        if let Some(reason) = local::judge(&content.scan, direction(phase)) {
+        if let Some(reason) = local::judge(&content.scan, direction(q.phase)) {
             return (Ok((Verdict::Unsafe { reason, sanitized: None }, Source::Local)), Decided::LOCAL);
         }
         let Some(m) = self.model.as_ref().filter(|_| ask_model) else {
             return (Ok((Verdict::Safe, Source::Local)), Decided::LOCAL);
         };
-        let (result, decided) = self.judge(m.clone()).verdict(phase, tool, content, rubric, key).await;
+        let (result, decided) = self.judge(m.clone()).verdict(q, content).await;
         (result.map(|v| (v, Source::Model)), decided)
     }
+}
+
+/// What a model is asked, besides the content: the phase, the tool, the rubric, on whose
+/// behalf (the fair-share key), and the prompt's framing (task, rewrite).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Asked<'a> {
+    pub(super) phase: Phase,
+    pub(super) tool: &'a str,
+    pub(super) rubric: &'a Arc<Rubric>,
+    pub(super) key: &'a str,
+    pub(super) framing: prompt::Framing<'a>,
 }
 
 impl Judge {
@@ -152,16 +160,13 @@ impl Judge {
     /// caller's), with whether the model or the cache answered.
     pub(super) async fn verdict(
         &self,
-        phase: Phase,
-        tool: &str,
+        q: &Asked<'_>,
         content: &Content,
-        rubric: &Arc<Rubric>,
-        key: &str,
     ) -> (Result<Verdict, Failure>, Decided) {
         let started = tokio::time::Instant::now();
         let missed = AtomicUsize::new(0);
         let plan = window::plan(&content.model, self.max_content_bytes, self.model_windows);
-        let asks = plan.windows.iter().map(|w| self.judge_window(&missed, phase, tool, rubric, key, w));
+        let asks = plan.windows.iter().map(|w| self.judge_window(&missed, q, w));
         let verdicts = futures_util::future::join_all(asks).await;
         let result = combine(verdicts, plan.unseen, content.model.len());
         let asked = missed.load(Ordering::Relaxed) > 0;
@@ -177,16 +182,13 @@ impl Judge {
     async fn judge_window(
         &self,
         missed: &AtomicUsize,
-        phase: Phase,
-        tool: &str,
-        rubric: &Arc<Rubric>,
-        key: &str,
+        q: &Asked<'_>,
         window: &str,
     ) -> Result<Verdict, Failure> {
-        match self.ask(missed, phase, tool, rubric, key, window).await {
+        match self.ask(missed, q, window).await {
             Err(Failure::ContextLength(why)) if window.len() >= 64 => {
                 let parts = window::quarters(window);
-                let asks = parts.iter().map(|w| self.ask(missed, phase, tool, rubric, key, w));
+                let asks = parts.iter().map(|w| self.ask(missed, q, w));
                 let verdicts = futures_util::future::join_all(asks).await;
                 match combine(verdicts, 0, window.len()) {
                     Err(Failure::ContextLength(_)) => Err(Failure::ContextLength(why)),
@@ -197,19 +199,13 @@ impl Judge {
         }
     }
 
-    async fn ask(
-        &self,
-        missed: &AtomicUsize,
-        phase: Phase,
-        tool: &str,
-        rubric: &Arc<Rubric>,
-        key: &str,
-        window: &str,
-    ) -> Result<Verdict, Failure> {
+    async fn ask(&self, missed: &AtomicUsize, q: &Asked<'_>, window: &str) -> Result<Verdict, Failure> {
         let m = &self.model;
-        let cache_key = cache::key(phase, &rubric.version, m.client.model(), tool, window);
-        let prompt = prompt::build(&rubric.text, phase, tool, window);
-        let (m, key, metrics) = (m.clone(), Arc::<str>::from(key), self.metrics.clone());
+        let framing = q.framing.digest_part();
+        let cache_key =
+            cache::framed_key(q.phase, &q.rubric.version, m.client.model(), q.tool, &framing, window);
+        let prompt = prompt::build_framed(&q.rubric.text, q.phase, q.tool, window, q.framing);
+        let (m, key, metrics) = (m.clone(), Arc::<str>::from(q.key), self.metrics.clone());
         let (result, lookup) =
             m.cache.clone().get_or_check(cache_key, move || ask_model(m, key, prompt, metrics).boxed()).await;
         self.metrics.checker.cache(lookup);

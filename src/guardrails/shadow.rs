@@ -13,15 +13,15 @@
 
 use std::sync::Arc;
 
-use super::model::{Judge, Model};
+use super::model::{Asked, Judge, Model};
 use super::settle::tame;
 use super::{Guardrails, Source};
 use crate::audit::{Judged, ShadowVerdicts, Stage};
 use crate::checker::content::Content;
-use crate::checker::rubric::Rubric;
+use crate::checker::prompt::Framing;
 use crate::checker::rules::GuardRule;
 use crate::checker::verdict::Verdict;
-use crate::checker::{Failure, Phase};
+use crate::checker::Failure;
 use crate::telemetry::checker_metrics::CheckLabel;
 
 /// The fair-share (and breaker) key shadows are asked under: no caller can spell it.
@@ -49,11 +49,10 @@ fn said(result: &Result<Verdict, Failure>) -> (CheckLabel, Option<String>) {
 /// What a shadow judgement needs, owned.
 pub(super) struct ShadowJob<'a> {
     pub rule: &'a GuardRule,
-    pub phase: Phase,
-    pub tool: &'a str,
+    /// What the enforced check asked (its rubric, the task).
+    pub q: Asked<'a>,
     pub content: &'a Content,
-    /// The enforced rubric and what it said.
-    pub rubric: &'a Rubric,
+    /// What the enforced check said.
     pub enforced: &'a Result<(Verdict, Source), Failure>,
     /// False when the content was too short to show a model: nor is the shadow's.
     pub ask_model: bool,
@@ -85,18 +84,22 @@ impl Guardrails {
         let Ok(handle) = tokio::runtime::Handle::try_current() else { return };
         let judge: Judge = self.judge(model.clone());
         let enforced = Judged {
-            rubric: format!("{}@{}", job.rubric.name, job.rubric.version),
+            rubric: format!("{}@{}", job.q.rubric.name, job.q.rubric.version),
             model: self.model.as_ref().map_or_else(|| "local".to_owned(), |m| m.client.model().to_owned()),
             verdict: enforced_label.as_str(),
             reason: enforced_reason,
         };
         let (rubric, phase, tool, content) =
-            (rubric.clone(), job.phase, job.tool.to_owned(), job.content.clone());
+            (rubric.clone(), job.q.phase, job.q.tool.to_owned(), job.content.clone());
+        let task: Option<Arc<str>> = job.q.framing.task.map(Arc::from);
         let (label, metrics, audit) =
             (job.rule.label.clone(), self.metrics.clone(), self.audit.get().cloned());
         handle.spawn(async move {
             let started = std::time::Instant::now();
-            let (result, _) = judge.verdict(phase, &tool, &content, &rubric, SHADOW_KEY).await;
+            // A shadow never rewrites anything, so it is not asked to.
+            let framing = Framing { task: task.as_deref(), rewrite: false };
+            let q = Asked { phase, tool: &tool, rubric: &rubric, key: SHADOW_KEY, framing };
+            let (result, _) = judge.verdict(&q, &content).await;
             let (verdict, reason) = said(&result);
             let differs = disagreement(enforced_label, verdict);
             metrics.checker.shadow(&label, verdict, differs);

@@ -13,21 +13,29 @@ use crate::support::*;
 pub(crate) struct ToolServer {
     pub url: String,
     pub seen: Arc<Mutex<Vec<(String, String, String)>>>,
+    /// Every request's header names and values, as `name: value` lines.
+    pub headers: Arc<Mutex<Vec<String>>>,
 }
 
 pub(crate) async fn tool_server() -> ToolServer {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/api", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let log = seen.clone();
+    let headers = Arc::new(Mutex::new(Vec::new()));
+    let (log, head_log) = (seen.clone(), headers.clone());
     tokio::spawn(async move {
         loop {
             let (stream, _) = listener.accept().await.unwrap();
-            let log = log.clone();
+            let (log, head_log) = (log.clone(), head_log.clone());
             tokio::spawn(async move {
                 let svc = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-                    let log = log.clone();
+                    let (log, head_log) = (log.clone(), head_log.clone());
                     async move {
+                        let lines = req
+                            .headers()
+                            .iter()
+                            .map(|(k, v)| format!("{k}: {}", String::from_utf8_lossy(v.as_bytes())));
+                        head_log.lock().unwrap().push(lines.collect::<Vec<_>>().join("\n"));
                         let method = req.method().to_string();
                         let path = req.uri().path_and_query().map(|p| p.to_string()).unwrap_or_default();
                         let body = req.into_body().collect().await.unwrap().to_bytes();
@@ -47,7 +55,7 @@ pub(crate) async fn tool_server() -> ToolServer {
             });
         }
     });
-    ToolServer { url, seen }
+    ToolServer { url, seen, headers }
 }
 
 #[tokio::test]

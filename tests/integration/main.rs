@@ -36,3 +36,4 @@ mod shell_differential;
 mod stdio;
 mod support;
 mod upstream_auth;
+mod user_task;

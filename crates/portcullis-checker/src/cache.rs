@@ -27,8 +27,21 @@ pub type Key = [u8; 32];
 
 /// The cache key of a check.
 pub fn key(phase: Phase, rubric_version: &str, model: &str, tool: &str, content: &str) -> Key {
+    framed_key(phase, rubric_version, model, tool, "", content)
+}
+
+/// The cache key of a check whose prompt says more than the content ([`super::prompt::Framing`]:
+/// the user's task, whether a rewrite was asked for).
+pub fn framed_key(
+    phase: Phase,
+    rubric_version: &str,
+    model: &str,
+    tool: &str,
+    framing: &str,
+    content: &str,
+) -> Key {
     let mut h = Sha256::new();
-    for part in [phase.as_str(), rubric_version, model, tool, content] {
+    for part in [phase.as_str(), rubric_version, model, tool, framing, content] {
         // Length-prefixed, so no two different tuples hash the same bytes.
         h.update((part.len() as u64).to_le_bytes());
         h.update(part.as_bytes());

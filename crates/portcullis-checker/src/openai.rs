@@ -289,8 +289,9 @@ fn keep_only_our_headers(headers: &mut HeaderMap, authorize: bool) {
 
 /// The shape [`super::verdict::parse`] accepts, in the subset strict mode allows (every property
 /// required, `null` for "no rewrite").
-fn verdict_schema() -> Value {
-    json!({
+/// `rewrite` adds `sanitized_content` (a sanitize rule's prompt only).
+fn verdict_schema(rewrite: bool) -> Value {
+    let mut schema = json!({
         "type": "object",
         // Keys are serialized in this order (evidence, reason, safe, …): a model that writes the
         // fields in schema order quotes and explains before it decides.
@@ -298,20 +299,24 @@ fn verdict_schema() -> Value {
             "evidence": {"type": ["string", "null"]},
             "reason": {"type": "string"},
             "safe": {"type": "boolean"},
-            "sanitized_content": {"type": ["string", "null"]},
         },
-        "required": ["evidence", "reason", "safe", "sanitized_content"],
+        "required": ["evidence", "reason", "safe"],
         "additionalProperties": false,
-    })
+    });
+    if rewrite {
+        schema["properties"]["sanitized_content"] = json!({"type": ["string", "null"]});
+        schema["required"].as_array_mut().expect("a list").push(json!("sanitized_content"));
+    }
+    schema
 }
 
 fn request(model: &str, prompt: &Prompt, format: Format) -> Value {
     let response_format = match format {
         Format::JsonSchema => json!({
             "type": "json_schema",
-            "json_schema": {"name": "verdict", "strict": true, "schema": verdict_schema()},
+            "json_schema": {"name": "verdict", "strict": true, "schema": verdict_schema(prompt.rewrite)},
         }),
-        Format::JsonObject => json!({"type": "json_object", "schema": verdict_schema()}),
+        Format::JsonObject => json!({"type": "json_object", "schema": verdict_schema(prompt.rewrite)}),
     };
     // `max_tokens`, not `max_completion_tokens`: every compatible server reads the older name.
     json!({
@@ -446,7 +451,7 @@ mod tests {
 
     #[test]
     fn schema_requires_every_verdict_field_and_nothing_else() {
-        let s = verdict_schema();
+        let s = verdict_schema(true);
         assert_eq!(s["additionalProperties"], false);
         assert_eq!(s["required"], json!(["evidence", "reason", "safe", "sanitized_content"]));
         // In this order as sent: the evidence and the reason are written before the decision.
@@ -456,6 +461,14 @@ mod tests {
         assert!(sent.find("\"evidence\"").unwrap() < sent.find("\"safe\"").unwrap(), "{sent}");
         // What the schema admits, the verdict parser accepts.
         assert_eq!(parse(r#"{"safe":true,"reason":"","sanitized_content":null}"#), Ok(Verdict::Safe));
+        // Without a rewrite asked for, the model is not offered the field to fill.
+        let s = verdict_schema(false);
+        assert_eq!(s["required"], json!(["evidence", "reason", "safe"]));
+        assert!(s["properties"].get("sanitized_content").is_none());
+        assert_eq!(parse(r#"{"evidence":null,"reason":"","safe":true}"#), Ok(Verdict::Safe));
+        let p = crate::prompt::build_framed("R", Phase::Post, "t", "x", crate::prompt::Framing::default());
+        assert!(!p.system.contains("sanitized_content"), "{}", p.system);
+        assert_eq!(request("m", &p, Format::JsonObject)["response_format"]["schema"], s);
     }
 
     #[test]
@@ -469,9 +482,9 @@ mod tests {
         assert_eq!(strict["messages"][1], json!({"role": "user", "content": p.user}));
         assert_eq!(strict["response_format"]["type"], "json_schema");
         assert_eq!(strict["response_format"]["json_schema"]["strict"], true);
-        assert_eq!(strict["response_format"]["json_schema"]["schema"], verdict_schema());
+        assert_eq!(strict["response_format"]["json_schema"]["schema"], verdict_schema(true));
         let loose = request("m", &p, Format::JsonObject);
-        assert_eq!(loose["response_format"], json!({"type": "json_object", "schema": verdict_schema()}));
+        assert_eq!(loose["response_format"], json!({"type": "json_object", "schema": verdict_schema(true)}));
     }
 
     #[test]
