@@ -33,4 +33,5 @@ mod replicas_cache;
 mod shell_differential;
 mod stdio;
 mod support;
+mod tool_pins;
 mod upstream_auth;
