@@ -239,6 +239,11 @@ impl Metrics {
         }
     }
 
+    /// Exports `upstream`'s change counter at 0 (a configured name).
+    pub fn tool_definition_changes_start(&self, upstream: &str) {
+        self.tool_definition_changes.with_label_values(&[upstream]);
+    }
+
     /// Counts one changed (or unpinned) tool definition of `upstream` (a configured name).
     pub fn tool_definition_change(&self, upstream: &str) {
         self.tool_definition_changes.with_label_values(&[upstream]).inc();
