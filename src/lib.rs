@@ -47,6 +47,7 @@ pub mod proxy;
 pub mod reload;
 pub use portcullis_rules as rules;
 pub mod outcome;
+pub mod pins;
 mod read_mostly;
 pub mod runtime;
 pub mod server;

@@ -112,6 +112,22 @@ enum Command {
         #[command(flatten)]
         config: ConfigArgs,
     },
+    /// List every upstream's tools and write their definitions' digests to the lock file the
+    /// config names (`pins: { file }`); a running proxy reloads it. See docs/tool-pinning.md.
+    Pin {
+        /// The config whose upstreams are pinned.
+        #[arg(long)]
+        config: PathBuf,
+        /// Write here instead of the config's `pins.file`.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Pin a stdio server too, under this name (the `wrap --name` it runs with).
+        #[arg(long, default_value = "stdio")]
+        name: String,
+        /// The stdio server command and its arguments (as given to `wrap`), if any.
+        #[arg(last = true)]
+        cmd: Vec<String>,
+    },
     /// Claude Code's PreToolUse/PostToolUse hook (JSON on stdin, answer on stdout), and its install.
     Hook {
         #[command(subcommand)]
@@ -363,11 +379,26 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             print!("{}", portcullis::eval::run(&a.config.load()?, &opts, &show).await?);
             Ok(ExitCode::SUCCESS)
         }
+        Command::Pin { config, out, name, cmd } => {
+            let text =
+                std::fs::read_to_string(&config).with_context(|| format!("reading {}", config.display()))?;
+            let c = Config::parse_for_pinning(&text, &config.display().to_string())
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let stdio =
+                (!cmd.is_empty()).then_some(portcullis::pins::cli::StdioServer { name: &name, cmd: &cmd });
+            for line in portcullis::pins::cli::run(&c, out.as_deref(), stdio).await? {
+                println!("{line}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Hook { .. } => unreachable!("answered before the runtime starts"),
         Command::Serve { config } => {
             let c = config.load()?;
             let running = portcullis::app::start(&c).await?;
-            running.reload_on_change(config.reload());
+            let mut reload = config.reload();
+            // A re-pin is a policy change: the lock file is watched with the config.
+            reload.files.extend(c.policy.pins.as_ref().map(|p| p.file.clone()));
+            running.reload_on_change(reload);
             eprintln!(
                 "portcullis listening on http://{} (admin http://{})",
                 running.addr, running.admin_addr

@@ -101,6 +101,10 @@ impl Runtime {
     /// one, parked asks can be answered.
     pub fn new(config: &Config, token: Option<String>) -> Result<Runtime, StartError> {
         let metrics = Arc::new(Metrics::new());
+        // Every upstream's series exists from the start, so the first change is an increase.
+        for name in config.upstreams.keys() {
+            metrics.tool_definition_changes_start(name);
+        }
         let audit = Arc::new(Audit::start(&config.audit, metrics.clone()).map_err(StartError::Audit)?);
         let delegations = Arc::new(crate::identity::delegation::Delegations::default());
         let guard = Guard::new(&config.policy, metrics.clone())?

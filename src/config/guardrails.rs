@@ -374,16 +374,18 @@ fn rule(
         }
     };
     let target = Selector::parse(&r.pattern).map_err(|e| p.add(format!("{path}.match"), e)).ok();
-    let (mut pre, mut post) = (false, false);
+    let (mut pre, mut post, mut tools) = (false, false, false);
     for ph in r.phases.as_deref().unwrap_or(&["pre".to_owned(), "post".to_owned()]) {
         match ph.as_str() {
             "pre" => pre = true,
             "post" => post = true,
-            other => p.add(format!("{path}.phases"), format!("{other:?}: pre or post")),
+            // Tool definitions in `tools/list` results (see docs/tool-pinning.md).
+            "tools" => tools = true,
+            other => p.add(format!("{path}.phases"), format!("{other:?}: pre, post or tools")),
         }
     }
-    if !pre && !post {
-        p.add(format!("{path}.phases"), "names no phase (pre, post)");
+    if !pre && !post && !tools {
+        p.add(format!("{path}.phases"), "names no phase (pre, post, tools)");
     }
     let mode = match r.mode.as_deref() {
         None => default_mode,
@@ -407,6 +409,7 @@ fn rule(
         label: r.pattern,
         pre,
         post,
+        tools,
         mode,
         rubric: r.rubric,
         fail_closed: r.fail_closed,

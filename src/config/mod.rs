@@ -11,6 +11,7 @@ mod audit;
 mod engine_tests;
 mod guardrails;
 pub(crate) mod permissions;
+mod pins;
 mod raw;
 pub mod state;
 pub mod units;
@@ -80,6 +81,8 @@ pub struct Policy {
     pub guardrails: Option<GuardrailsConfig>,
     /// Who may call, and each agent's engine (anonymous by default).
     pub identity: Identity,
+    /// The pinned tool definitions (`pins:`); `None` when no lock file is configured.
+    pub pins: Option<std::sync::Arc<crate::pins::Pins>>,
 }
 
 #[derive(Debug, Clone)]
@@ -161,6 +164,7 @@ const TOP_KEYS: &[&str] = &[
     "auth",
     "delegation",
     "state",
+    "pins",
 ];
 
 /// An extra permissions file and its scope (`--permission-config`, the managed file).
@@ -248,15 +252,29 @@ impl Config {
         Config::parse_layered(text, source_name, &[])
     }
 
+    /// As [`Config::parse`], without reading the `pins:` lock file: `portcullis pin` writes it.
+    pub fn parse_for_pinning(text: &str, source_name: &str) -> Result<Config, ConfigError> {
+        Config::parse_with(text, source_name, &[], false)
+    }
+
     /// Parses the main config with extra permission layers; every layer's problems are reported.
     pub fn parse_layered(text: &str, source_name: &str, layers: &[Layer]) -> Result<Config, ConfigError> {
+        Config::parse_with(text, source_name, layers, true)
+    }
+
+    fn parse_with(
+        text: &str,
+        source_name: &str,
+        layers: &[Layer],
+        read_lock: bool,
+    ) -> Result<Config, ConfigError> {
         let fail = |problems| ConfigError { source_name: source_name.to_owned(), problems };
         let doc: raw::Document = match serde_saphyr::from_str(text) {
             Ok(Some(doc)) => doc,
             Ok(None) => raw::Document::new(),
             Err(e) => return Err(fail(vec![Problem { path: "(yaml)".into(), message: e.to_string() }])),
         };
-        let mut c = Compiler::default();
+        let mut c = Compiler { read_lock, ..Compiler::default() };
         let mut extra = Vec::new();
         for layer in layers {
             match serde_saphyr::from_str::<Option<permissions::RawPermissionFile>>(&layer.text) {
@@ -282,6 +300,8 @@ impl Config {
 #[derive(Default)]
 struct Compiler {
     p: Problems,
+    /// Read the `pins:` lock file (everything but `portcullis pin`).
+    read_lock: bool,
 }
 
 impl Compiler {
@@ -339,6 +359,7 @@ impl Compiler {
         let auth: agents::RawAuth = self.section(&mut doc, "auth");
         let delegation: agents::RawDelegation = self.section(&mut doc, "delegation");
         let state: state::Raw = self.section(&mut doc, "state");
+        let pins: Option<pins::Raw> = self.section(&mut doc, "pins");
         let yolo = posture.as_deref() == Some("yolo");
 
         let listen = self.addr("listen", listen.as_deref().unwrap_or("127.0.0.1:8686"));
@@ -364,6 +385,7 @@ impl Compiler {
         let approvals = approvals::compile(approvals, &mut self.p);
         let audit = audit::compile(audit, &mut self.p);
         let state = state::compile(state, &mut self.p);
+        let pins = pins::compile(pins, self.read_lock, &mut self.p);
         if state.shared() && approvals.seal_key_env.is_none() {
             self.problem(
                 "approvals.seal_key_env",
@@ -384,7 +406,7 @@ impl Compiler {
             allowed_hosts,
             admin: Admin { listen: admin_listen?, token_env: admin.token_env },
             upstreams,
-            policy: Policy { engine, redact, guardrails, identity },
+            policy: Policy { engine, redact, guardrails, identity, pins },
             limits,
             approvals,
             audit,

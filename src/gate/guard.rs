@@ -43,6 +43,10 @@ pub struct Guard {
     /// Delegated agents' engines, by grant id, compiled for this guard's policy: a reload builds
     /// a new guard, so they are compiled again under the new root engines.
     delegated: Mutex<HashMap<Arc<str>, Arc<Engine>>>,
+    /// The pinned tool definitions (`pins:`), if a lock file is configured.
+    pins: Option<Arc<crate::pins::Pins>>,
+    /// Listed tool definitions and their verdicts (the process's, kept across reloads).
+    tool_defs: Arc<super::tool_defs::ToolDefs>,
 }
 
 /// Delegated engines kept per guard (as many as the store holds grants).
@@ -186,6 +190,8 @@ impl Guard {
             delegation: policy.identity.delegation,
             delegations: None,
             delegated: Mutex::default(),
+            pins: policy.pins.clone(),
+            tool_defs: Arc::default(),
         })
     }
 
@@ -247,6 +253,8 @@ impl Guard {
             delegation: policy.identity.delegation,
             delegations: self.delegations.clone(),
             delegated: Mutex::default(),
+            pins: policy.pins.clone(),
+            tool_defs: self.tool_defs.clone(),
         })
     }
 
@@ -315,6 +323,20 @@ impl Guard {
         self.guardrails.as_ref()
     }
 
+    /// The pinned tool definitions, if a lock file is configured.
+    pub fn pins(&self) -> Option<&crate::pins::Pins> {
+        self.pins.as_deref()
+    }
+
+    /// Listed tool definitions: what `tools/list` screening withheld ([`super::tool_defs`]).
+    pub fn tool_defs(&self) -> &super::tool_defs::ToolDefs {
+        &self.tool_defs
+    }
+
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
     /// The call's arguments as a value, when something reads them. Arguments that parse as JSON
     /// text but not as values (a number past f64's range like `1e999`, which JavaScript reads as
     /// `Infinity`; a lone surrogate escape) are never judged as something else (they were judged
@@ -368,6 +390,11 @@ impl Guard {
     /// reason that says a human could have allowed it. An allowed call a guardrail rule covers
     /// comes back as [`Outcome::Check`]: a Layer 1 deny never spends a checker call.
     pub fn pre(&self, call: &ToolCall) -> Outcome {
+        // A tool whose definition was withheld from the agent is not called either.
+        if let Some(withheld) = self.tool_defs.refusal(self, call) {
+            self.metrics.rule_decision(Effect::Deny, Scope::Builtin);
+            return Outcome::Refuse(withheld);
+        }
         let kind = self.engine.kinds().kind_of(&call.qualified);
         let checker = self.guardrails.as_ref().filter(|g| g.covers(&call.qualified, kind, Phase::Pre));
         // Parsed once, and only when Layer 1 or a guardrail rule reads them.

@@ -223,6 +223,16 @@ impl Guardrails {
         self.rules.select(qualified, kind, phase).is_some()
     }
 
+    /// The rule judging `qualified`'s definition in a `tools/list` result, if any.
+    pub fn tools_rule(&self, qualified: &str, kind: &KindSpec) -> Option<&GuardRule> {
+        self.rules.select_tools(qualified, kind)
+    }
+
+    /// True when some rule judges tool definitions (`phases: [tools]`).
+    pub fn judges_tools(&self) -> bool {
+        self.rules.any_tools()
+    }
+
     /// True when results must be held for a check at all.
     pub fn watches_results(&self) -> bool {
         self.rules.any(Phase::Post)

@@ -46,6 +46,8 @@ pub struct Metrics {
     agent_calls: IntCounterVec,
     auth_refusals: IntCounterVec,
     state_backend_up: prometheus::IntGauge,
+    /// Tool definitions that differ from their pinned (or first-seen) one, by upstream.
+    tool_definition_changes: IntCounterVec,
 }
 
 /// One tool label's counters by upstream (configured names: bounded) and outcome, each made
@@ -200,6 +202,15 @@ impl Metrics {
         .expect("static metric");
         state_backend_up.set(1);
         registry.register(Box::new(state_backend_up.clone())).expect("registered once");
+        let tool_definition_changes = IntCounterVec::new(
+            Opts::new(
+                "tool_definition_changes_total",
+                "Tool definitions an upstream listed that differ from the pinned one (or, without a lock file, from the first one seen), each distinct definition once",
+            ),
+            &["upstream"],
+        )
+        .expect("static metric");
+        registry.register(Box::new(tool_definition_changes.clone())).expect("registered once");
         for d in ["allow_once", "allow_session", "deny", "cancel", "timeout"] {
             approvals.with_label_values(&[d]);
         }
@@ -224,7 +235,18 @@ impl Metrics {
             agent_calls,
             auth_refusals,
             state_backend_up,
+            tool_definition_changes,
         }
+    }
+
+    /// Exports `upstream`'s change counter at 0 (a configured name).
+    pub fn tool_definition_changes_start(&self, upstream: &str) {
+        self.tool_definition_changes.with_label_values(&[upstream]);
+    }
+
+    /// Counts one changed (or unpinned) tool definition of `upstream` (a configured name).
+    pub fn tool_definition_change(&self, upstream: &str) {
+        self.tool_definition_changes.with_label_values(&[upstream]).inc();
     }
 
     /// Whether the shared state store is reachable.

@@ -24,7 +24,7 @@ type Exported = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
 
 const TARGET_LABELS: [&str; 2] = ["job", "instance"];
 const PROMETHEUS_OWN: [&str; 1] = ["up"];
-const ALERTS: [&str; 8] = [
+const ALERTS: [&str; 9] = [
     "PortcullisDown",
     "PortcullisCheckerDown",
     "PortcullisUnguardedTraffic",
@@ -33,6 +33,7 @@ const ALERTS: [&str; 8] = [
     "PortcullisBlockRateSpike",
     "PortcullisApprovalsBacklog",
     "PortcullisStateBackendDown",
+    "PortcullisToolDefinitionChanged",
 ];
 
 const AGGREGATIONS: &[&str] = &[

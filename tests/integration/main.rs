@@ -35,5 +35,6 @@ mod shadow;
 mod shell_differential;
 mod stdio;
 mod support;
+mod tool_pins;
 mod upstream_auth;
 mod user_task;

@@ -70,6 +70,10 @@ pub struct GuardRule {
     pub label: String,
     pub pre: bool,
     pub post: bool,
+    /// The `tools/list` phase: tool definitions (descriptions, titles, schemas) are judged like
+    /// a result before the agent reads them. A flag rather than a third [`Phase`]: a definition
+    /// is judged as inbound content (`Phase::Post`, the injection rubric by default).
+    pub tools: bool,
     pub mode: Mode,
     /// A rubric name; `None` picks by phase and kind (see [`GuardRule::rubric_for`]).
     pub rubric: Option<String>,
@@ -128,6 +132,7 @@ impl GuardRules {
             label: m.to_owned(),
             pre,
             post,
+            tools: false,
             mode,
             rubric: rubric.map(str::to_owned),
             fail_closed: None,
@@ -149,6 +154,23 @@ impl GuardRules {
             }
         }
         best
+    }
+
+    /// The rule judging the definition of `qualified` as listed in `tools/list`, if any (the
+    /// same ranking as [`GuardRules::select`]).
+    pub fn select_tools(&self, qualified: &str, kind: &KindSpec) -> Option<&GuardRule> {
+        let mut best: Option<&GuardRule> = None;
+        for r in self.0.iter().filter(|r| r.tools && r.target.matches(qualified, kind)) {
+            if best.is_none_or(|b| r.target.rank() > b.target.rank()) {
+                best = Some(r);
+            }
+        }
+        best
+    }
+
+    /// True when some rule judges tool definitions.
+    pub fn any_tools(&self) -> bool {
+        self.0.iter().any(|r| r.tools)
     }
 
     /// True when some rule could judge `phase` at all (lets transports skip holding results).
@@ -180,6 +202,7 @@ mod tests {
             label: "mcp__web__*".into(),
             pre: false,
             post: true,
+            tools: false,
             mode: Mode::Sanitize,
             rubric: None,
             fail_closed: Some(true),

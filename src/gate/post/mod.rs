@@ -217,12 +217,20 @@ pub fn adopt_strays(answer: &Envelope<'_>, watched: &mut Watched, call: &ToolCal
 /// True when inspecting `text` will wait on a Layer 2 check: some response in it answers a
 /// watched call that a guardrail rule covers. Without guardrails on results, this is free.
 pub fn needs_check(answer: &Envelope<'_>, watched: &Watched, guard: &Guard) -> bool {
-    if watched.is_empty() || !guard.guardrails().is_some_and(|g| g.watches_results()) {
+    if watched.is_empty() {
         return false;
     }
-    answer
-        .response_ids()
-        .any(|id| matches!(watched.peek(id), Some(Watch::Call(c)) if guard.checks_result_of(c)))
+    let results = guard.guardrails().is_some_and(|g| g.watches_results());
+    // A `tools/list` result is screened (pins, a `tools` phase rule): that may wait on a check.
+    let lists = crate::gate::tool_defs::ToolDefs::screens(guard);
+    if !results && !lists {
+        return false;
+    }
+    answer.response_ids().any(|id| match watched.peek(id) {
+        Some(Watch::Call(c)) => results && guard.checks_result_of(c),
+        Some(Watch::List(_)) => lists,
+        _ => false,
+    })
 }
 
 /// True when inspecting `text` as it came from an upstream will wait on a Layer 2 check: a
@@ -331,10 +339,22 @@ async fn inspect_one(
             One::Unchanged
         }
         Watch::List(upstream) => {
-            if let Some(result) = msg.result.and_then(|r| serde_json::from_str::<Value>(r.get()).ok()) {
-                seen.push(Seen::Listed { upstream, result });
+            let Some(raw) = msg.result else { return One::Unchanged };
+            let screens = crate::gate::tool_defs::ToolDefs::screens(guard);
+            let Ok(result) = serde_json::from_str::<Value>(raw.get()) else {
+                // What cannot be read cannot be screened: not released while screening is on.
+                return if screens { One::Malformed } else { One::Unchanged };
+            };
+            let screened = match screens {
+                true => guard.tool_defs().screen(guard, &upstream, &result).await,
+                false => None,
+            };
+            seen.push(Seen::Listed { upstream, result });
+            match screened.map(|new| envelope::splice(text, raw, &new.to_string())) {
+                None => One::Unchanged,
+                Some(Some(spliced)) => One::Rewritten(spliced),
+                Some(None) => One::Malformed,
             }
-            One::Unchanged
         }
         Watch::Call(mut call) => {
             // The result, or an error (whose message and data can carry tool output too).
