@@ -245,6 +245,10 @@ struct EvalArgs {
     /// Rows in flight at once (default: the checker's max_concurrency).
     #[arg(long)]
     concurrency: Option<usize>,
+    /// Judge only N rows, evenly spaced through the file (for a slow model; the same N rows
+    /// every run, so two runs compare).
+    #[arg(long)]
+    sample: Option<usize>,
     /// The tool rows that name none go on (default: Bash for commands, read_text for results).
     #[arg(long)]
     tool: Option<String>,
@@ -369,6 +373,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 phase,
                 rubrics: a.rubrics,
                 concurrency: a.concurrency,
+                sample: a.sample,
                 checker,
                 tool: a.tool,
                 upstream: a.upstream,

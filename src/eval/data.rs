@@ -61,6 +61,16 @@ pub enum DataError {
 }
 
 /// Reads `path`: `.tsv` as a shell corpus (header row first), anything else as JSONL.
+/// `n` of `rows`, evenly spaced from the first (all of them when `n` is not fewer): a subset
+/// that does not depend on labels or content, and is the same every run.
+pub fn sample(rows: Vec<Row>, n: usize) -> Vec<Row> {
+    let len = rows.len();
+    if n >= len {
+        return rows;
+    }
+    rows.into_iter().enumerate().filter(|(i, _)| (i * n) % len < n).map(|(_, r)| r).collect()
+}
+
 pub fn load(path: &Path) -> Result<Vec<Row>, DataError> {
     let name = path.display().to_string();
     let text =
@@ -188,6 +198,21 @@ fn jsonl(text: &str) -> Result<Vec<Row>, (usize, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sample_is_evenly_spaced_and_exactly_n() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rows.jsonl");
+        let lines: Vec<String> =
+            (0..10).map(|i| format!(r#"{{"text":"row {i}","label":"benign","source":"t"}}"#)).collect();
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        let picked = |n| sample(load(&path).unwrap(), n).iter().map(|r| r.line).collect::<Vec<_>>();
+        assert_eq!(picked(5), [1, 3, 5, 7, 9]);
+        assert_eq!(picked(3).len(), 3);
+        assert_eq!(picked(1), [1]);
+        assert_eq!(picked(10).len(), 10);
+        assert_eq!(picked(50).len(), 10, "never more than there are");
+    }
     use serde_json::json;
 
     #[test]

@@ -42,6 +42,8 @@ pub struct Options {
     pub rubrics: Option<PathBuf>,
     /// Rows in flight at once; `None` is the checker's `max_concurrency`.
     pub concurrency: Option<usize>,
+    /// Only this many rows, evenly spaced ([`data::sample`]).
+    pub sample: Option<usize>,
     /// An OpenAI-compatible checker in place of the config's.
     pub checker: Option<CheckerOverride>,
     /// The tool rows that name none are put on (results, commands).
@@ -403,6 +405,10 @@ pub struct Show {
 /// returns the report to print.
 pub async fn run(config: &Config, opts: &Options, show: &Show) -> Result<String, EvalError> {
     let rows = data::load(&opts.data)?;
+    let rows = match opts.sample {
+        Some(n) => data::sample(rows, n),
+        None => rows,
+    };
     let phase = phase_of(&rows, opts.phase)?;
     let checker = opts.checker.as_ref();
     let out = match &show.compare {

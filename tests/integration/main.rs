@@ -29,6 +29,7 @@ mod mcp_http;
 mod method_spelling;
 mod mrtr;
 mod prometheus_e2e;
+mod real_checker;
 mod replicas;
 mod replicas_cache;
 mod shadow;

@@ -195,6 +195,15 @@ impl OpenAi {
         }
     }
 
+    /// The structured-output form in use: `json_schema` until the server refuses it, then
+    /// `json_object` (with the schema) for good.
+    pub fn structured_output(&self) -> &'static str {
+        match self.format() {
+            Format::JsonSchema => "json_schema",
+            Format::JsonObject => "json_object",
+        }
+    }
+
     fn format(&self) -> Format {
         match self.json_object.load(Ordering::Relaxed) {
             true => Format::JsonObject,
