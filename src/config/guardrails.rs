@@ -96,8 +96,9 @@ struct RawOpenAi {
     timeout: Option<Scalar>,
     /// The model's context window in tokens (llama.cpp's `n_ctx`): windows shrink to fit it.
     context_tokens: Option<u32>,
-    /// How often the checker is probed in the background (`off` for never).
-    probe: Option<Scalar>,
+    /// How often the checker is probed in the background (`off` for never: YAML reads a bare
+    /// `off` as `false`, so both spellings mean it).
+    probe: Option<ProbeEvery>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -111,6 +112,14 @@ struct RawRule {
     fail_closed: Option<bool>,
     /// A rubric name, or `{ rubric, checker: { base_url, model, api_key_env, timeout } }`.
     shadow: Option<Value>,
+}
+
+/// `probe:` as written: a duration, or off (`off` unquoted is YAML's `false`).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum ProbeEvery {
+    Off(bool),
+    Every(Scalar),
 }
 
 #[derive(Debug, Deserialize)]
@@ -159,9 +168,18 @@ pub(crate) fn compile(raw: Raw, yolo: bool, p: &mut Problems) -> Option<Guardrai
             Ok(o) => {
                 context_tokens = o.context_tokens;
                 probe = match o.probe {
-                    Some(Scalar::Text(t)) if t == "off" => None,
-                    other => {
-                        let every = p.duration("guardrails.checker.probe", other, Duration::from_secs(15));
+                    Some(ProbeEvery::Off(false)) => None,
+                    Some(ProbeEvery::Every(Scalar::Text(t))) if t == "off" => None,
+                    Some(ProbeEvery::Off(true)) => {
+                        p.add("guardrails.checker.probe", "a duration, or off");
+                        None
+                    }
+                    given => {
+                        let given = given.and_then(|g| match g {
+                            ProbeEvery::Every(s) => Some(s),
+                            ProbeEvery::Off(_) => None,
+                        });
+                        let every = p.duration("guardrails.checker.probe", given, Duration::from_secs(15));
                         if every < Duration::from_millis(100) {
                             p.add("guardrails.checker.probe", "at least 100ms (or off)");
                         }
@@ -441,6 +459,23 @@ mod tests {
         for key in ["guardrails.on_malformed", "guardrails.queue_timeout", "guardrails.model_windows"] {
             assert!(err.contains(key), "{key} reported: {err}");
         }
+    }
+
+    #[test]
+    fn the_probe_is_off_however_yaml_spells_it() {
+        let probe = |v: &str| {
+            Config::parse(
+                &format!("guardrails: {{ checker: {{ base_url: \"http://127.0.0.1:1/v1\", model: m, probe: {v} }} }}\n"),
+                "t",
+            )
+            .map(|c| c.policy.guardrails.unwrap().probe)
+            .map_err(|e| e.to_string())
+        };
+        assert_eq!(probe("off"), Ok(None));
+        assert_eq!(probe("\"off\""), Ok(None));
+        assert_eq!(probe("5s"), Ok(Some(Duration::from_secs(5))));
+        assert!(probe("on").unwrap_err().contains("guardrails.checker.probe"));
+        assert!(probe("10ms").unwrap_err().contains("at least 100ms"));
     }
 
     #[test]
