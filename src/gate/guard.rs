@@ -141,19 +141,7 @@ impl PostCheck {
         result: &mut Value,
         refusal: impl Fn(&str) -> Value,
     ) -> PostOutcome {
-        match self
-            .guardrails
-            .post_keyed(
-                &self.rule,
-                &call.qualified,
-                &self.kind,
-                call.share_key(),
-                call.task.as_deref(),
-                result,
-            )
-            .await
-            .judgement
-        {
+        match self.report(call, result).await.judgement {
             PostJudgement::Pass => PostOutcome::Pass,
             PostJudgement::Sanitized => PostOutcome::Rewritten { replacements: 1 },
             PostJudgement::Block { reason } => {

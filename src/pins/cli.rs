@@ -155,9 +155,8 @@ impl HttpSession<'_> {
     }
 
     async fn list(&self) -> Result<Vec<Value>, String> {
-        let mut tools = Vec::new();
-        let mut cursor: Option<String> = None;
-        for id in 2..(2 + MAX_PAGES as u64) {
+        let mut pages = Pages::default();
+        while let Some((id, cursor)) = pages.next() {
             let mut params = json!({});
             if let Some(c) = &cursor {
                 params["cursor"] = json!(c);
@@ -173,14 +172,42 @@ impl HttpSession<'_> {
             let got = self.post(&body, "tools/list").await?;
             let msg = answer(&got.body, id)
                 .ok_or_else(|| format!("tools/list: no answer (HTTP {})", got.status))?;
-            let (page, next) = page(&msg)?;
-            tools.extend(page);
-            match next {
-                Some(c) => cursor = Some(c),
-                None => return Ok(tools),
+            if pages.took(&msg)? {
+                return Ok(pages.tools);
             }
         }
-        Err(format!("tools/list: more than {MAX_PAGES} pages"))
+        Err(Pages::EXHAUSTED.into())
+    }
+}
+
+/// Paging through `tools/list` (at most [`MAX_PAGES`]), whatever carries the requests.
+#[derive(Default)]
+struct Pages {
+    tools: Vec<Value>,
+    cursor: Option<String>,
+    asked: u64,
+    done: bool,
+}
+
+impl Pages {
+    const EXHAUSTED: &'static str = "tools/list: too many pages";
+
+    /// The next request's id and cursor, while there are pages left to ask for.
+    fn next(&mut self) -> Option<(u64, Option<String>)> {
+        if self.done || self.asked >= MAX_PAGES as u64 {
+            return None;
+        }
+        self.asked += 1;
+        Some((self.asked + 1, self.cursor.take()))
+    }
+
+    /// Takes one answer; true when it was the last page.
+    fn took(&mut self, msg: &Value) -> Result<bool, String> {
+        let (page, next) = page(msg)?;
+        self.tools.extend(page);
+        self.done = next.is_none();
+        self.cursor = next;
+        Ok(self.done)
     }
 }
 
@@ -256,22 +283,16 @@ async fn list_stdio(cmd: &[String]) -> Result<Vec<Value>, String> {
         return Err(format!("initialize failed: {e}"));
     }
     ask(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), None).await?;
-    let mut tools = Vec::new();
-    let mut cursor: Option<String> = None;
-    for id in 2..(2 + MAX_PAGES as u64) {
-        let params = cursor.as_ref().map_or_else(|| json!({}), |c| json!({"cursor": c}));
-        let msg =
-            ask(json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": params}), Some(id))
-                .await?
-                .ok_or("tools/list: no answer")?;
-        let (page, next) = page(&msg)?;
-        tools.extend(page);
-        match next {
-            Some(c) => cursor = Some(c),
-            None => return Ok(tools),
+    let mut pages = Pages::default();
+    while let Some((id, cursor)) = pages.next() {
+        let params = cursor.map_or_else(|| json!({}), |c| json!({"cursor": c}));
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": params});
+        let msg = ask(msg, Some(id)).await?.ok_or("tools/list: no answer")?;
+        if pages.took(&msg)? {
+            return Ok(pages.tools);
         }
     }
-    Err(format!("tools/list: more than {MAX_PAGES} pages"))
+    Err(Pages::EXHAUSTED.into())
 }
 
 #[cfg(test)]
