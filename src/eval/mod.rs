@@ -10,6 +10,10 @@
 //! row reaches Layer 2 as if Layer 1 had allowed it. A row is *flagged* when its verdict is
 //! unsafe, whatever the rule's mode does with that. `--compare` runs two rubric directories on
 //! the same rows and lists the rows whose verdict flipped.
+//!
+//! [`Guardrails::pre_job`]: crate::guardrails::Guardrails::pre_job
+//! [`Guardrails::pre`]: crate::guardrails::Guardrails::pre
+//! [`Guardrails::post_keyed`]: crate::guardrails::Guardrails::post_keyed
 
 pub mod data;
 mod placed;

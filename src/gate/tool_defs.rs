@@ -11,7 +11,7 @@
 //! The last definition each tool was listed with is remembered (process-wide, kept across
 //! policy reloads) so a call to it is refused even on a session that never listed it; a re-pin
 //! (the config reloads when the lock file changes) lets the same definition through again.
-//! Bounded: past [`MAX_TOOLS`] sightings new tools are still screened in lists, but not
+//! Bounded: past `MAX_TOOLS` sightings new tools are still screened in lists, but not
 //! remembered for calls (a lock file with `on_unpinned: withhold` still refuses them).
 
 use std::collections::{HashMap, HashSet};
