@@ -17,6 +17,7 @@
 //! | [`answer::refusal`] | a human's answer as the words the agent reads | every transport's asks |
 
 pub mod answer;
+mod checks;
 pub mod guard;
 pub mod post;
 pub mod pre;
