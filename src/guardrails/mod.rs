@@ -57,6 +57,9 @@ pub struct Guardrails {
     metrics: Arc<Metrics>,
     /// The models rules' shadows name (other than the enforced one), kept across reloads.
     shadow_models: Vec<Arc<Model>>,
+    /// Shadow judgements in flight at most (each holds its content): beyond, one is skipped
+    /// and counted, never queued — a flood of large results must not pile up shadow tasks.
+    shadow_room: Arc<tokio::sync::Semaphore>,
     /// Where shadow lines are written (the guard's audit log, set once it has one).
     audit: std::sync::OnceLock<Arc<crate::audit::Audit>>,
 }
@@ -197,6 +200,7 @@ impl Guardrails {
             on_malformed: cfg.on_malformed,
             metrics,
             shadow_models,
+            shadow_room: Arc::new(tokio::sync::Semaphore::new(2 * cfg.max_concurrency)),
             audit: std::sync::OnceLock::new(),
         })
     }

@@ -4,7 +4,8 @@
 //!
 //! The call never waits for it: the shadow runs in its own task after the enforced verdict, as
 //! one fair-share caller (`#shadow`), so it can take no more than its share of checker slots
-//! from real callers. A finding of the local detectors is not shadowed — they do not depend on
+//! from real callers; at most twice `max_concurrency` shadows are in flight, and one more is
+//! skipped (`shadow_checks_total{verdict="skipped"}`), never queued. A finding of the local detectors is not shadowed — they do not depend on
 //! the rubric, so both sides would agree by construction; under `checker: local` a shadow with
 //! its own model judges what the detectors passed (what would a model add?). What it records:
 //! `shadow_checks_total{rule,verdict}`, `shadow_disagreements_total{rule,direction}` (the
@@ -82,6 +83,10 @@ impl Guardrails {
             return;
         };
         let Ok(handle) = tokio::runtime::Handle::try_current() else { return };
+        let Ok(room) = self.shadow_room.clone().try_acquire_owned() else {
+            self.metrics.checker.shadow(&job.rule.label, CheckLabel::Skipped, None);
+            return;
+        };
         let judge: Judge = self.judge(model.clone());
         let enforced = Judged {
             rubric: format!("{}@{}", job.q.rubric.name, job.q.rubric.version),
@@ -95,6 +100,7 @@ impl Guardrails {
         let (label, metrics, audit) =
             (job.rule.label.clone(), self.metrics.clone(), self.audit.get().cloned());
         handle.spawn(async move {
+            let _room = room;
             let started = std::time::Instant::now();
             // A shadow never rewrites anything, so it is not asked to.
             let framing = Framing { task: task.as_deref(), rewrite: false };

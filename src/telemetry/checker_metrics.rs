@@ -177,7 +177,7 @@ impl CheckerMetrics {
         for d in ["would_block", "would_pass"] {
             self.shadow_disagreements.with_label_values(&[rule, d]);
         }
-        for v in [CheckLabel::Safe, CheckLabel::Unsafe, CheckLabel::Failed] {
+        for v in [CheckLabel::Safe, CheckLabel::Unsafe, CheckLabel::Failed, CheckLabel::Skipped] {
             self.shadow_checks.with_label_values(&[rule, v.as_str()]);
         }
     }

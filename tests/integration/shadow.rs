@@ -169,3 +169,27 @@ fn a_shadow_needs_a_model_a_known_rubric_and_something_to_differ() {
     let err = parse("[{ match: \"*\", shadow: { rubric: injection, model: m } }]", model).unwrap_err();
     assert!(err.contains("guardrails.rules[0].shadow"), "strict keys: {err}");
 }
+
+#[tokio::test]
+async fn shadows_beyond_their_room_are_skipped_and_counted_never_queued() {
+    let peer = Peer::python("legacy");
+    let enforced = FakeChecker::replying(Reply::Safe).await;
+    // The shadow's model never answers: every shadow holds its room until the test ends.
+    let shadow = FakeChecker::replying(Reply::Hang).await;
+    let yaml = format!(
+        "permissions: {{ allow: [\"mcp__*\"] }}\nguardrails:\n  checker: {{ base_url: \"{}\", model: fake-judge, timeout: 2s }}\n  min_content_bytes: 0\n  max_concurrency: 1\n  rules: [{{ match: \"mcp__*\", phases: [post], shadow: {{ rubric: injection, checker: {{ base_url: \"{}\", model: slow-judge, timeout: 60s }} }} }}]\n",
+        enforced.url, shadow.url
+    );
+    let p = proxy(&config(&[("py", &peer.url())], &yaml)).await;
+    let mut s = Session::open(&proxy_url(&p, "py")).await;
+    for i in 0..5 {
+        let (_, _, msg) = s.call("echo", json!({"message": format!("call {i}")}), &[]).await;
+        assert_eq!(msg["result"]["content"][0]["text"], format!("call {i}"), "never waited for: {msg}");
+    }
+    // Room for two (twice max_concurrency): the other three were skipped, none queued.
+    let skipped = "portcullis_shadow_checks_total{rule=\"mcp__*\",verdict=\"skipped\"}";
+    assert_eq!(metric(&p, skipped), 3.0);
+    assert_eq!(enforced.calls(), 5);
+    // One holds the shadow model's only slot; the other waits for it (inside its room).
+    eventually("one shadow at the model", || async { (shadow.calls() == 1).then_some(()) }).await;
+}
