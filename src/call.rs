@@ -46,7 +46,8 @@ pub struct ToolCall {
 
 /// The `_meta` key a client puts the user's task under (MCP's `prefix/name` form).
 pub const TASK_META_KEY: &str = "portcullis/task";
-/// The header a plain HTTP tool call carries the user's task in (removed before forwarding).
+/// The header a plain HTTP tool call carries the user's task in (never forwarded: it is one of
+/// the proxy's own headers `upstream.rs` strips from every upstream request).
 pub const TASK_HEADER: &str = "portcullis-task";
 
 impl ToolCall {

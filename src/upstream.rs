@@ -111,6 +111,8 @@ fn strip_hop_by_hop(headers: &mut HeaderMap) {
     }
     headers.remove(KEEP_ALIVE);
     headers.remove(PROXY_CONNECTION);
+    // The user's task is for the checker, never for a tool.
+    headers.remove(crate::call::TASK_HEADER);
 }
 
 impl Service<Req> for Upstream {
@@ -267,6 +269,7 @@ mod tests {
         h.insert(header::PROXY_AUTHORIZATION, HeaderValue::from_static("Basic x"));
         h.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer for-the-tool"));
         h.insert("mcp-session-id", HeaderValue::from_static("abc"));
+        h.insert(crate::call::TASK_HEADER, HeaderValue::from_static("Pay the rent"));
         strip_hop_by_hop(&mut h);
         assert_eq!(h.len(), 2, "{h:?}");
         assert!(h.contains_key(header::AUTHORIZATION) && h.contains_key("mcp-session-id"));

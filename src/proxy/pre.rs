@@ -356,9 +356,9 @@ where
     };
     let principal = principal_of(&req);
     let session = session_of(&req);
-    // The user's task is for the checker, not the tool: read, then removed.
-    let task = req.headers_mut().remove(crate::call::TASK_HEADER);
-    let task = task.as_ref().and_then(|v| std::str::from_utf8(v.as_bytes()).ok());
+    // The user's task is for the checker; the upstream client strips it (upstream.rs).
+    let task =
+        req.headers().get(crate::call::TASK_HEADER).and_then(|v| std::str::from_utf8(v.as_bytes()).ok());
     let call = ToolCall::http(upstream.clone(), &path, args)
         .with_task(task)
         .with_session(session.clone())
