@@ -3,8 +3,9 @@
 
 use super::error::{ParseError, Parsed};
 
-/// `strverscmp(version, "4.9") <= 0`: bytes compare as bytes, digit runs as numbers (the
-/// leading-zero fractional rule of glibc is not modelled: such versions are refused).
+/// `strverscmp(version, "4.9") <= 0`: bytes compare as bytes, digit runs as numbers, and a run
+/// with a leading zero (glibc's "fractional" part: `01`, `09`) is less than any run without one
+/// — which every run of `4.9` is — so `v01`, `v4.09` and `v04.9` compile, as GNU sed 4.9 does.
 pub(super) fn version_at_most_4_9(version: &[u8]) -> bool {
     let ours = b"4.9";
     let (mut a, mut b) = (version, &ours[..]);
@@ -16,7 +17,8 @@ pub(super) fn version_at_most_4_9(version: &[u8]) -> bool {
                 let run = |s: &[u8]| s.iter().take_while(|c| c.is_ascii_digit()).count();
                 let (ra, rb) = (run(a), run(b));
                 if a[0] == b'0' && ra > 1 {
-                    return false;
+                    // Fractional against 4.9's integral run: less, whatever follows.
+                    return b[0] != b'0';
                 }
                 let num = |s: &[u8]| std::str::from_utf8(s).ok().and_then(|t| t.parse::<u64>().ok());
                 match (num(&a[..ra]), num(&b[..rb])) {
@@ -115,4 +117,22 @@ pub(crate) fn normalize(buf: &[u8], kind: Text) -> Parsed<Vec<u8>> {
         p += 1;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::version_at_most_4_9;
+
+    /// Each case as GNU sed 4.9 decides `echo | sed vVERSION` (checked against the real sed).
+    #[test]
+    fn versions_compare_as_gnu_sed_4_9_compares_them() {
+        let compiles = ["", "0", "01", "4.9", "4.09", "04.9", "01.2.3", "1.x", "0x1", "1e3", "4.8.9", "4"];
+        let refused = ["4.10", "5", "4.9.0", "4.9.1", "4.90", "10", "40"];
+        for v in compiles {
+            assert!(version_at_most_4_9(v.as_bytes()), "sed 4.9 compiles v{v}");
+        }
+        for v in refused {
+            assert!(!version_at_most_4_9(v.as_bytes()), "sed 4.9 refuses v{v}");
+        }
+    }
 }
