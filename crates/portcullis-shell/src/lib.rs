@@ -29,6 +29,7 @@ mod fallback;
 mod guard;
 mod interpreters;
 mod parts;
+pub mod place;
 mod readonly;
 mod walk;
 mod word;
