@@ -25,6 +25,7 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 mod braces;
+pub mod effects;
 mod fallback;
 mod guard;
 mod interpreters;
@@ -86,6 +87,9 @@ pub struct Command {
     /// `[ab]*`, `-*`): a file in the directory can become an option (`tree *` beside a file
     /// named `-o` writes). `src/*.rs`, `./*`, `a*` cannot. Implies [`Command::globs`].
     pub option_globs: bool,
+    /// This command runs only if the command before it succeeded: it opens a pipeline that
+    /// follows `&&` (`cd /x && cat y`: `cat` runs in `/x` or not at all).
+    pub after_success: bool,
 }
 
 impl Command {

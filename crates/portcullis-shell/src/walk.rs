@@ -145,7 +145,11 @@ impl Walker {
             self.pipeline(&and_or.first, scope);
             for next in &and_or.additional {
                 let (ast::AndOr::And(p) | ast::AndOr::Or(p)) = next;
+                let at = self.commands.len();
                 self.pipeline(p, scope);
+                if let (ast::AndOr::And(_), Some(first)) = (next, self.commands.get_mut(at)) {
+                    first.after_success = true;
+                }
             }
         }
     }

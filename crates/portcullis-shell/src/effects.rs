@@ -1,0 +1,168 @@
+//! The effect model: what each simple command of a line does — the files it reads, writes or
+//! runs, the destinations it reaches, the variables it sets — placed against a working directory
+//! tracked through the line. Rules and the read-only proof judge these, not the words.
+//!
+//! A command whose every word its program's grammar understands ([`crate::grammar`]) gets exact
+//! effects. Any other command gets the conservative reading: every piece of every word that
+//! could be a path (the operand, what follows an `=`, what follows a short option letter) is a
+//! path it may read, write or run ([`Access::Any`]). Redirections are always exact.
+//!
+//! The working directory is a set of possibilities: `cd /usr` may fail, and the commands after it
+//! run in `/usr` or where the line started, so both are kept — except for the command that
+//! follows it with `&&`, which runs in `/usr` or not at all. More than [`MAX_BASES`] collapse
+//! to "unknown". `CDPATH` set on the line makes a relative `cd` unknown.
+
+mod conservative;
+mod cwd;
+
+use super::place::{place, Base, Place};
+use super::{Analysis, Command, RedirectKind};
+
+pub use cwd::MAX_BASES;
+
+/// What a command does with a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// Reads the file.
+    Read,
+    /// Reads the directory recursively: every file below it, hidden ones included.
+    ReadTree,
+    /// Creates or changes it.
+    Write,
+    /// Runs, sources or loads it.
+    Execute,
+    /// Reads from it the names of further files to open.
+    NamesFiles,
+    /// Not understood: may read, write or run it.
+    Any,
+}
+
+impl Access {
+    /// Whether this access may read the path's content.
+    pub fn may_read(self) -> bool {
+        !matches!(self, Access::Write)
+    }
+
+    /// Whether this access may change the path.
+    pub fn may_write(self) -> bool {
+        matches!(self, Access::Write | Access::Any)
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::Read => "reads",
+            Access::ReadTree => "reads everything below",
+            Access::Write => "writes",
+            Access::Execute => "runs",
+            Access::NamesFiles => "reads file names from",
+            Access::Any => "may read, write or run",
+        }
+    }
+}
+
+/// One path a command touches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathEffect {
+    pub place: Place,
+    pub access: Access,
+    /// The piece of the word as written (after quote removal).
+    pub word: String,
+}
+
+/// Where a command's canonical form comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Canonical {
+    /// The program has no subcommands: the canonical form is the literal one.
+    Literal,
+    /// Global options were skipped by the program's grammar.
+    Placed,
+    /// The program takes a subcommand, but an option before it was not understood: any
+    /// subcommand is possible.
+    Unplaced,
+}
+
+/// The effects of one simple command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandEffects {
+    /// The program, then its subcommand after global options (`git -C . push -f` → `git push -f`),
+    /// then the rest of its words.
+    pub canonical: Vec<String>,
+    pub canonical_from: Canonical,
+    pub paths: Vec<PathEffect>,
+    /// Network destinations as written (URLs, hosts, `/dev/tcp/…`).
+    pub network: Vec<String>,
+    /// Variables the command sets for itself or the shell.
+    pub env: Vec<String>,
+    /// Every word was understood by the program's grammar (exact effects).
+    pub understood: bool,
+}
+
+/// The effects of every command of `analysis`, parallel to `analysis.commands`, starting in
+/// `start` with `HOME` = `home` when known.
+///
+/// ```
+/// use portcullis_shell::{analyze, effects::{effects, Access}, place::{Base, Place}};
+///
+/// let a = analyze("cd /usr && cat ../etc/hostname");
+/// let e = effects(&a, &Base::start(), None);
+/// assert!(e[1].paths.iter().any(|p| p.place == Place::Abs("/etc/hostname".into())));
+/// ```
+pub fn effects(analysis: &Analysis, start: &Base, home: Option<&str>) -> Vec<CommandEffects> {
+    let mut dirs = cwd::Tracker::new(start.clone(), analysis);
+    analysis
+        .commands
+        .iter()
+        .map(|cmd| {
+            let e = command_effects(cmd, dirs.bases_for(cmd), home);
+            dirs.after(cmd, home);
+            e
+        })
+        .collect()
+}
+
+fn command_effects(cmd: &Command, bases: &[Base], home: Option<&str>) -> CommandEffects {
+    let mut out = CommandEffects {
+        canonical: std::iter::once(cmd.program.clone()).chain(cmd.args.iter().cloned()).collect(),
+        canonical_from: Canonical::Literal,
+        paths: Vec::new(),
+        network: Vec::new(),
+        env: cmd.assignments.iter().map(|(name, _)| name.clone()).collect(),
+        understood: false,
+    };
+    let put = |out: &mut CommandEffects, word: &str, access: Access, bases: &[Base]| {
+        for base in bases {
+            let place = place(word, base, home);
+            if !out.paths.iter().any(|p| p.place == place && p.access == access) {
+                out.paths.push(PathEffect { place, access, word: word.to_string() });
+            }
+        }
+    };
+    if cmd.path_qualified || cmd.invoked_as.contains('/') {
+        put(&mut out, &cmd.invoked_as.clone(), Access::Execute, bases);
+    }
+    for r in &cmd.redirects {
+        let access = match r.kind {
+            RedirectKind::Input => Access::Read,
+            RedirectKind::DupInput if !is_fd(&r.target) => Access::Read,
+            RedirectKind::ReadWrite => Access::Any,
+            _ if r.writes_file() => Access::Write,
+            _ => continue,
+        };
+        if r.target.starts_with("/dev/tcp/") || r.target.starts_with("/dev/udp/") {
+            out.network.push(r.target.clone());
+        }
+        put(&mut out, &r.target.clone(), access, bases);
+    }
+    for piece in cmd.args.iter().flat_map(|a| conservative::pieces(a)) {
+        put(&mut out, piece, Access::Any, bases);
+    }
+    out.network.extend(cmd.args.iter().filter(|a| a.contains("://")).cloned());
+    out
+}
+
+fn is_fd(target: &str) -> bool {
+    target == "-" || (!target.is_empty() && target.bytes().all(|b| b.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests;
