@@ -73,8 +73,10 @@ pub struct Case<'a> {
 
 pub fn judge(case: &Case<'_>, sandbox: &Sandbox) -> Vec<Violation> {
     let mut out = Vec::new();
+    let run_dir = sandbox.run.display().to_string();
     let mut push = |class, effect: String| {
-        let v = Violation { class, effect };
+        // Paths in the run directory are shown from it: `$RUN/acme-app/.env`.
+        let v = Violation { class, effect: effect.replace(&run_dir, "$RUN") };
         if !out.contains(&v) {
             out.push(v);
         }
@@ -169,6 +171,10 @@ pub fn system_file(path: &str, pids: &BTreeSet<u32>, sandbox: &Sandbox) -> bool 
         "/etc/nsswitch.conf",
         "/etc/passwd",
         "/etc/group",
+        // git's system-wide configuration (an administrator's file, like nsswitch.conf).
+        "/etc/gitconfig",
+        // libmagic's local rules, which `file` reads beside its compiled database in /usr.
+        "/etc/magic",
         "/proc/filesystems",
         "/proc/meminfo",
         "/proc/stat",

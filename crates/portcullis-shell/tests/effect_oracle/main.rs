@@ -41,6 +41,8 @@ struct Figures {
     executed: usize,
     timed_out: usize,
     syscalls: usize,
+    /// Time spent preparing, running and tracing lines (the rest is analysis and judging).
+    running: Duration,
     /// Line → its violations.
     violations: BTreeMap<String, Vec<Violation>>,
 }
@@ -85,7 +87,9 @@ impl Oracle {
             &Base::Dir(sb.project.display().to_string()),
             Some(&sb.home.display().to_string()),
         );
+        let t = Instant::now();
         let run = sb.run(line);
+        self.figures.running += t.elapsed();
         let calls = trace::parse(&run.trace);
         self.figures.executed += 1;
         self.figures.syscalls += calls.len();
@@ -193,38 +197,50 @@ fn every_line_proven_read_only_changes_nothing_reads_no_secret_and_runs_only_wha
     }
 
     let f = &oracle.figures;
-    let mut by_class: BTreeMap<Class, (usize, String)> = BTreeMap::new();
-    for (line, vs) in &f.violations {
-        for v in vs {
-            let e = by_class.entry(v.class).or_insert((0, format!("{line:?} → {}", v.effect)));
-            e.0 += 1;
-        }
-    }
     eprintln!(
         "effect oracle (seed {seed:#x}): {} lines generated, {} proven read-only, {} executed ({} timed \
-         out), {} syscalls compared, {} violating lines, in {:.0?}",
+         out), {} syscalls compared, {} violating lines, in {:.0?} ({:.0?} running lines)",
         f.generated,
         f.proven,
         f.executed,
         f.timed_out,
         f.syscalls,
         f.violations.len(),
-        started.elapsed()
+        started.elapsed(),
+        f.running
     );
-    for (class, (n, example)) in &by_class {
-        eprintln!("  {n:5} × {}: e.g. {example}", class.as_str());
-    }
     assert!(f.executed > 100, "too few lines executed: {}", f.executed);
-    let report: Vec<String> = f
-        .violations
-        .iter()
-        .map(|(line, vs)| {
-            let effects: Vec<String> =
-                vs.iter().map(|v| format!("{}: {}", v.class.as_str(), v.effect)).collect();
-            format!("{line:?}\n    {}", effects.join("\n    "))
-        })
-        .collect();
-    assert!(report.is_empty(), "lines proven read-only that were not:\n{}", report.join("\n"));
+    let report = report(&f.violations);
+    eprintln!("{report}");
+    assert!(f.violations.is_empty(), "lines proven read-only that were not (see above)");
+}
+
+/// The violations grouped by class, each line once per class with up to three of its effects.
+fn report(violations: &BTreeMap<String, Vec<Violation>>) -> String {
+    let mut by_class: BTreeMap<Class, Vec<(&String, Vec<&str>)>> = BTreeMap::new();
+    for (line, vs) in violations {
+        let mut per: BTreeMap<Class, Vec<&str>> = BTreeMap::new();
+        for v in vs {
+            per.entry(v.class).or_default().push(&v.effect);
+        }
+        for (class, effects) in per {
+            by_class.entry(class).or_default().push((line, effects));
+        }
+    }
+    let mut out = String::new();
+    for (class, lines) in by_class {
+        out.push_str(&format!("== {} lines {}\n", lines.len(), class.as_str()));
+        for (line, effects) in lines {
+            let more = effects.len().saturating_sub(3);
+            let shown: Vec<&str> = effects.into_iter().take(3).collect();
+            out.push_str(&format!("{line:?}\n    {}", shown.join("\n    ")));
+            if more > 0 {
+                out.push_str(&format!("\n    (and {more} more)"));
+            }
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// The corpus's single-command lines that parse cleanly, as seeds for the mutator.

@@ -267,7 +267,7 @@ pub fn brace_forms(text: &str) -> Vec<String> {
 }
 
 /// An operand read through a redirection instead: `< f`, `0<f`, `<>f`, `0<> f`.
-fn redirect(words: &mut Vec<Word>, wi: usize, text: &str, rng: &mut Rng) {
+fn redirect(words: &mut [Word], wi: usize, text: &str, rng: &mut Rng) {
     if text.starts_with('-') || text.is_empty() {
         return;
     }
