@@ -7,8 +7,11 @@
 //!   and only the sandbox's circumstances (a missing directory) stopped it. Exempt: the sinks
 //!   `/dev/null`, `/dev/tty`, `/dev/stdout`, `/dev/stderr`, `/dev/fd/1|2`, the run's own
 //!   stdout/stderr files (what `/dev/stdout` resolves to here) and pipes.
-//! - A connect is an attempt too, whatever the empty namespace answered. Exempt: glibc's NSS
-//!   lookup through nscd's Unix socket (`ls -l` naming owners), a local read-only service.
+//!   Metadata counts: `touch -c` is only a `utimensat`, `chown`, xattrs, `fallocate`.
+//! - A connect, a bind, a send that names an address are attempts too, whatever the empty
+//!   namespace answered. Exempt: glibc's NSS lookup through nscd's Unix socket (`ls -l` naming
+//!   owners), a local read-only service.
+//! - A signal (not the probe 0) to a process outside the line's own, or to a process group.
 //! - A secret is read when a marked file is opened successfully by a program that is not its
 //!   owner (git reads `.git/config` as its own configuration), or when any marker appears in
 //!   stdout or stderr (owners included: printing the token is never theirs).
@@ -33,7 +36,9 @@ use crate::sandbox::Sandbox;
 pub enum Class {
     Write,
     Change,
-    Connect,
+    Network,
+    Signal,
+    OpenByHandle,
     SecretOpened,
     SecretPrinted,
     UnpredictedProgram,
@@ -45,7 +50,9 @@ impl Class {
         match self {
             Class::Write => "opened a file for writing",
             Class::Change => "changed the file tree",
-            Class::Connect => "tried to connect",
+            Class::Network => "tried to reach the network",
+            Class::Signal => "signalled a process it did not start",
+            Class::OpenByHandle => "opened a file by handle",
             Class::SecretOpened => "opened a fake secret",
             Class::SecretPrinted => "printed a fake secret's marker",
             Class::UnpredictedProgram => "ran a program the analysis did not name",
@@ -116,10 +123,18 @@ pub fn judge(case: &Case<'_>, sandbox: &Sandbox) -> Vec<Violation> {
             Seen::Change { call, paths, ok } => {
                 push(Class::Change, format!("{who} {call} {} (ok={ok})", paths.join(" → ")));
             }
-            Seen::Connect { address, ok } => {
-                if !nss_socket(address) {
-                    push(Class::Connect, format!("{who} connect {address} (ok={ok})"));
+            Seen::Network { call, address, ok } => {
+                if !(call == "connect" && nss_socket(address)) {
+                    push(Class::Network, format!("{who} {call} {address} (ok={ok})"));
                 }
+            }
+            Seen::Signal { target, signal, ok } => {
+                if *target <= 0 || !pids.contains(&(*target as u32)) {
+                    push(Class::Signal, format!("{who} sent {signal} to {target} (ok={ok})"));
+                }
+            }
+            Seen::OpenByHandle { ok } => {
+                push(Class::OpenByHandle, format!("{who} open_by_handle_at (ok={ok})"))
             }
         }
     }

@@ -281,7 +281,9 @@ fn the_oracle_catches_each_kind_of_effect_it_guards() {
         ("cat .env", "cat", Class::SecretPrinted),
         ("wc -c < ~/.aws/credentials", "wc", Class::SecretOpened),
         ("cat .git/config", "cat", Class::SecretPrinted),
-        ("exec 3<>/dev/tcp/127.0.0.1/9; true", "true", Class::Connect),
+        ("exec 3<>/dev/tcp/127.0.0.1/9; true", "true", Class::Network),
+        ("touch -c README.md", "touch", Class::Change),
+        ("kill -TERM $PPID", "kill", Class::Signal),
         ("ls; id", "ls", Class::UnpredictedProgram),
         ("cat /etc/hostname README.md", "cat", Class::UnpredictedRead),
     ];

@@ -15,8 +15,13 @@ pub enum Seen {
     Open { path: String, access: OpenAccess, ok: bool },
     /// `unlink`, `rename`, `mkdir`, `chmod`, `truncate`, … with the paths named.
     Change { call: String, paths: Vec<String>, ok: bool },
-    /// `connect` to the address as strace printed it.
-    Connect { address: String, ok: bool },
+    /// `connect`, `bind`, or a `sendto`/`sendmsg` that names an address: the call and the
+    /// address as strace printed it.
+    Network { call: String, address: String, ok: bool },
+    /// A signal other than 0 sent to `target` (a pid, or ≤ 0 for a process group).
+    Signal { target: i64, signal: String, ok: bool },
+    /// `open_by_handle_at`: a file opened by handle, no path to judge.
+    OpenByHandle { ok: bool },
 }
 
 /// How a file was opened.
@@ -38,6 +43,24 @@ pub struct Event {
 }
 
 const CHANGES: &[&str] = &[
+    "mknod",
+    "mknodat",
+    "fchmod",
+    "chown",
+    "fchown",
+    "lchown",
+    "fchownat",
+    "fallocate",
+    "utime",
+    "utimes",
+    "utimensat",
+    "futimesat",
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "removexattr",
+    "lremovexattr",
+    "fremovexattr",
     "unlink",
     "unlinkat",
     "rename",
@@ -106,7 +129,24 @@ pub fn events(calls: &[Call], root_program: &str) -> Vec<Event> {
                 let access = if writes { OpenAccess::Write } else { OpenAccess::Read };
                 Seen::Open { path, access, ok: call.result.ok() }
             }
-            "connect" => Seen::Connect { address: raw(&a, 1), ok: call.result.ok() },
+            "connect" | "bind" => {
+                Seen::Network { call: call.name.clone(), address: raw(&a, 1), ok: call.result.ok() }
+            }
+            "sendto" | "sendmsg" | "sendmmsg" => {
+                // Only a send that names its destination reaches past a connect we saw.
+                let Some(at) = call.args.find("sa_family=") else { continue };
+                let address = call.args[at..].split('}').next().unwrap_or("").to_string();
+                Seen::Network { call: call.name.clone(), address, ok: call.result.ok() }
+            }
+            "kill" | "tkill" | "tgkill" => {
+                let (target, signal) =
+                    if call.name == "tgkill" { (raw(&a, 0), raw(&a, 2)) } else { (raw(&a, 0), raw(&a, 1)) };
+                if signal == "0" {
+                    continue; // a probe: whether the process exists
+                }
+                Seen::Signal { target: target.parse().unwrap_or(0), signal, ok: call.result.ok() }
+            }
+            "open_by_handle_at" => Seen::OpenByHandle { ok: call.result.ok() },
             name if CHANGES.contains(&name) => {
                 Seen::Change { call: name.to_string(), paths: change_paths(&a), ok: call.result.ok() }
             }
@@ -195,7 +235,11 @@ mod tests {
 101  renameat2(AT_FDCWD</w>, ".git/index.lock", AT_FDCWD</w>, ".git/index", 0) = 0
 101  ftruncate(1<pipe:[77]>, 0) = -1 EINVAL (Invalid argument)
 100  openat(4</w/sub>, "../x", O_RDONLY) = -1 ENOENT (No such file or directory)
-101  connect(4<socket:[1]>, {sa_family=AF_UNIX, sun_path="/var/run/nscd/socket"}, 110) = -1 ENOENT (No such file or directory)"#;
+101  connect(4<socket:[1]>, {sa_family=AF_UNIX, sun_path="/var/run/nscd/socket"}, 110) = -1 ENOENT (No such file or directory)
+101  sendto(5<socket:[2]>, "x", 1, MSG_NOSIGNAL, NULL, 0) = 1
+101  sendto(5<socket:[2]>, "q", 1, 0, {sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr("10.0.0.1")}, 16) = -1 ENETUNREACH (Network is unreachable)
+100  kill(1, 0)                        = 0
+100  kill(4972, SIGTERM)               = 0"#;
         let ev = events(&parse(text), "bash");
         let by: Vec<(&str, &Seen)> = ev.iter().map(|e| (e.program.as_str(), &e.seen)).collect();
         let open = |path: &str, access, ok| Seen::Open { path: path.into(), access, ok };
@@ -228,11 +272,22 @@ mod tests {
                 ("bash", &open("/w/x", OpenAccess::Read, false)),
                 (
                     "git",
-                    &Seen::Connect {
+                    &Seen::Network {
+                        call: "connect".into(),
                         address: r#"{sa_family=AF_UNIX, sun_path="/var/run/nscd/socket"}"#.into(),
                         ok: false
                     }
                 ),
+                (
+                    "git",
+                    &Seen::Network {
+                        call: "sendto".into(),
+                        address: "sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr(\"10.0.0.1\")"
+                            .into(),
+                        ok: false
+                    }
+                ),
+                ("bash", &Seen::Signal { target: 4972, signal: "SIGTERM".into(), ok: true }),
             ]
         );
     }

@@ -17,11 +17,15 @@ pub const PROJECT: &str = "acme-app";
 /// Per-line time budget; the whole process group is killed after it.
 const TIMEOUT_SECS: &str = "5";
 
-/// The syscalls traced: the brief's list, plus the process calls that say which program a child
-/// runs (a fork inherits its parent's).
-const TRACED: &str = "execve,execveat,open,openat,openat2,creat,connect,unlink,unlinkat,rename,\
-renameat,renameat2,mkdir,mkdirat,rmdir,symlink,symlinkat,link,linkat,chmod,fchmodat,truncate,\
-ftruncate,clone,clone3,fork,vfork";
+/// The syscalls traced: programs run, files opened, every call that changes the file tree or its
+/// metadata without an open (`touch -c` is only `utimensat`), the network calls (`sendto` can
+/// reach an address without `connect`), signals (a line may kill what it did not start), and
+/// the process calls that say which program a child runs (a fork inherits its parent's).
+const TRACED: &str = "execve,execveat,open,openat,openat2,creat,open_by_handle_at,connect,bind,\
+sendto,sendmsg,sendmmsg,unlink,unlinkat,rename,renameat,renameat2,mkdir,mkdirat,mknod,mknodat,\
+rmdir,symlink,symlinkat,link,linkat,chmod,fchmod,fchmodat,chown,fchown,lchown,fchownat,truncate,\
+ftruncate,fallocate,utime,utimes,utimensat,futimesat,setxattr,lsetxattr,fsetxattr,removexattr,\
+lremovexattr,fremovexattr,kill,tkill,tgkill,clone,clone3,fork,vfork";
 
 /// A fake secret: where it lives (relative to the run directory) and the marker it holds.
 pub struct Secret {
