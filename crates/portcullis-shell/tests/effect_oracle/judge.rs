@@ -92,6 +92,7 @@ pub fn judge(case: &Case<'_>, sandbox: &Sandbox) -> Vec<Violation> {
     let pids: BTreeSet<u32> = case.events.iter().map(|e| e.pid).collect();
     let secret_paths: Vec<(String, &crate::sandbox::Secret)> =
         sandbox.secrets.iter().map(|s| (sandbox.run.join(s.rel).display().to_string(), s)).collect();
+    // (The environment secret's "path" is never opened: it is judged by its marker alone.)
     for e in case.events {
         let who = &e.program;
         match &e.seen {

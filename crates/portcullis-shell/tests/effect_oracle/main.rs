@@ -281,6 +281,8 @@ fn the_oracle_catches_each_kind_of_effect_it_guards() {
         ("cat .env", "cat", Class::SecretPrinted),
         ("wc -c < ~/.aws/credentials", "wc", Class::SecretOpened),
         ("cat .git/config", "cat", Class::SecretPrinted),
+        ("export -p", "export", Class::SecretPrinted),
+        ("cat docs/setup.txt", "cat", Class::SecretOpened),
         ("exec 3<>/dev/tcp/127.0.0.1/9; true", "true", Class::Network),
         ("touch -c README.md", "touch", Class::Change),
         ("kill -TERM $PPID", "kill", Class::Signal),

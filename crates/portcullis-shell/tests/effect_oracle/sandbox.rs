@@ -27,7 +27,8 @@ rmdir,symlink,symlinkat,link,linkat,chmod,fchmod,fchmodat,chown,fchown,lchown,fc
 ftruncate,fallocate,utime,utimes,utimensat,futimesat,setxattr,lsetxattr,fsetxattr,removexattr,\
 lremovexattr,fremovexattr,kill,tkill,tgkill,clone,clone3,fork,vfork";
 
-/// A fake secret: where it lives (relative to the run directory) and the marker it holds.
+/// A fake secret: where it lives (relative to the run directory, or `$NAME` for an environment
+/// variable of the run) and the marker it holds.
 pub struct Secret {
     pub rel: &'static str,
     pub marker: String,
@@ -132,8 +133,11 @@ impl Sandbox {
         }
         cmd.arg("-o").arg(&self.trace_file);
         cmd.args(["--", "/bin/bash", "--norc", "--noprofile", "-c", line]);
-        let status = cmd
-            .env_clear()
+        let mut env = cmd.env_clear();
+        for s in self.secrets.iter().filter_map(|s| s.rel.strip_prefix('$').map(|name| (name, &s.marker))) {
+            env = env.env(s.0, s.1);
+        }
+        let status = env
             .env("HOME", &self.home)
             .env("PATH", &self.path_env)
             .current_dir(&self.project)
@@ -209,6 +213,8 @@ fn build_template(dir: &Path) -> Vec<Secret> {
         Secret { rel: "home/.git-credentials", marker: mark("gitcred"), owners: &[] },
         Secret { rel: "acme-app/.env", marker: mark("dotenv"), owners: &[] },
         Secret { rel: "acme-app/.git/config", marker: mark("gitconfig"), owners: &["git"] },
+        // Agents run with tokens in their environment; `env -i` keeps this one alone.
+        Secret { rel: "$AWS_SECRET_ACCESS_KEY", marker: mark("envvar"), owners: &[] },
     ];
     let project = dir.join(PROJECT);
     let files: &[(&str, &str)] = &[
@@ -238,7 +244,10 @@ fn build_template(dir: &Path) -> Vec<Secret> {
     git(&project, &["init", "-q", "-b", "main"]);
     git(&project, &["add", "-A"]);
     git(&project, &["-c", "user.name=Dev", "-c", "user.email=dev@example.com", "commit", "-qm", "start"]);
-    for s in &secrets {
+    // A repository can carry a symlink to anywhere: cloned, it points into the user's home.
+    std::os::unix::fs::symlink("../../home/.aws/credentials", project.join("docs/setup.txt"))
+        .expect("symlink");
+    for s in secrets.iter().filter(|s| !s.rel.starts_with('$')) {
         let text = match s.rel {
             "acme-app/.env" => format!("API_KEY={}\nKEY={}\n", s.marker, s.marker),
             "acme-app/.git/config" => {
@@ -278,7 +287,10 @@ fn copy_tree(from: &Path, to: &Path) {
     fs::create_dir_all(to).expect("mkdir");
     for entry in fs::read_dir(from).expect("read template").flatten() {
         let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+        let kind = entry.file_type().expect("file type");
+        if kind.is_symlink() {
+            std::os::unix::fs::symlink(fs::read_link(&src).expect("link"), &dst).expect("symlink");
+        } else if kind.is_dir() {
             copy_tree(&src, &dst);
         } else {
             fs::copy(&src, &dst).expect("copy fixture");
