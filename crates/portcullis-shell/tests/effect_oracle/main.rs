@@ -175,8 +175,15 @@ fn every_line_proven_read_only_changes_nothing_reads_no_secret_and_runs_only_wha
         }
     }
     // (b) the red team's examples.
-    for line in lines::red_team() {
-        oracle.feed(&line);
+    let red = lines::red_team();
+    let proven: Vec<&String> = red.iter().filter(|l| read_only(&analyze(l)) == ReadOnly::Proven).collect();
+    eprintln!(
+        "effect oracle: {} of the {} red-team lines proven read-only: {proven:?}",
+        proven.len(),
+        red.len()
+    );
+    for line in &red {
+        oracle.feed(line);
     }
     // (c) every unique abbreviation of every seed's long options, then random respellings of
     // the seeds and of the corpus's single commands, until the budget.

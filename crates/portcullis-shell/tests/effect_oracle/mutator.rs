@@ -1,7 +1,7 @@
 //! Respells commands the way an attacker would, seeded and deterministic: GNU long-option
 //! abbreviations, `--opt=v` / `--opt v` / glued `-ov`, cluster reorderings, options after
 //! operands, `--`, path spellings (`//`, `/./`, `..`, trailing `/.`, `~` forms, relative after
-//! `cd`), quoting forms, redirections and brace expansion.
+//! `cd`), quoting forms, redirections, brace expansion and globs that match the word.
 //!
 //! Meaning need not survive a respelling: whatever line comes out, if the analyzer proves it
 //! read-only, it must be.
@@ -111,7 +111,7 @@ fn respell(s: &mut Seed, si: usize, options: &LongOptions, rng: &mut Rng) {
         Word::Lit(t) => t.clone(),
         Word::Raw(_) => return,
     };
-    match rng.below(12) {
+    match rng.below(13) {
         0 => {
             // A long option abbreviated to a random unique prefix.
             if let (Some(body), Some(known)) =
@@ -152,8 +152,38 @@ fn respell(s: &mut Seed, si: usize, options: &LongOptions, rng: &mut Rng) {
                 words[wi] = Word::Raw(w.clone());
             }
         }
+        11 => {
+            if let Some(w) = rng.pick(&glob_forms(&text)) {
+                words[wi] = Word::Raw(w.clone());
+            }
+        }
         _ => cd_first(s, si, wi, &text, rng),
     }
+}
+
+/// Globs that match the word's file (when it exists): `.e*`, `.en?`, `.[e]nv`, `.git/c*g`.
+pub fn glob_forms(text: &str) -> Vec<String> {
+    if let Some(rest) = text.strip_prefix("~/") {
+        return glob_forms(rest).into_iter().map(|g| format!("~/{g}")).collect();
+    }
+    if !text.is_ascii() || text.contains(['*', '?', '[', ']', '{', '}', '\'', ' ']) {
+        return Vec::new();
+    }
+    // Only the last component: `*` never crosses a `/`.
+    let (dir, base) = text.rsplit_once('/').map_or(("", text), |(d, b)| (d, b));
+    let dir = if text.contains('/') { format!("{}/", quote(dir)) } else { String::new() };
+    if base.len() < 2 {
+        return Vec::new();
+    }
+    let (head, tail) = base.split_at(base.len() - 1);
+    let mut out = vec![format!("{dir}{}*", quote(head)), format!("{dir}{}?", quote(head))];
+    if base.len() > 2 {
+        let (a, b) = base.split_at(1);
+        let (c, d) = b.split_at(1);
+        out.push(format!("{dir}{}[{c}]{}", quote(a), quote(d)));
+        out.push(format!("{dir}{}*{}", quote(a), quote(tail)));
+    }
+    out
 }
 
 /// `--opt=v` ↔ `--opt v`; `-o v` → `-ov`; `-ov` → `-o v`.
@@ -338,6 +368,25 @@ mod tests {
         };
         assert_eq!(run(7), run(7));
         assert_ne!(run(7), run(8));
+    }
+
+    #[test]
+    fn glob_forms_expand_to_the_file_they_respell() {
+        for w in [".env", ".git/config", "~/.netrc"] {
+            for glob in glob_forms(w) {
+                // In a scratch directory that is also HOME: expand the glob, print one per line.
+                let line = format!(
+                    "d=$(mktemp -d) && cd \"$d\" && HOME=\"$d\" && mkdir .git && touch .env .netrc .git/config \
+                     && printf '%s\\n' {glob} | sed \"s|^$d/|~/|\"; rm -rf \"$d\""
+                );
+                let out = std::process::Command::new("/bin/bash")
+                    .args(["--norc", "--noprofile", "-c", &line])
+                    .output()
+                    .expect("bash");
+                let text = String::from_utf8_lossy(&out.stdout);
+                assert!(text.lines().any(|l| l == w), "{glob} gave {text:?}");
+            }
+        }
     }
 
     #[test]
