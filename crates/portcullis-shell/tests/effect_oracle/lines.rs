@@ -129,6 +129,13 @@ pub fn red_team() -> Vec<String> {
         "split file.txt",
         "file .env",
         "md5sum .env",
+        // Globs meeting the file named `--files0-from=list`.
+        "wc *",
+        "wc -l *",
+        "du *",
+        "sort *",
+        "wc -- *",
+        "wc ./*",
         // The environment's secret.
         "export -p",
         "declare -p",

@@ -234,6 +234,8 @@ fn build_template(dir: &Path) -> Vec<Secret> {
         ("dir1/a.txt", "a\n"),
         ("dir2/foo.txt", "in dir2\n"),
         (".gitignore", ".env\n"),
+        // A file named as an option: `wc *` reads the names in `list`, `.env` among them.
+        ("--files0-from=list", ""),
         // Names for `--files0-from=list` and `--files-from=names.txt`.
         ("list", ".env\0"),
         ("names.txt", ".env\n"),
