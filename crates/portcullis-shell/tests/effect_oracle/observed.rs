@@ -20,8 +20,9 @@ pub enum Seen {
     Network { call: String, address: String, ok: bool },
     /// A signal other than 0 sent to `target` (a pid, or ≤ 0 for a process group).
     Signal { target: i64, signal: String, ok: bool },
-    /// `open_by_handle_at`: a file opened by handle, no path to judge.
-    OpenByHandle { ok: bool },
+    /// A way to open files the trace cannot follow: `open_by_handle_at` (no path) or
+    /// `io_uring_setup` (its opens never pass through a syscall).
+    Untraceable { call: String, ok: bool },
 }
 
 /// How a file was opened.
@@ -146,7 +147,9 @@ pub fn events(calls: &[Call], root_program: &str) -> Vec<Event> {
                 }
                 Seen::Signal { target: target.parse().unwrap_or(0), signal, ok: call.result.ok() }
             }
-            "open_by_handle_at" => Seen::OpenByHandle { ok: call.result.ok() },
+            "open_by_handle_at" | "io_uring_setup" => {
+                Seen::Untraceable { call: call.name.clone(), ok: call.result.ok() }
+            }
             name if CHANGES.contains(&name) => {
                 Seen::Change { call: name.to_string(), paths: change_paths(&a), ok: call.result.ok() }
             }

@@ -21,7 +21,8 @@ const TIMEOUT_SECS: &str = "5";
 /// metadata without an open (`touch -c` is only `utimensat`), the network calls (`sendto` can
 /// reach an address without `connect`), signals (a line may kill what it did not start), and
 /// the process calls that say which program a child runs (a fork inherits its parent's).
-const TRACED: &str = "execve,execveat,open,openat,openat2,creat,open_by_handle_at,connect,bind,\
+const TRACED: &str = "execve,execveat,open,openat,openat2,creat,open_by_handle_at,io_uring_setup,\
+connect,bind,\
 sendto,sendmsg,sendmmsg,unlink,unlinkat,rename,renameat,renameat2,mkdir,mkdirat,mknod,mknodat,\
 rmdir,symlink,symlinkat,link,linkat,chmod,fchmod,fchmodat,chown,fchown,lchown,fchownat,truncate,\
 ftruncate,fallocate,utime,utimes,utimensat,futimesat,setxattr,lsetxattr,fsetxattr,removexattr,\
