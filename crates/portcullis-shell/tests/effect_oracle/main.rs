@@ -96,6 +96,16 @@ impl Oracle {
         self.figures.syscalls += calls.len();
         self.figures.timed_out += usize::from(run.timed_out);
         let events = observed::events(&calls, "bash");
+        // A trace without bash's own execve means strace saw nothing (ptrace refused, a broken
+        // install): every line would pass. Never silently.
+        let traced = events
+            .iter()
+            .any(|e| matches!(&e.seen, observed::Seen::Exec { path, ok: true, .. } if path == "/bin/bash"));
+        assert!(
+            traced || run.timed_out,
+            "strace recorded no execve of /bin/bash for {line:?}; its stderr: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
         let case = Case {
             analysis,
             effects: Some(&predicted),
@@ -337,4 +347,22 @@ fn the_oracle_catches_each_kind_of_effect_it_guards() {
     };
     assert_eq!(judge(&case, sb), [], "cat README.md");
     assert!(String::from_utf8_lossy(&run.stdout).contains("acme-app"), "the line really ran");
+}
+
+/// A line that outlives its budget is stopped, background jobs included, and what it did
+/// before is still in the trace (strace is stopped with TERM and writes out its buffer).
+#[test]
+fn a_line_that_outlives_the_timeout_is_stopped_and_its_trace_kept() {
+    let oracle = Oracle::new();
+    let started = Instant::now();
+    let run = oracle.sandbox.run("sleep 60 & sleep 61; touch late");
+    assert!(run.timed_out, "the line was not stopped");
+    assert!(started.elapsed() < Duration::from_secs(20), "stopping took {:?}", started.elapsed());
+    let events = observed::events(&trace::parse(&run.trace), "bash");
+    let slept = events
+        .iter()
+        .filter(|e| matches!(&e.seen, observed::Seen::Exec { path, .. } if path.ends_with("/sleep")))
+        .count();
+    assert_eq!(slept, 2, "both sleeps are in the trace: {events:?}");
+    assert!(!oracle.sandbox.project.join("late").exists());
 }

@@ -117,7 +117,8 @@ impl Sandbox {
         copy_tree(&self.template, &self.run);
         let _ = fs::remove_file(&self.trace_file);
         let mut cmd = Command::new("/usr/bin/timeout");
-        cmd.args(["-s", "KILL", TIMEOUT_SECS]);
+        // TERM first, so strace detaches and writes out what it buffered; KILL 2 s later.
+        cmd.args(["-s", "TERM", "-k", "2", TIMEOUT_SECS]);
         match self.network {
             NoNetwork::Namespace => {
                 cmd.args(["/usr/bin/unshare", "-n", "--"]);
@@ -151,7 +152,7 @@ impl Sandbox {
             trace: fs::read_to_string(&self.trace_file).unwrap_or_default(),
             stdout: fs::read(&self.stdout_file).unwrap_or_default(),
             stderr: fs::read(&self.stderr_file).unwrap_or_default(),
-            timed_out: status.code() == Some(137) || status.code().is_none(),
+            timed_out: matches!(status.code(), Some(124 | 137) | None),
         }
     }
 }
