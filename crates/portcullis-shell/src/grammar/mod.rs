@@ -23,6 +23,7 @@ mod spec;
 
 mod coreutils;
 mod find;
+mod git;
 mod grep;
 mod listing;
 mod scripts;

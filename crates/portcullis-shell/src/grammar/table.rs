@@ -1,7 +1,7 @@
 //! Which grammar reads which program.
 
 use super::spec::Grammar;
-use super::{coreutils, find, getopt, grep, listing, scripts, shell};
+use super::{coreutils, find, getopt, git, grep, listing, scripts, shell};
 use super::{Item, Reading, Role, Unread};
 
 /// How a program's words are read.
@@ -48,6 +48,7 @@ pub(crate) fn lookup(program: &str) -> Option<Kind> {
         "sed" => Getopt(&scripts::SED),
         "awk" | "gawk" | "mawk" | "nawk" => Getopt(&scripts::AWK),
         "jq" => Getopt(&scripts::JQ),
+        "git" => Custom(git::read),
         "echo" => Custom(shell::echo),
         "printf" => Custom(shell::printf),
         "test" => Custom(shell::test),
@@ -78,6 +79,8 @@ pub(crate) fn obsolete<'a>(
 }
 
 pub(crate) fn subcommand<'a>(program: &str, args: &'a [String]) -> Option<Reading<'a>> {
-    let _ = (program, args);
-    None
+    match program {
+        "git" => git::subcommand(args),
+        _ => None,
+    }
 }
