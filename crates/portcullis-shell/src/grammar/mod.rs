@@ -22,13 +22,16 @@ mod getopt;
 mod spec;
 
 mod coreutils;
+mod files;
 mod find;
 mod git;
 mod grep;
 mod listing;
+mod net;
 mod scripts;
 mod shell;
 mod table;
+mod tar;
 
 #[cfg(test)]
 mod differential;

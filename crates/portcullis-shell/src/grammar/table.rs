@@ -1,7 +1,7 @@
 //! Which grammar reads which program.
 
 use super::spec::Grammar;
-use super::{coreutils, find, getopt, git, grep, listing, scripts, shell};
+use super::{coreutils, files, find, getopt, git, grep, listing, net, scripts, shell, tar};
 use super::{Item, Reading, Role, Unread};
 
 /// How a program's words are read.
@@ -49,6 +49,24 @@ pub(crate) fn lookup(program: &str) -> Option<Kind> {
         "awk" | "gawk" | "mawk" | "nawk" => Getopt(&scripts::AWK),
         "jq" => Getopt(&scripts::JQ),
         "git" => Custom(git::read),
+        "rm" => Getopt(&files::RM),
+        "cp" => Getopt(&files::CP),
+        "mv" => Getopt(&files::MV),
+        "ln" => Getopt(&files::LN),
+        "mkdir" => Getopt(&files::MKDIR),
+        "rmdir" => Getopt(&files::RMDIR),
+        "touch" => Getopt(&files::TOUCH),
+        "chmod" => Getopt(&files::CHMOD),
+        "chown" => Getopt(&files::CHOWN),
+        "chgrp" => Getopt(&files::CHGRP),
+        "tee" => Getopt(&files::TEE),
+        "truncate" => Getopt(&files::TRUNCATE),
+        "mktemp" => Getopt(&files::MKTEMP),
+        "install" => Getopt(&files::INSTALL),
+        "dd" => Custom(files::dd),
+        "tar" => Custom(tar::read),
+        "curl" => Getopt(&net::CURL),
+        "wget" => Getopt(&net::WGET),
         "echo" => Custom(shell::echo),
         "printf" => Custom(shell::printf),
         "test" => Custom(shell::test),
