@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::getopt::resolve;
 use super::spec::{Arity, Grammar, Longs};
-use super::{coreutils, files, grep, listing, net, scripts, shell, tar, Unread};
+use super::{coreutils, files, grep, listing, make, net, scripts, shell, tar, Unread};
 
 /// What a program made of one spelling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,6 +88,7 @@ const PARTIAL: &[(&str, &Grammar, &[&str])] = &[
     // `wget -b` would go to the background.
     ("wget", &net::WGET, &["b"]),
     ("tar", &tar::TAR, &[]),
+    ("make", &make::MAKE, &[]),
 ];
 
 /// Run `program word` and classify its diagnostics. A program still running after a second

@@ -27,14 +27,18 @@ mod find;
 mod git;
 mod grep;
 mod listing;
+mod make;
 mod net;
 mod scripts;
 mod shell;
+mod subcommands;
 mod table;
 mod tar;
 
 #[cfg(test)]
 mod differential;
+#[cfg(test)]
+mod subcommand_tests;
 #[cfg(test)]
 mod tests;
 

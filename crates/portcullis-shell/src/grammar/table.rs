@@ -1,7 +1,9 @@
 //! Which grammar reads which program.
 
 use super::spec::Grammar;
-use super::{coreutils, files, find, getopt, git, grep, listing, net, scripts, shell, tar};
+use super::{
+    coreutils, files, find, getopt, git, grep, listing, make, net, scripts, shell, subcommands, tar,
+};
 use super::{Item, Reading, Role, Unread};
 
 /// How a program's words are read.
@@ -65,6 +67,7 @@ pub(crate) fn lookup(program: &str) -> Option<Kind> {
         "install" => Getopt(&files::INSTALL),
         "dd" => Custom(files::dd),
         "tar" => Custom(tar::read),
+        "make" | "gmake" => Getopt(&make::MAKE),
         "curl" => Getopt(&net::CURL),
         "wget" => Getopt(&net::WGET),
         "echo" => Custom(shell::echo),
@@ -99,6 +102,6 @@ pub(crate) fn obsolete<'a>(
 pub(crate) fn subcommand<'a>(program: &str, args: &'a [String]) -> Option<Reading<'a>> {
     match program {
         "git" => git::subcommand(args),
-        _ => None,
+        _ => subcommands::place(program, args),
     }
 }
