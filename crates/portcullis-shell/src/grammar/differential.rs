@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::getopt::resolve;
 use super::spec::{Arity, Grammar, Longs};
-use super::{coreutils, files, grep, listing, make, net, scripts, shell, tar, Unread};
+use super::{coreutils, files, grep, listing, make, net, printing, scripts, shell, tar, Unread};
 
 /// What a program made of one spelling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,6 +28,21 @@ enum Verdict {
 /// which are not spelled to the program: `date -s` sets the clock (no role says that), sed's
 /// undocumented `-V`.
 const PROGRAMS: &[(&str, &Grammar, &[&str])] = &[
+    ("md5sum", &printing::DIGEST, &[]),
+    ("sha256sum", &printing::DIGEST, &[]),
+    ("b2sum", &printing::B2SUM, &[]),
+    ("cksum", &printing::CKSUM, &[]),
+    ("sum", &printing::SUM, &[]),
+    ("od", &printing::OD, &[]),
+    ("pr", &printing::PR, &[]),
+    ("fmt", &printing::FMT, &[]),
+    ("unexpand", &printing::UNEXPAND, &[]),
+    // `seq -5 1`: negative numbers, which the table refuses as options.
+    ("seq", &printing::SEQ, &["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"]),
+    ("df", &printing::DF, &[]),
+    ("tty", &printing::TTY, &[]),
+    ("groups", &shell::PLAIN, &[]),
+    ("uptime", &printing::UPTIME, &[]),
     ("rm", &files::RM, &[]),
     ("cp", &files::CP, &[]),
     ("mv", &files::MV, &[]),

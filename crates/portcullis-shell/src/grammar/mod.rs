@@ -29,6 +29,7 @@ mod grep;
 mod listing;
 mod make;
 mod net;
+mod printing;
 mod scripts;
 mod shell;
 mod subcommands;

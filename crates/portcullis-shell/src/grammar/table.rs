@@ -2,7 +2,7 @@
 
 use super::spec::Grammar;
 use super::{
-    coreutils, files, find, getopt, git, grep, listing, make, net, scripts, shell, subcommands, tar,
+    coreutils, files, find, getopt, git, grep, listing, make, net, printing, scripts, shell, subcommands, tar,
 };
 use super::{Item, Reading, Role, Unread};
 
@@ -40,6 +40,21 @@ pub(crate) fn lookup(program: &str) -> Option<Kind> {
         "dirname" => Getopt(&coreutils::DIRNAME),
         "realpath" => Getopt(&coreutils::REALPATH),
         "readlink" => Getopt(&coreutils::READLINK),
+        "md5sum" | "sha1sum" | "sha224sum" | "sha256sum" | "sha384sum" | "sha512sum" => {
+            Getopt(&printing::DIGEST)
+        }
+        "b2sum" => Getopt(&printing::B2SUM),
+        "cksum" => Getopt(&printing::CKSUM),
+        "sum" => Getopt(&printing::SUM),
+        "od" => Getopt(&printing::OD),
+        "pr" => Getopt(&printing::PR),
+        "fmt" => Getopt(&printing::FMT),
+        "unexpand" => Getopt(&printing::UNEXPAND),
+        "seq" => Getopt(&printing::SEQ),
+        "df" => Getopt(&printing::DF),
+        "tty" => Getopt(&printing::TTY),
+        "groups" => Getopt(&shell::PLAIN),
+        "uptime" => Getopt(&printing::UPTIME),
         "ls" | "dir" | "vdir" => Getopt(&listing::LS),
         "du" => Getopt(&listing::DU),
         "stat" => Getopt(&listing::STAT),
