@@ -27,6 +27,7 @@
 mod braces;
 pub mod effects;
 mod fallback;
+pub mod grammar;
 mod guard;
 mod interpreters;
 mod parts;
