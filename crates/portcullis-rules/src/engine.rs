@@ -5,6 +5,7 @@ use std::fmt;
 
 use serde_json::Value;
 
+use super::destination::{read_url, HostMatch, Reading};
 use super::effect_match::{self, Hit};
 use super::jail::{Confined, Jail};
 use super::kinds::{Access, Subject, ToolKinds};
@@ -53,11 +54,12 @@ impl Default for Engine {
     }
 }
 
-/// One judgeable piece of a call.
+/// One judgeable piece of a call. A fetch's `reading` is where each kind of fetcher connects:
+/// `domain:` rules match it.
 enum Unit<'a> {
     Command { cmd: &'a Command, read_only: bool },
     Path { path: &'a str, access: Access },
-    Fetch { url: &'a str, host: Option<String> },
+    Fetch { url: &'a str, reading: Reading },
     Generic { args: &'a str },
 }
 
@@ -79,15 +81,13 @@ impl fmt::Display for Unit<'_> {
             Unit::Path { path, access } => {
                 write!(f, "{} {path}", if *access == Access::Read { "read" } else { "write" })
             }
-            Unit::Fetch { url, .. } => write!(f, "fetch {url}"),
+            Unit::Fetch { url, reading } => match reading.doubt() {
+                Some(doubt) => write!(f, "fetch {url} ({doubt})"),
+                None => write!(f, "fetch {url}"),
+            },
             Unit::Generic { .. } => f.write_str("the call"),
         }
     }
-}
-
-fn host_of(url: &str) -> Option<String> {
-    let uri: http::Uri = url.parse().ok()?;
-    uri.host().map(|h| h.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase())
 }
 
 impl Engine {
@@ -182,7 +182,9 @@ impl Engine {
         match &rule.spec.subject {
             RuleSubject::Shell => shell_any("", example),
             RuleSubject::Read | RuleSubject::Write | RuleSubject::File => path("", example),
-            RuleSubject::Fetch => matches(rule, "", &Unit::Fetch { url: example, host: host_of(example) }),
+            RuleSubject::Fetch => {
+                matches(rule, "", &Unit::Fetch { url: example, reading: read_url(example) })
+            }
             RuleSubject::Tool(_) => {
                 let (name, arg) = match example.split_once('(') {
                     Some((n, rest)) => (n, rest.strip_suffix(')')),
@@ -195,7 +197,7 @@ impl Engine {
                     super::kinds::KindSpec::Shell { .. } => shell_any(name, arg),
                     super::kinds::KindSpec::File { .. } => path(name, arg),
                     super::kinds::KindSpec::Fetch { .. } => {
-                        matches(rule, name, &Unit::Fetch { url: arg, host: host_of(arg) })
+                        matches(rule, name, &Unit::Fetch { url: arg, reading: read_url(arg) })
                     }
                     super::kinds::KindSpec::Generic => matches(rule, name, &Unit::Generic { args: arg }),
                 }
@@ -247,8 +249,8 @@ impl Engine {
                 }
             },
             Subject::Fetch { url } => {
-                let host = host_of(&url);
-                self.unit(qualified, &Unit::Fetch { url: &url, host }, profile, false)
+                let reading = read_url(&url);
+                self.unit(qualified, &Unit::Fetch { url: &url, reading }, profile, false)
             }
             Subject::Generic { args } => self.unit(qualified, &Unit::Generic { args: &args }, profile, false),
             Subject::Malformed { kind, pointer } => Decision {
@@ -519,8 +521,14 @@ fn matches(rule: &Rule, qualified: &str, unit: &Unit<'_>) -> bool {
         // allow never widens to spellings it did not name (`git -c core.pager=… status`).
         Unit::Command { cmd, .. } => spec.command.matches_command(cmd),
         Unit::Path { path, .. } => spec.path.matches(path),
-        Unit::Fetch { url, host } => match &spec.domain {
-            Some(_) => host.as_deref().is_some_and(|h| spec.matches_host(h)),
+        Unit::Fetch { url, reading } => match &spec.domain {
+            // A URL some fetcher may read as the rule's host is enough to deny or ask; an
+            // allow needs every reading to match.
+            Some(pattern) => match pattern.matches(reading) {
+                HostMatch::Yes => true,
+                HostMatch::Possibly => rule.effect != Effect::Allow,
+                HostMatch::No => false,
+            },
             None => spec.text.matches(url),
         },
         Unit::Generic { args } => spec.text.matches(args),
