@@ -362,6 +362,20 @@ impl Engine {
             RuleSubject::Shell => {
                 effect_match::canonical_hit(&spec.command, fx).map(|hit| (hit, canonical_why(fx)))
             }
+            // A command's destinations meet the fetch rules, read as the fetcher reads them
+            // (`curl http://2130706433/` is 127.0.0.1).
+            RuleSubject::Fetch => {
+                let pattern = spec.domain.as_ref()?;
+                fx.network
+                    .iter()
+                    .filter_map(|url| match pattern.matches(&read_url(url)) {
+                        HostMatch::Yes => Some((Hit::Yes, url)),
+                        HostMatch::Possibly => Some((Hit::Possibly, url)),
+                        HostMatch::No => None,
+                    })
+                    .max_by_key(|(hit, _)| *hit)
+                    .map(|(hit, url)| (hit, format!("reaches {url}")))
+            }
             RuleSubject::Tool(g)
                 if g.matches(qualified)
                     && matches!(

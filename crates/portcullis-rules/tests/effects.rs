@@ -94,3 +94,45 @@ fn a_jail_root_places_relative_words() {
     assert_eq!(bash(&e, "cat src/../secrets/key").0, Effect::Deny);
     assert_eq!(bash(&e, "cat src/main.rs").0, Effect::Allow);
 }
+
+#[test]
+fn a_prefix_rule_holds_for_the_subcommand_behind_global_options() {
+    let e = engine(
+        &["Shell(kubectl delete:*)", "Shell(cargo publish:*)"],
+        &["Shell(git push:*)", "Shell(npm publish:*)", "Shell(docker run:*)"],
+        &[],
+        Posture::Auto,
+    );
+    for (line, want) in [
+        ("git push", Effect::Ask),
+        ("git -C . push", Effect::Ask),
+        ("git --no-pager push origin", Effect::Ask),
+        ("git -c k=v push", Effect::Ask),
+        ("git --git-dir=.git push", Effect::Ask),
+        ("cd /tmp && git -C /w --work-tree=. push -f", Effect::Ask),
+        ("git --frobnicate push", Effect::Ask),
+        ("docker --context x run img", Effect::Ask),
+        ("kubectl -n x delete pod y", Effect::Deny),
+        ("npm --prefix x publish", Effect::Ask),
+        ("cargo +nightly publish", Effect::Deny),
+        ("git status", Effect::Allow),
+        ("git -C . log", Effect::Allow),
+    ] {
+        assert_eq!(bash(&e, line).0, want, "{line}: {:?}", bash(&e, line));
+    }
+}
+
+#[test]
+fn a_fetch_rule_holds_for_a_shell_commands_destinations_in_every_spelling() {
+    let e = engine(&["Fetch(domain:127.0.0.1)"], &[], &[], Posture::Yolo);
+    for line in [
+        "curl http://127.0.0.1:8080/",
+        "curl http://2130706433:8080/",
+        "wget http://0x7f000001/",
+        "curl http://127.1/x",
+        "curl -s 'http://[::ffff:7f00:1]/'",
+    ] {
+        assert!(bash(&e, line).0 >= Effect::Ask, "{line}: {:?}", bash(&e, line));
+    }
+    assert_eq!(bash(&e, "curl https://docs.rs/").0, Effect::Allow);
+}
