@@ -136,7 +136,7 @@ pub(crate) fn evaluation(program: &str, args: &[Word], shell: Dialect) -> Evalua
                     out.merge(if dynamic { Evaluation::unknown() } else { subscript::name(text) });
                 }
                 if spec.code.contains(letter) {
-                    out.merge(Evaluation { code: true, ..Evaluation::default() });
+                    out.merge(code_value(letter, text, dynamic));
                 }
             }
             break;
@@ -154,6 +154,18 @@ pub(crate) fn evaluation(program: &str, args: &[Word], shell: Dialect) -> Evalua
             Operands::Arithmetic => arithmetic_word(word),
         };
         out.merge(evaluation);
+    }
+    out
+}
+
+/// The value of a code-taking option: `-C 'cmd'` is a command line (returned for analysis),
+/// `-W 'words'` is expanded (its substitutions run), `-F func` calls a function.
+fn code_value(letter: char, text: &str, dynamic: bool) -> Evaluation {
+    let mut out = Evaluation { code: true, dynamic, ..Evaluation::default() };
+    match letter {
+        'C' if !dynamic => out.substitutions.push(text.to_string()),
+        'W' => out.substitutions = crate::word::decode(text).substitutions,
+        _ => {}
     }
     out
 }
