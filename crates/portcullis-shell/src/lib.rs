@@ -32,6 +32,7 @@ mod interpreters;
 mod parts;
 pub mod place;
 mod readonly;
+pub mod secrets;
 mod walk;
 mod word;
 mod wrappers;
