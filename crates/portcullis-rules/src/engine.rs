@@ -62,7 +62,8 @@ impl<'a> Unit<'a> {
     fn read_only(&self) -> bool {
         match self {
             Unit::Command { read_only, .. } => *read_only,
-            Unit::Path { access, .. } => *access == Access::Read,
+            // One secret policy for every reader: a read is read-only only off the stores.
+            Unit::Path { path, access } => access.reads() && access.secret(path).is_none(),
             Unit::Fetch { .. } | Unit::Generic { .. } => false,
         }
     }
@@ -74,7 +75,7 @@ impl fmt::Display for Unit<'_> {
         match self {
             Unit::Command { cmd, .. } => write!(f, "`{cmd}`"),
             Unit::Path { path, access } => {
-                write!(f, "{} {path}", if *access == Access::Read { "read" } else { "write" })
+                write!(f, "{} {path}", if access.reads() { "read" } else { "write" })
             }
             Unit::Fetch { url, .. } => write!(f, "fetch {url}"),
             Unit::Generic { .. } => f.write_str("the call"),
@@ -397,11 +398,23 @@ impl Engine {
         if unit.read_only() {
             return built(Effect::Allow, "floor: read-only", format!("{unit} is read-only"));
         }
+        // A read of a secret store is loosened only where everything is: at trusted it asks.
+        let secret = match unit {
+            Unit::Path { path, access } => access.secret(path),
+            _ => None,
+        };
         let loosened = match (profile, self.parts.posture) {
             (Profile::Privileged, _) | (_, Posture::Auto | Posture::Yolo) => true,
-            (_, Posture::Trusted) => !matches!(unit, Unit::Command { .. }),
+            (_, Posture::Trusted) => !matches!(unit, Unit::Command { .. }) && secret.is_none(),
             (_, Posture::Strict) => false,
         };
+        if let Some(s) = secret {
+            let (effect, rule, then) = match loosened {
+                true => (Effect::Allow, "floor: posture", "allowed by the posture or profile all the same"),
+                false => (Effect::Ask, "floor: secret", "so it is asked"),
+            };
+            return built(effect, rule, format!("{unit} may reveal a secret ({s}), {then}"));
+        }
         if loosened {
             return built(
                 Effect::Allow,
@@ -427,7 +440,7 @@ fn matches(rule: &Rule, qualified: &str, unit: &Unit<'_>) -> bool {
     let subject_ok = match (&rule.spec.subject, unit) {
         (RuleSubject::Tool(g), _) => g.matches(qualified),
         (RuleSubject::Shell, Unit::Command { .. }) => true,
-        (RuleSubject::Read, Unit::Path { access: Access::Read, .. }) => true,
+        (RuleSubject::Read, Unit::Path { access: Access::Read | Access::Search, .. }) => true,
         (RuleSubject::Write, Unit::Path { access: Access::Write, .. }) => true,
         (RuleSubject::File, Unit::Path { .. }) => true,
         (RuleSubject::Fetch, Unit::Fetch { .. }) => true,

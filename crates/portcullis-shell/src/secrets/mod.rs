@@ -121,6 +121,31 @@ impl std::fmt::Display for Secret {
 /// assert!(judge(&at("."), Reading::Tree, &cx).is_err());
 /// ```
 pub fn judge(place: &Place, reading: Reading, cx: &Context<'_>) -> Result<(), Secret> {
+    if cx.globbing == Globbing::Tool {
+        if let Some(alternatives) = braces(place) {
+            return alternatives.iter().try_for_each(|p| judge_one(p, reading, cx));
+        }
+    }
+    judge_one(place, reading, cx)
+}
+
+/// A tool glob's brace alternatives, each placed as the word was (`None` without braces).
+fn braces(place: &Place) -> Option<Vec<Place>> {
+    let (text, rebuild): (&str, fn(String) -> Place) = match place {
+        Place::Abs(p) => (p, |s| Place::Abs(crate::place::normalize_abs(&s))),
+        Place::Home(p) => (p, Place::Home),
+        Place::InStart(p) => (p, Place::InStart),
+        Place::Anywhere => return None,
+    };
+    if !text.contains('{') {
+        return None;
+    }
+    // Too many alternatives, or a group left open: the glob may name anything.
+    let alternatives = glob::expand_braces(text).unwrap_or_else(|| vec![text.replace(['{', '}', ','], "*")]);
+    Some(alternatives.into_iter().map(rebuild).collect())
+}
+
+fn judge_one(place: &Place, reading: Reading, cx: &Context<'_>) -> Result<(), Secret> {
     let Some(at) = Located::new(place, cx.home) else { return Err(Secret::Unplaced) };
     let globbed = cx.globbing != Globbing::Literal && at.comps.iter().any(|c| glob::is_glob(c));
     match (globbed, reading) {

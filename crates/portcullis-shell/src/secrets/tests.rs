@@ -196,6 +196,10 @@ fn globs_are_judged_by_what_they_could_expand_to() {
         ("/home/u/*", &tool, false),
         ("/usr/share/doc/**", &tool, true),
         ("/work/repo/**", &tool, false),
+        ("/work/repo/**/*.{ts,tsx}", &tool, true),
+        ("/work/repo/**/*.{rs,pem}", &tool, false),
+        ("/work/repo/{src,/etc}/*", &tool, false),
+        ("/work/repo/**/*.{a,b", &tool, false),
     ];
     for (word, cx, ok) in rows {
         let place = if word.starts_with('/') { abs(word) } else { at(word) };
