@@ -57,8 +57,10 @@ fn a_posture_that_allows_a_secret_read_says_so() {
 
 #[test]
 fn a_secret_read_is_not_read_only_under_a_readonly_profile() {
-    let mut parts = EngineParts::default();
-    parts.profiles = HashMap::from([("claude-code".to_owned(), Profile::Readonly)]);
+    let parts = EngineParts {
+        profiles: HashMap::from([("claude-code".to_owned(), Profile::Readonly)]),
+        ..Default::default()
+    };
     let d = Engine::new(parts).decide("claude-code", "Read", &json!({"file_path": "/root/.ssh/id_rsa"}));
     assert_eq!(d.effect, Effect::Deny, "{d:?}");
 }
