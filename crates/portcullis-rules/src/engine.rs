@@ -52,18 +52,39 @@ impl Default for Engine {
 
 /// One judgeable piece of a call.
 enum Unit<'a> {
-    Command { cmd: &'a Command, read_only: bool },
-    Path { path: &'a str, access: Access },
-    Fetch { url: &'a str, host: Option<String> },
-    Generic { args: &'a str },
+    Command {
+        cmd: &'a Command,
+        read_only: bool,
+    },
+    /// `path` as the jail resolved it; `written` as the call spelt it (the secret policy judges
+    /// both: a symlinked home resolves elsewhere).
+    Path {
+        path: &'a str,
+        access: Access,
+        written: &'a str,
+    },
+    Fetch {
+        url: &'a str,
+        host: Option<String>,
+    },
+    Generic {
+        args: &'a str,
+    },
 }
 
 impl<'a> Unit<'a> {
+    /// The secret a file read may reveal, judged on the resolved path and on an absolute path
+    /// as written.
+    fn secret(&self) -> Option<portcullis_shell::secrets::Secret> {
+        let Unit::Path { path, access, written } = self else { return None };
+        access.secret(path).or_else(|| written.starts_with('/').then(|| access.secret(written)).flatten())
+    }
+
     fn read_only(&self) -> bool {
         match self {
             Unit::Command { read_only, .. } => *read_only,
             // One secret policy for every reader: a read is read-only only off the stores.
-            Unit::Path { path, access } => access.reads() && access.secret(path).is_none(),
+            Unit::Path { access, .. } => access.reads() && self.secret().is_none(),
             Unit::Fetch { .. } | Unit::Generic { .. } => false,
         }
     }
@@ -74,7 +95,7 @@ impl fmt::Display for Unit<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Unit::Command { cmd, .. } => write!(f, "`{cmd}`"),
-            Unit::Path { path, access } => {
+            Unit::Path { path, access, .. } => {
                 write!(f, "{} {path}", if access.reads() { "read" } else { "write" })
             }
             Unit::Fetch { url, .. } => write!(f, "fetch {url}"),
@@ -173,7 +194,7 @@ impl Engine {
         let path = |qualified: &str, p: &str| {
             [Access::Read, Access::Write]
                 .into_iter()
-                .any(|access| matches(rule, qualified, &Unit::Path { path: p, access }))
+                .any(|access| matches(rule, qualified, &Unit::Path { path: p, access, written: p }))
         };
         match &rule.spec.subject {
             RuleSubject::Shell => shell_any("", example),
@@ -238,9 +259,12 @@ impl Engine {
                     reason: why,
                     prefilter: None,
                 },
-                Confined::Inside(resolved) => {
-                    self.unit(qualified, &Unit::Path { path: &resolved, access }, profile, false)
-                }
+                Confined::Inside(resolved) => self.unit(
+                    qualified,
+                    &Unit::Path { path: &resolved, access, written: &path },
+                    profile,
+                    false,
+                ),
             },
             Subject::Fetch { url } => {
                 let host = host_of(&url);
@@ -308,7 +332,7 @@ impl Engine {
     }
 
     fn path_operand(&self, qualified: &str, path: &str) -> Option<Decision> {
-        let unit = Unit::Path { path, access: Access::Read };
+        let unit = Unit::Path { path, access: Access::Read, written: path };
         let (effect, rule) = self.configured(qualified, &unit, |e| e != Effect::Allow)?;
         Some(Decision {
             effect,
@@ -399,10 +423,7 @@ impl Engine {
             return built(Effect::Allow, "floor: read-only", format!("{unit} is read-only"));
         }
         // A read of a secret store is loosened only where everything is: at trusted it asks.
-        let secret = match unit {
-            Unit::Path { path, access } => access.secret(path),
-            _ => None,
-        };
+        let secret = unit.secret();
         let loosened = match (profile, self.parts.posture) {
             (Profile::Privileged, _) | (_, Posture::Auto | Posture::Yolo) => true,
             (_, Posture::Trusted) => !matches!(unit, Unit::Command { .. }) && secret.is_none(),
