@@ -35,6 +35,7 @@ mod interpreters;
 mod parts;
 pub mod place;
 mod readonly;
+pub mod secrets;
 mod subscript;
 mod walk;
 mod word;
