@@ -15,10 +15,14 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 pub mod allowlist;
+pub mod destination;
+mod effect_match;
 mod engine;
 pub mod glob;
 pub mod jail;
 pub mod kinds;
+#[cfg(test)]
+mod secret_floor_tests;
 pub mod spec;
 
 pub use engine::{Engine, EngineParts, Layered};

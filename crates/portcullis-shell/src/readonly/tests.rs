@@ -269,7 +269,6 @@ fn ordinary_paths_stay_proven_after_normalisation() {
         "find . -name '*.rs'",
         "find src -type f",
         "fd x src",
-        "git -C ../other log",
         "git grep TODO src",
         "cat ./src/main.rs",
         "ls ~",
@@ -280,6 +279,14 @@ fn ordinary_paths_stay_proven_after_normalisation() {
         "head -c 16 /dev/urandom",
     ] {
         assert!(proven(line), "{line}: {:?}", read_only(&analyze(line)));
+    }
+}
+
+#[test]
+fn a_path_that_climbs_out_of_the_start_directory_may_be_anywhere() {
+    // The start directory may be `~/proj`: `../.ssh` is then `~/.ssh`, `../other` another home.
+    for line in ["git -C ../other log", "cat ../.ssh/id_rsa", "cat ../README.md"] {
+        assert!(!proven(line), "{line} must not be proven");
     }
 }
 

@@ -1,0 +1,122 @@
+//! Builtins and small programs that print facts or their arguments: echo, printf, test, `[`,
+//! true, pwd, uname, id and the like. Their operands name nothing (test's file operands are
+//! only examined, not read).
+
+use super::spec::{f, gnu, inert, none, v, Grammar, Longs, Order};
+use super::{Item, Reading, Role, Unread};
+
+use Role::{Flag, Inert};
+
+/// bash's `echo`: leading words made only of `-n`, `-e`, `-E` letters are options; everything
+/// else (including `--`) is printed.
+pub(crate) fn echo(args: &[String]) -> Result<Reading<'_>, Unread> {
+    let mut options = true;
+    let items = args
+        .iter()
+        .map(|a| {
+            let letters = a.strip_prefix('-').filter(|l| !l.is_empty());
+            options &= letters.is_some_and(|l| l.chars().all(|c| "neE".contains(c)));
+            let role = if options { Flag } else { Inert };
+            Item { text: a, role, option: options.then_some("echo") }
+        })
+        .collect();
+    Ok(Reading { subcommand: Vec::new(), items })
+}
+
+/// bash's `printf FORMAT [ARGS]`: `-v NAME` assigns a shell variable (and evaluates array
+/// subscripts), so it is not read; `--` may precede the format.
+pub(crate) fn printf(args: &[String]) -> Result<Reading<'_>, Unread> {
+    let mut items = Vec::new();
+    let mut rest = args;
+    if let Some((first, after)) = args.split_first() {
+        if first == "--" {
+            items.push(Item { text: first, role: Flag, option: Some("--") });
+            rest = after;
+        } else if first.len() > 1 && first.starts_with('-') {
+            return Err(Unread::UnknownOption(first.clone()));
+        }
+    }
+    items.extend(rest.iter().map(|a| Item { text: a, role: Inert, option: None }));
+    Ok(Reading { subcommand: Vec::new(), items })
+}
+
+/// `test EXPR` and `[ EXPR ]`: every word is an operator or a string. `-v` and `-R` name
+/// shell variables, whose array subscripts bash evaluates (`-v 'a[$(id)]'`): not read.
+pub(crate) fn test(args: &[String]) -> Result<Reading<'_>, Unread> {
+    expression(args)
+}
+
+pub(crate) fn bracket(args: &[String]) -> Result<Reading<'_>, Unread> {
+    match args.split_last() {
+        Some((last, expr)) if last == "]" => {
+            let mut reading = expression(expr)?;
+            reading.items.push(Item { text: last, role: Flag, option: Some("]") });
+            Ok(reading)
+        }
+        _ => Err(Unread::MissingValue("]".into())),
+    }
+}
+
+fn expression(args: &[String]) -> Result<Reading<'_>, Unread> {
+    if let Some(a) = args.iter().find(|a| *a == "-v" || *a == "-R") {
+        return Err(Unread::UnknownOption(a.clone()));
+    }
+    let items = args.iter().map(|a| Item { text: a, role: Inert, option: None }).collect();
+    Ok(Reading { subcommand: Vec::new(), items })
+}
+
+/// `true`, `false`, `:` ignore their arguments.
+pub(crate) fn ignores(args: &[String]) -> Result<Reading<'_>, Unread> {
+    let items = args.iter().map(|a| Item { text: a, role: Inert, option: None }).collect();
+    Ok(Reading { subcommand: Vec::new(), items })
+}
+
+/// bash's `pwd [-LP]`.
+pub(crate) const PWD: Grammar = Grammar {
+    options: &[f("L", ""), f("P", "")],
+    longs: Longs::Exact,
+    order: Order::Posix,
+    digits: false,
+    operands: none,
+};
+
+pub(crate) const UNAME: Grammar = gnu(
+    &[
+        f("a", "all"),
+        f("s", "kernel-name"),
+        f("s", "sysname").named("kernel-name"),
+        f("n", "nodename"),
+        f("r", "kernel-release"),
+        f("r", "release").named("kernel-release"),
+        f("v", "kernel-version"),
+        f("m", "machine"),
+        f("p", "processor"),
+        f("i", "hardware-platform"),
+        f("o", "operating-system"),
+        f("", "help"),
+        f("", "version"),
+    ],
+    none,
+);
+
+pub(crate) const ID: Grammar = gnu(
+    &[
+        f("a", ""),
+        f("Z", "context"),
+        f("g", "group"),
+        f("G", "groups"),
+        f("n", "name"),
+        f("r", "real"),
+        f("u", "user"),
+        f("z", "zero"),
+        f("", "help"),
+        f("", "version"),
+    ],
+    inert,
+);
+
+/// Programs with only `--help` / `--version` and string operands (`sleep 1`, `whoami`).
+pub(crate) const PLAIN: Grammar = gnu(&[f("", "help"), f("", "version")], inert);
+
+pub(crate) const NPROC: Grammar =
+    gnu(&[f("", "all"), v("", "ignore", Inert), f("", "help"), f("", "version")], none);
