@@ -19,8 +19,11 @@
 //! - A program run is an `execve` attempt (failed ones too: a failed attempt is still a program
 //!   the line tried to run); its basename must be a program or wrapper the analysis named, or
 //!   bash itself.
-//! - A read (a successful open without write flags) of a path outside the system's own files
-//!   ([`system_file`]) must lie in a place the effect model predicted the line may read.
+//! - A read — a successful open of a file without write flags, or a listing (`getdents64`) of a
+//!   directory; opening a directory alone reads nothing (`find` and git open `.` to come back
+//!   to it) — of a path outside the system's own files ([`system_file`]) must lie in a place the
+//!   effect model predicted the line may read. The judge runs right after the line, so the
+//!   fixture's directories are still there to tell from files.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -119,9 +122,18 @@ pub fn judge(case: &Case<'_>, sandbox: &Sandbox) -> Vec<Violation> {
                     }
                     continue;
                 }
-                if let Some(effects) = case.effects {
+                // Opening a directory reads nothing; listing it does (below).
+                let directory = std::fs::metadata(path).is_ok_and(|m| m.is_dir());
+                if let Some(effects) = case.effects.filter(|_| !directory) {
                     if !system_file(path, &pids, sandbox) && !predicted_read(path, effects) {
                         push(Class::UnpredictedRead, format!("{who} read {path}"));
+                    }
+                }
+            }
+            Seen::List { path } => {
+                if let Some(effects) = case.effects {
+                    if !system_file(path, &pids, sandbox) && !predicted_read(path, effects) {
+                        push(Class::UnpredictedRead, format!("{who} listed {path}"));
                     }
                 }
             }

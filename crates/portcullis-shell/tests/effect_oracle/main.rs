@@ -308,6 +308,7 @@ fn the_oracle_catches_each_kind_of_effect_it_guards() {
         ("kill -TERM $PPID", "kill", Class::Signal),
         ("ls; id", "ls", Class::UnpredictedProgram),
         ("cat /etc/hostname README.md", "cat", Class::UnpredictedRead),
+        ("ls ~ README.md", "ls", Class::UnpredictedRead),
     ];
     for (line, pretend, class) in cases {
         // Judge `line` against the analysis and effects of `pretend README.md`.

@@ -23,6 +23,8 @@ pub enum Seen {
     /// A way to open files the trace cannot follow: `open_by_handle_at` (no path) or
     /// `io_uring_setup` (its opens never pass through a syscall).
     Untraceable { call: String, ok: bool },
+    /// A successful `getdents64` of a directory: its names were read.
+    List { path: String },
 }
 
 /// How a file was opened.
@@ -147,6 +149,10 @@ pub fn events(calls: &[Call], root_program: &str) -> Vec<Event> {
                 }
                 Seen::Signal { target: target.parse().unwrap_or(0), signal, ok: call.result.ok() }
             }
+            "getdents" | "getdents64" => match (fd(&a, 0), &call.result) {
+                (Some(path), Outcome::Ok { .. }) => Seen::List { path },
+                _ => continue,
+            },
             "open_by_handle_at" | "io_uring_setup" => {
                 Seen::Untraceable { call: call.name.clone(), ok: call.result.ok() }
             }
@@ -241,6 +247,7 @@ mod tests {
 101  connect(4<socket:[1]>, {sa_family=AF_UNIX, sun_path="/var/run/nscd/socket"}, 110) = -1 ENOENT (No such file or directory)
 101  sendto(5<socket:[2]>, "x", 1, MSG_NOSIGNAL, NULL, 0) = 1
 101  sendto(5<socket:[2]>, "q", 1, 0, {sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr("10.0.0.1")}, 16) = -1 ENETUNREACH (Network is unreachable)
+100  getdents64(3</w/src>, 0x561c247a2080 /* 3 entries */, 32768) = 80
 100  kill(1, 0)                        = 0
 100  kill(4972, SIGTERM)               = 0"#;
         let ev = events(&parse(text), "bash");
@@ -290,6 +297,7 @@ mod tests {
                         ok: false
                     }
                 ),
+                ("bash", &Seen::List { path: "/w/src".into() }),
                 ("bash", &Seen::Signal { target: 4972, signal: "SIGTERM".into(), ok: true }),
             ]
         );

@@ -20,13 +20,14 @@ const TIMEOUT_SECS: &str = "5";
 /// The syscalls traced: programs run, files opened, every call that changes the file tree or its
 /// metadata without an open (`touch -c` is only `utimensat`), the network calls (`sendto` can
 /// reach an address without `connect`), signals (a line may kill what it did not start), and
-/// the process calls that say which program a child runs (a fork inherits its parent's).
+/// the process calls that say which program a child runs (a fork inherits its parent's), and
+/// directory listings (opening a directory reads nothing; listing it reads its names).
 const TRACED: &str = "execve,execveat,open,openat,openat2,creat,open_by_handle_at,io_uring_setup,\
 connect,bind,\
 sendto,sendmsg,sendmmsg,unlink,unlinkat,rename,renameat,renameat2,mkdir,mkdirat,mknod,mknodat,\
 rmdir,symlink,symlinkat,link,linkat,chmod,fchmod,fchmodat,chown,fchown,lchown,fchownat,truncate,\
 ftruncate,fallocate,utime,utimes,utimensat,futimesat,setxattr,lsetxattr,fsetxattr,removexattr,\
-lremovexattr,fremovexattr,kill,tkill,tgkill,clone,clone3,fork,vfork";
+lremovexattr,fremovexattr,kill,tkill,tgkill,clone,clone3,fork,vfork,getdents,getdents64";
 
 /// A fake secret: where it lives (relative to the run directory, or `$NAME` for an environment
 /// variable of the run) and the marker it holds.
