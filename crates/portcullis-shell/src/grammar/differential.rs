@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::getopt::resolve;
 use super::spec::{Arity, Grammar, Longs};
-use super::{coreutils, files, grep, listing, make, net, printing, scripts, shell, tar, Unread};
+use super::{coreutils, files, grep, listing, make, net, printing, scripts, shell, tar, util, Unread};
 
 /// What a program made of one spelling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +43,12 @@ const PROGRAMS: &[(&str, &Grammar, &[&str])] = &[
     ("tty", &printing::TTY, &[]),
     ("groups", &shell::PLAIN, &[]),
     ("uptime", &printing::UPTIME, &[]),
+    ("cmp", &util::CMP, &[]),
+    ("rev", &util::REV, &[]),
+    ("strings", &util::STRINGS, &[]),
+    ("hexdump", &util::HEXDUMP, &[]),
+    ("column", &util::COLUMN, &[]),
+    ("file", &util::FILE, &[]),
     ("rm", &files::RM, &[]),
     ("cp", &files::CP, &[]),
     ("mv", &files::MV, &[]),
@@ -104,6 +110,8 @@ const PARTIAL: &[(&str, &Grammar, &[&str])] = &[
     ("wget", &net::WGET, &["b"]),
     ("tar", &tar::TAR, &[]),
     ("make", &make::MAKE, &[]),
+    // hostname -F/-b set the host name; the table leaves out --file and --boot.
+    ("hostname", &util::HOSTNAME, &["F", "b"]),
 ];
 
 /// Run `program word` and classify its diagnostics. A program still running after a second

@@ -35,6 +35,7 @@ mod shell;
 mod subcommands;
 mod table;
 mod tar;
+mod util;
 
 #[cfg(test)]
 mod differential;

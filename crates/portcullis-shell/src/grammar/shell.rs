@@ -120,3 +120,70 @@ pub(crate) const PLAIN: Grammar = gnu(&[f("", "help"), f("", "version")], inert)
 
 pub(crate) const NPROC: Grammar =
     gnu(&[f("", "all"), v("", "ignore", Inert), f("", "help"), f("", "version")], none);
+
+/// bash's `type [-afptP] NAME...` and debianutils' `which [-as] NAME...`: names looked up.
+pub(crate) const TYPE: Grammar = Grammar {
+    options: &[f("a", ""), f("f", ""), f("p", ""), f("t", ""), f("P", "")],
+    longs: Longs::Exact,
+    order: Order::Posix,
+    digits: false,
+    operands: inert,
+};
+
+pub(crate) const WHICH: Grammar = Grammar {
+    options: &[f("a", ""), f("s", "")],
+    longs: Longs::Exact,
+    order: Order::Posix,
+    digits: false,
+    operands: inert,
+};
+
+/// bash's `hash NAME...` remembers where programs are; its options change the table.
+pub(crate) const HASH: Grammar =
+    Grammar { options: &[], longs: Longs::Exact, order: Order::Posix, digits: false, operands: inert };
+
+/// bash's `help [-dms] [PATTERN]`.
+pub(crate) const HELP: Grammar = Grammar {
+    options: &[f("d", ""), f("m", ""), f("s", "")],
+    longs: Longs::Exact,
+    order: Order::Posix,
+    digits: false,
+    operands: inert,
+};
+
+/// bash's `cd [-L|-P [-e]] [-@] [DIR]` and `pushd [-n] [DIR]`: DIR is where later relative
+/// paths resolve; `cd` alone goes home (`~`). `cd -`, `pushd +N` go to a directory the words do
+/// not name, and are not read.
+pub(crate) fn cd(args: &[String]) -> Result<Reading<'_>, Unread> {
+    change_directory(args, "LPe@", true)
+}
+
+pub(crate) fn pushd(args: &[String]) -> Result<Reading<'_>, Unread> {
+    change_directory(args, "n", false)
+}
+
+fn change_directory<'a>(args: &'a [String], letters: &str, home: bool) -> Result<Reading<'a>, Unread> {
+    let mut items = Vec::new();
+    let mut rest = args;
+    while let Some((w, after)) = rest.split_first() {
+        if w == "--" {
+            items.push(Item { text: w, role: Flag, option: Some("--") });
+            rest = after;
+            break;
+        }
+        let Some(cluster) = w.strip_prefix('-').filter(|c| !c.is_empty()) else { break };
+        if let Some(c) = cluster.chars().find(|c| !letters.contains(*c)) {
+            return Err(Unread::UnknownOption(format!("-{c}")));
+        }
+        items.push(Item { text: w, role: Flag, option: Some("cd") });
+        rest = after;
+    }
+    match rest {
+        [] if home => items.push(Item { text: "~", role: Role::Chdir, option: None }),
+        [] => return Err(Unread::Unplaced("pushd".into())),
+        [dir] if dir == "-" || dir.starts_with('+') => return Err(Unread::Unplaced(dir.clone())),
+        [dir] => items.push(Item { text: dir, role: Role::Chdir, option: None }),
+        [_, extra, ..] => return Err(Unread::Unplaced(extra.clone())),
+    }
+    Ok(Reading { subcommand: Vec::new(), items })
+}
