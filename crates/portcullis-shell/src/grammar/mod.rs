@@ -31,6 +31,7 @@ mod make;
 mod net;
 mod printing;
 mod scripts;
+mod search;
 mod shell;
 mod subcommands;
 mod table;

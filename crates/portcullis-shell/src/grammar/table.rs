@@ -2,8 +2,8 @@
 
 use super::spec::Grammar;
 use super::{
-    coreutils, files, find, getopt, git, grep, listing, make, net, printing, scripts, shell, subcommands,
-    tar, util,
+    coreutils, files, find, getopt, git, grep, listing, make, net, printing, scripts, search, shell,
+    subcommands, tar, util,
 };
 use super::{Item, Reading, Role, Unread};
 
@@ -77,6 +77,9 @@ pub(crate) fn lookup(program: &str) -> Option<Kind> {
         "grep" | "egrep" | "fgrep" => Getopt(&grep::GREP),
         "diff" => Getopt(&grep::DIFF),
         "find" => Custom(find::read),
+        "rg" => Getopt(&search::RG),
+        "fd" | "fdfind" => Getopt(&search::FD),
+        "tree" => Custom(search::tree),
         "sed" => Getopt(&scripts::SED),
         "awk" | "gawk" | "mawk" | "nawk" => Getopt(&scripts::AWK),
         "jq" => Getopt(&scripts::JQ),
