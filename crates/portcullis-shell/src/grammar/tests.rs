@@ -275,6 +275,16 @@ fn covered(args: &[String], items: &[Item<'_>]) -> bool {
 
 proptest! {
     #[test]
+    fn no_argv_makes_subcommand_panic(
+        program in proptest::sample::select(&["git", "cargo", "docker", "kubectl", "npm", "pnpm", "yarn", "pip", "python3", "go", "gh"][..]),
+        args in proptest::collection::vec(word(), 0..8),
+    ) {
+        if let Some(reading) = super::subcommand(program, &args) {
+            prop_assert!(reading.subcommand.len() <= 1);
+        }
+    }
+
+    #[test]
     fn no_argv_makes_read_panic_and_every_word_read_is_accounted_for(
         program in proptest::sample::select(PROGRAMS),
         args in proptest::collection::vec(word(), 0..8),
