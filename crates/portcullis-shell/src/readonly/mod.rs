@@ -30,6 +30,7 @@ mod programs;
 mod scripts;
 mod secrets;
 mod sed;
+mod shells;
 
 use super::{Analysis, Command, Opacity, RedirectKind};
 
@@ -42,7 +43,9 @@ pub enum ReadOnly {
     NotProven(String),
 }
 
-/// Proven only if the line parsed and every command is proven read-only.
+/// Proven only if the line parsed and every command is proven read-only, each judged for the
+/// shell that runs it ([`Command::shell`]: bash for [`crate::analyze`], the given one for
+/// [`crate::analyze_in`], the started one for `zsh -c '…'`).
 ///
 /// ```
 /// use portcullis_shell::{analyze, read_only, ReadOnly};
@@ -147,7 +150,9 @@ fn judge(command: &Command) -> Result<(), String> {
     if !allowed {
         return Err("a glob could expand to an option".into());
     }
-    (policy.check)(&command.args)
+    (policy.check)(&command.args)?;
+    // The rules above are bash's; the shell that runs the command must agree with them.
+    shells::check(command)
 }
 
 fn redirects(command: &Command) -> Result<(), String> {
