@@ -144,7 +144,7 @@ pub(crate) fn read(args: &[String]) -> Result<Reading<'_>, Unread> {
             items[s].role = Writes;
         }
     }
-    Ok(Reading { subcommand: Vec::new(), items })
+    Ok(Reading::plain(items))
 }
 
 /// `-exec CMD ARGS ;` or `-exec CMD ARGS {} +`: returns the index after the terminator.

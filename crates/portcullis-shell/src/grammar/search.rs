@@ -265,5 +265,5 @@ pub(crate) fn tree(args: &[String]) -> Result<Reading<'_>, Unread> {
             return Err(Unread::UnknownOption(format!("-{c}")));
         }
     }
-    Ok(Reading { subcommand: Vec::new(), items: getopt::read(&TREE, args)? })
+    Ok(Reading::plain(getopt::read(&TREE, args)?))
 }

@@ -20,7 +20,7 @@ pub(crate) fn echo(args: &[String]) -> Result<Reading<'_>, Unread> {
             Item { text: a, role, option: options.then_some("echo") }
         })
         .collect();
-    Ok(Reading { subcommand: Vec::new(), items })
+    Ok(Reading::plain(items))
 }
 
 /// bash's `printf FORMAT [ARGS]`: `-v NAME` assigns a shell variable (and evaluates array
@@ -37,7 +37,7 @@ pub(crate) fn printf(args: &[String]) -> Result<Reading<'_>, Unread> {
         }
     }
     items.extend(rest.iter().map(|a| Item { text: a, role: Inert, option: None }));
-    Ok(Reading { subcommand: Vec::new(), items })
+    Ok(Reading::plain(items))
 }
 
 /// `test EXPR` and `[ EXPR ]`: every word is an operator or a string. `-v` and `-R` name
@@ -62,13 +62,13 @@ fn expression(args: &[String]) -> Result<Reading<'_>, Unread> {
         return Err(Unread::UnknownOption(a.clone()));
     }
     let items = args.iter().map(|a| Item { text: a, role: Inert, option: None }).collect();
-    Ok(Reading { subcommand: Vec::new(), items })
+    Ok(Reading::plain(items))
 }
 
 /// `true`, `false`, `:` ignore their arguments.
 pub(crate) fn ignores(args: &[String]) -> Result<Reading<'_>, Unread> {
     let items = args.iter().map(|a| Item { text: a, role: Inert, option: None }).collect();
-    Ok(Reading { subcommand: Vec::new(), items })
+    Ok(Reading::plain(items))
 }
 
 /// bash's `pwd [-LP]`.
@@ -185,5 +185,5 @@ fn change_directory<'a>(args: &'a [String], letters: &str, home: bool) -> Result
         [dir] => items.push(Item { text: dir, role: Role::Chdir, option: None }),
         [_, extra, ..] => return Err(Unread::Unplaced(extra.clone())),
     }
-    Ok(Reading { subcommand: Vec::new(), items })
+    Ok(Reading::plain(items))
 }
