@@ -287,3 +287,34 @@ fn the_installed_curl_knows_every_option_the_table_lists() {
     eprintln!("curl differential: {checked} spellings checked, {} unknown to curl", unknown.len());
     assert!(unknown.is_empty(), "{}", unknown.join("\n"));
 }
+
+/// jq is not getopt either: each option the table lists, long and short, with values of its
+/// arity, must not be an "Unknown option" to the installed jq (`-n .` as the program).
+#[test]
+fn the_installed_jq_knows_every_option_the_table_lists() {
+    if !installed("jq") {
+        eprintln!("jq differential: jq not installed, skipped");
+        return;
+    }
+    let (mut checked, mut unknown) = (0, Vec::new());
+    for opt in scripts::JQ.options {
+        let values: &[&str] = match opt.arity {
+            Arity::Pair(..) => &["a", "/dev/null"],
+            Arity::Required(_) => &["1"],
+            _ => &[],
+        };
+        let spellings =
+            [(!opt.long.is_empty()).then(|| format!("--{}", opt.long)), opt.short.map(|c| format!("-{c}"))];
+        for word in spellings.into_iter().flatten() {
+            checked += 1;
+            let out =
+                Command::new("jq").arg(&word).args(values).args(["-n", "."]).stdin(Stdio::null()).output();
+            let err = out.map(|o| String::from_utf8_lossy(&o.stderr).into_owned()).unwrap_or_default();
+            if err.contains("Unknown option") || err.contains("Unknown arguments") {
+                unknown.push(word);
+            }
+        }
+    }
+    eprintln!("jq differential: {checked} spellings checked, {} unknown to jq", unknown.len());
+    assert!(unknown.is_empty(), "{}", unknown.join("\n"));
+}

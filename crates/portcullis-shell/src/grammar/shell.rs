@@ -187,3 +187,32 @@ fn change_directory<'a>(args: &'a [String], letters: &str, home: bool) -> Result
     }
     Ok(Reading::plain(items))
 }
+
+/// bash's `dirs [-clpv] [+N|-N]` prints the directory stack (`-c` clears it).
+pub(crate) fn dirs(args: &[String]) -> Result<Reading<'_>, Unread> {
+    let mut items = Vec::new();
+    for a in args {
+        let rotation = (a.starts_with('+') || a.starts_with('-'))
+            && a.len() > 1
+            && a[1..].bytes().all(|b| b.is_ascii_digit());
+        let letters = a.strip_prefix('-').filter(|l| !l.is_empty() && l.chars().all(|c| "clpv".contains(c)));
+        match (rotation, letters) {
+            (true, _) => items.push(Item { text: a, role: Inert, option: Some("N") }),
+            (false, Some(_)) => items.push(Item { text: a, role: Flag, option: Some("dirs") }),
+            (false, None) => return Err(Unread::UnknownOption(a.clone())),
+        }
+    }
+    Ok(Reading::plain(items))
+}
+
+/// bash's `popd [-n] [+N|-N]`: only `-n` forms (which leave the directory alone) are read; a
+/// popd that changes directory goes where the stack says, which the words do not.
+pub(crate) fn popd(args: &[String]) -> Result<Reading<'_>, Unread> {
+    match args.first().map(String::as_str) {
+        Some("-n") => dirs(&args[1..]).map(|mut r| {
+            r.items.insert(0, Item { text: &args[0], role: Flag, option: Some("n") });
+            r
+        }),
+        _ => Err(Unread::Unplaced("popd".into())),
+    }
+}

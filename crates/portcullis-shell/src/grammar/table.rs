@@ -70,6 +70,8 @@ pub(crate) fn lookup(program: &str) -> Option<Kind> {
         "help" => Getopt(&shell::HELP),
         "cd" => Custom(shell::cd),
         "pushd" => Custom(shell::pushd),
+        "popd" => Custom(shell::popd),
+        "dirs" => Custom(shell::dirs),
         "ls" | "dir" | "vdir" => Getopt(&listing::LS),
         "du" => Getopt(&listing::DU),
         "stat" => Getopt(&listing::STAT),
