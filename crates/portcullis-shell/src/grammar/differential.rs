@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::getopt::resolve;
 use super::spec::{Arity, Grammar, Longs};
-use super::{coreutils, files, grep, listing, make, net, printing, scripts, shell, tar, Unread};
+use super::{coreutils, files, grep, listing, make, net, printing, scripts, shell, tar, util, Unread};
 
 /// What a program made of one spelling.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +43,12 @@ const PROGRAMS: &[(&str, &Grammar, &[&str])] = &[
     ("tty", &printing::TTY, &[]),
     ("groups", &shell::PLAIN, &[]),
     ("uptime", &printing::UPTIME, &[]),
+    ("cmp", &util::CMP, &[]),
+    ("rev", &util::REV, &[]),
+    ("strings", &util::STRINGS, &[]),
+    ("hexdump", &util::HEXDUMP, &[]),
+    ("column", &util::COLUMN, &[]),
+    ("file", &util::FILE, &[]),
     ("rm", &files::RM, &[]),
     ("cp", &files::CP, &[]),
     ("mv", &files::MV, &[]),
@@ -104,6 +110,8 @@ const PARTIAL: &[(&str, &Grammar, &[&str])] = &[
     ("wget", &net::WGET, &["b"]),
     ("tar", &tar::TAR, &[]),
     ("make", &make::MAKE, &[]),
+    // hostname -F/-b set the host name; the table leaves out --file and --boot.
+    ("hostname", &util::HOSTNAME, &["F", "b"]),
 ];
 
 /// Run `program word` and classify its diagnostics. A program still running after a second
@@ -277,5 +285,36 @@ fn the_installed_curl_knows_every_option_the_table_lists() {
     }
     let _ = std::fs::remove_dir_all(&dir);
     eprintln!("curl differential: {checked} spellings checked, {} unknown to curl", unknown.len());
+    assert!(unknown.is_empty(), "{}", unknown.join("\n"));
+}
+
+/// jq is not getopt either: each option the table lists, long and short, with values of its
+/// arity, must not be an "Unknown option" to the installed jq (`-n .` as the program).
+#[test]
+fn the_installed_jq_knows_every_option_the_table_lists() {
+    if !installed("jq") {
+        eprintln!("jq differential: jq not installed, skipped");
+        return;
+    }
+    let (mut checked, mut unknown) = (0, Vec::new());
+    for opt in scripts::JQ.options {
+        let values: &[&str] = match opt.arity {
+            Arity::Pair(..) => &["a", "/dev/null"],
+            Arity::Required(_) => &["1"],
+            _ => &[],
+        };
+        let spellings =
+            [(!opt.long.is_empty()).then(|| format!("--{}", opt.long)), opt.short.map(|c| format!("-{c}"))];
+        for word in spellings.into_iter().flatten() {
+            checked += 1;
+            let out =
+                Command::new("jq").arg(&word).args(values).args(["-n", "."]).stdin(Stdio::null()).output();
+            let err = out.map(|o| String::from_utf8_lossy(&o.stderr).into_owned()).unwrap_or_default();
+            if err.contains("Unknown option") || err.contains("Unknown arguments") {
+                unknown.push(word);
+            }
+        }
+    }
+    eprintln!("jq differential: {checked} spellings checked, {} unknown to jq", unknown.len());
     assert!(unknown.is_empty(), "{}", unknown.join("\n"));
 }

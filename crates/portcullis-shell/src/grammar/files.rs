@@ -367,5 +367,5 @@ pub(crate) fn dd(args: &[String]) -> Result<Reading<'_>, Unread> {
         };
         items.push(Item { text: value, role, option: Some(name) });
     }
-    Ok(Reading { subcommand: Vec::new(), items })
+    Ok(Reading::plain(items))
 }

@@ -144,7 +144,7 @@ pub(crate) fn read(args: &[String]) -> Result<Reading<'_>, Unread> {
             items[s].role = Writes;
         }
     }
-    Ok(Reading { subcommand: Vec::new(), items })
+    Ok(Reading::plain(items))
 }
 
 /// `-exec CMD ARGS ;` or `-exec CMD ARGS {} +`: returns the index after the terminator.
@@ -170,4 +170,67 @@ fn command<'a>(
         j += 1;
     }
     Err(Unread::MissingValue(primary.into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::{Command, Stdio};
+
+    use super::{Takes, PRIMARIES};
+
+    /// Every primary the table lists, with values of its arity, is known to the installed find
+    /// and takes no more values than listed (run in a scratch directory; those that run commands
+    /// or delete are not run).
+    #[test]
+    fn the_installed_find_knows_every_primary_the_table_lists() {
+        let ok =
+            Command::new("find").arg("--version").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("find differential: find not installed, skipped");
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("portcullis-grammar-find-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("scratch directory");
+        std::fs::write(dir.join("ref"), "").expect("reference file");
+        let (mut checked, mut unknown) = (0, Vec::new());
+        for (primary, takes) in PRIMARIES {
+            let values: &[&str] = match takes {
+                Takes::Nothing => &[],
+                Takes::One(_) => &["1"],
+                Takes::Two(..) => &["out", "%p"],
+                Takes::Command => continue,
+            };
+            if matches!(
+                *primary,
+                "-delete" | "-ok" | "-okdir" | "!" | "(" | ")" | "," | "-not" | "-a" | "-and" | "-o" | "-or"
+            ) {
+                continue;
+            }
+            let value: Vec<&str> = match *primary {
+                "-anewer" | "-cnewer" | "-newer" | "-samefile" | "-files0-from" => vec!["ref"],
+                "-regextype" => vec!["posix-basic"],
+                "-type" | "-xtype" => vec!["f"],
+                "-user" => vec!["root"],
+                "-group" => vec!["root"],
+                _ => values.to_vec(),
+            };
+            checked += 1;
+            let out = Command::new("find")
+                .arg(".")
+                .arg(primary)
+                .args(&value)
+                .current_dir(&dir)
+                .env("LC_ALL", "C")
+                .stdin(Stdio::null())
+                .output();
+            let err = out.map(|o| String::from_utf8_lossy(&o.stderr).into_owned()).unwrap_or_default();
+            let misread = ["unknown predicate", "missing argument", "paths must precede", "unexpected extra"];
+            if misread.iter().any(|m| err.contains(m)) {
+                unknown.push(format!("{primary} {value:?}: {err}"));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        eprintln!("find differential: {checked} primaries checked, {} unknown to find", unknown.len());
+        assert!(unknown.is_empty(), "{}", unknown.join("\n"));
+    }
 }

@@ -1,5 +1,5 @@
 //! GNU make: it runs the recipes of a makefile, so the makefile (`-f`, else `Makefile` in the
-//! working directory after `-C`) is [`Role::Executes`], and so is every `VAR=value` operand
+//! working directory after `-C`: `GNUmakefile`, `makefile` or `Makefile`) is [`Role::Executes`], and so is every `VAR=value` operand
 //! (`make SHELL=/tmp/x`, `CC=…` choose the programs recipes run). Targets are names. The table
 //! is partial and read by GNU rules (see `net.rs` on why that is safe).
 
@@ -71,7 +71,10 @@ fn make_operands(p: &mut Parsed<'_>) -> Result<(), Unread> {
         p.set(n, role);
     }
     if !p.has("file") {
-        p.implicit("Makefile", Executes);
+        // The first of these that exists is the makefile.
+        for name in ["GNUmakefile", "makefile", "Makefile"] {
+            p.implicit(name, Executes);
+        }
     }
     Ok(())
 }

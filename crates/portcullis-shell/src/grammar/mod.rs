@@ -31,10 +31,12 @@ mod make;
 mod net;
 mod printing;
 mod scripts;
+mod search;
 mod shell;
 mod subcommands;
 mod table;
 mod tar;
+mod util;
 
 #[cfg(test)]
 mod differential;
@@ -88,7 +90,23 @@ pub struct Reading<'a> {
     /// The subcommand after global options (`["push"]` for `git -C x push`); empty when the
     /// program has none.
     pub subcommand: Vec<&'a str>,
+    /// The index in the arguments of the first subcommand word (`2` for `git -C log log`,
+    /// where searching for the word would find the `-C` value).
+    pub subcommand_at: Option<usize>,
     pub items: Vec<Item<'a>>,
+}
+
+impl<'a> Reading<'a> {
+    /// A reading of a program without subcommands.
+    pub(crate) fn plain(items: Vec<Item<'a>>) -> Reading<'a> {
+        Reading { subcommand: Vec::new(), subcommand_at: None, items }
+    }
+
+    /// A reading whose subcommand is the word `args[at]`, if there is one.
+    pub(crate) fn placed(args: &'a [String], at: usize, items: Vec<Item<'a>>) -> Reading<'a> {
+        let sub = args.get(at).map(String::as_str);
+        Reading { subcommand: sub.into_iter().collect(), subcommand_at: sub.map(|_| at), items }
+    }
 }
 
 /// Why a command was not read.
@@ -114,11 +132,9 @@ pub enum Unread {
 /// word is understood.
 pub fn read<'a>(program: &str, args: &'a [String]) -> Result<Reading<'a>, Unread> {
     match table::lookup(program).ok_or(Unread::UnknownProgram)? {
-        table::Kind::Getopt(grammar) => {
-            Ok(Reading { subcommand: Vec::new(), items: getopt::read(grammar, args)? })
-        }
+        table::Kind::Getopt(grammar) => Ok(Reading::plain(getopt::read(grammar, args)?)),
         table::Kind::Obsolete(grammar, is_obsolete) => {
-            Ok(Reading { subcommand: Vec::new(), items: table::obsolete(grammar, is_obsolete, args)? })
+            Ok(Reading::plain(table::obsolete(grammar, is_obsolete, args)?))
         }
         table::Kind::Custom(custom) => custom(args),
     }

@@ -84,7 +84,6 @@ pub(crate) const JQ: Grammar = Grammar {
     options: &[
         f("s", "slurp"),
         f("r", "raw-output"),
-        f("", "raw-output0"),
         f("j", "join-output"),
         f("a", "ascii-output"),
         f("c", "compact-output"),

@@ -31,7 +31,11 @@ fn the_subcommand_is_found_after_each_programs_global_options() {
         let all = words(line);
         let r = subcommand(&all[0], &all[1..]).unwrap_or_else(|| panic!("{line}"));
         assert_eq!(r.subcommand, [expected], "{line}");
+        let at = r.subcommand_at.unwrap_or_else(|| panic!("{line}: no index"));
+        assert_eq!(all[1 + at], expected, "{line}");
     }
+    let args = words("-n delete delete pod");
+    assert_eq!(subcommand("kubectl", &args).and_then(|r| r.subcommand_at), Some(2));
 }
 
 #[test]

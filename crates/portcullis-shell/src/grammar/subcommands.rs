@@ -149,13 +149,15 @@ pub(crate) fn place<'a>(program: &str, args: &'a [String]) -> Option<Reading<'a>
     if from == 1 {
         items.push(Item { text: &args[0], role: Inert, option: Some("+toolchain") });
     }
+    // The subcommand is the first operand: the word whose text is that very slice.
     let sub = parsed.operands.first().map(|&i| parsed.items[i].text);
+    let at = sub.and_then(|s| args.iter().position(|a| std::ptr::eq(a.as_str(), s))).unwrap_or(args.len());
     items.extend(parsed.items.into_iter().filter(|i| i.option.is_some()));
     // `--` before any subcommand: what follows is not a subcommand the program would run.
     if items.iter().any(|i| i.option == Some("--")) {
         return None;
     }
-    Some(Reading { subcommand: sub.into_iter().collect(), items })
+    Some(Reading::placed(args, at, items))
 }
 
 /// `python3 -m pip …` is pip.
@@ -164,6 +166,7 @@ fn python_m_pip(args: &[String]) -> Option<Reading<'_>> {
         [m, pip, rest @ ..] if m == "-m" && pip == "pip" => {
             let mut reading = place("pip", rest)?;
             reading.items.insert(0, Item { text: pip, role: Executes, option: Some("m") });
+            reading.subcommand_at = reading.subcommand_at.map(|at| at + 2);
             Some(reading)
         }
         _ => None,

@@ -2,7 +2,8 @@
 
 use super::spec::Grammar;
 use super::{
-    coreutils, files, find, getopt, git, grep, listing, make, net, printing, scripts, shell, subcommands, tar,
+    coreutils, files, find, getopt, git, grep, listing, make, net, printing, scripts, search, shell,
+    subcommands, tar, util,
 };
 use super::{Item, Reading, Role, Unread};
 
@@ -55,6 +56,22 @@ pub(crate) fn lookup(program: &str) -> Option<Kind> {
         "tty" => Getopt(&printing::TTY),
         "groups" => Getopt(&shell::PLAIN),
         "uptime" => Getopt(&printing::UPTIME),
+        "cmp" => Getopt(&util::CMP),
+        "rev" => Getopt(&util::REV),
+        "strings" => Getopt(&util::STRINGS),
+        "hexdump" => Getopt(&util::HEXDUMP),
+        "column" => Getopt(&util::COLUMN),
+        "file" => Getopt(&util::FILE),
+        "hostname" => Getopt(&util::HOSTNAME),
+        "whereis" => Getopt(&util::WHEREIS),
+        "type" => Getopt(&shell::TYPE),
+        "which" => Getopt(&shell::WHICH),
+        "hash" => Getopt(&shell::HASH),
+        "help" => Getopt(&shell::HELP),
+        "cd" => Custom(shell::cd),
+        "pushd" => Custom(shell::pushd),
+        "popd" => Custom(shell::popd),
+        "dirs" => Custom(shell::dirs),
         "ls" | "dir" | "vdir" => Getopt(&listing::LS),
         "du" => Getopt(&listing::DU),
         "stat" => Getopt(&listing::STAT),
@@ -62,6 +79,9 @@ pub(crate) fn lookup(program: &str) -> Option<Kind> {
         "grep" | "egrep" | "fgrep" => Getopt(&grep::GREP),
         "diff" => Getopt(&grep::DIFF),
         "find" => Custom(find::read),
+        "rg" => Getopt(&search::RG),
+        "fd" | "fdfind" => Getopt(&search::FD),
+        "tree" => Custom(search::tree),
         "sed" => Getopt(&scripts::SED),
         "awk" | "gawk" | "mawk" | "nawk" => Getopt(&scripts::AWK),
         "jq" => Getopt(&scripts::JQ),

@@ -92,7 +92,7 @@ fn tar_operands(p: &mut Parsed<'_>) -> Result<(), Unread> {
 /// the next words, in order.
 pub(crate) fn read(args: &[String]) -> Result<Reading<'_>, Unread> {
     let Some(first) = args.first().filter(|a| !a.starts_with('-') && !a.is_empty()) else {
-        return Ok(Reading { subcommand: Vec::new(), items: getopt::read(&TAR, args)? });
+        return Ok(Reading::plain(getopt::read(&TAR, args)?));
     };
     // Rewrite into dashed words the shared reader understands, remembering where each came from.
     let mut rewritten: Vec<String> = Vec::new();
@@ -118,7 +118,7 @@ pub(crate) fn read(args: &[String]) -> Result<Reading<'_>, Unread> {
         let text = locate(args, first, item.text).ok_or_else(|| Unread::Unplaced(item.text.to_string()))?;
         out.push(Item { text, ..item });
     }
-    Ok(Reading { subcommand: Vec::new(), items: out })
+    Ok(Reading::plain(out))
 }
 
 /// The caller's word equal to `text`, or the letter of the cluster, or an implicit item.

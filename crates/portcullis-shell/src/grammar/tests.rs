@@ -91,6 +91,38 @@ fn every_spelling_of_a_value_option_finds_its_value() {
         ("find . -newerma ref", "ref", Reads),
         ("date -r f", "f", Reads),
         ("cat -- -n", "-n", Reads),
+        ("md5sum -c sums", "sums", NamesFiles),
+        ("sha256sum f", "f", Reads),
+        ("strings @args bin", "args", NamesFiles),
+        ("strings -8 bin", "bin", Reads),
+        ("cmp a b 10 20", "20", Inert),
+        ("cmp a b 10 20", "b", Reads),
+        ("file -f list", "list", NamesFiles),
+        ("file -C -m magic", ".", Writes),
+        ("hexdump -f fmt bin", "fmt", Reads),
+        ("cd src", "src", Chdir),
+        ("cd", "~", Chdir),
+        ("cd -P -- -weird", "-weird", Chdir),
+        ("pushd /tmp", "/tmp", Chdir),
+        ("type -a ls", "ls", Inert),
+        ("dirs -v +1", "+1", Inert),
+        ("popd -n +1", "+1", Inert),
+        ("od -An -tx1 f", "f", Reads),
+        ("rg -n foo -g*.py", "foo", Inert),
+        ("rg -n foo -g*.py", ".", ReadsTree),
+        ("rg --files src", "src", ReadsTree),
+        ("rg --pre cat x", "cat", Executes),
+        ("rg --pre=cat x", "cat", Executes),
+        ("rg -uu x ~", "~", ReadsTree),
+        ("rg -e x -e y d", "d", ReadsTree),
+        ("fd -t f x src/", "src/", ReadsTree),
+        ("fd -t f src/", ".", ReadsTree),
+        ("fd x", ".", ReadsTree),
+        ("fd --base-directory / x", "/", Chdir),
+        ("tree -L 2", ".", ReadsTree),
+        ("tree -o out.txt", "out.txt", Writes),
+        ("tree -ao out.txt d", "out.txt", Writes),
+        ("tree -R -H x d", "d", Writes),
         // Programs that change files.
         ("rm -rf build", "build", Writes),
         ("cp a b dest", "a", Reads),
@@ -180,6 +212,21 @@ fn words_outside_the_grammar_are_refused() {
         ("uniq a b c", Unread::Unplaced("c".into())),
         ("uname x", Unread::Unplaced("x".into())),
         ("dd if=a xx=b", Unread::Unplaced("xx=b".into())),
+        ("cd -", Unread::Unplaced("-".into())),
+        ("rg -z x", Unread::UnknownOption("-z".into())),
+        ("rg --search-zip x", Unread::UnknownOption("--search-zip".into())),
+        ("rg --pr=cat x", Unread::UnknownOption("--pr".into())),
+        ("fd -x rm", Unread::UnknownOption("-x".into())),
+        ("fd --exec-batch rm", Unread::UnknownOption("--exec-batch".into())),
+        ("tree -oq out.txt", Unread::UnknownOption("-o".into())),
+        ("cd a b", Unread::Unplaced("b".into())),
+        ("pushd +1", Unread::Unplaced("+1".into())),
+        ("popd", Unread::Unplaced("popd".into())),
+        ("dirs -x", Unread::UnknownOption("-x".into())),
+        ("hash -r", Unread::UnknownOption("-r".into())),
+        ("hostname evil", Unread::Unplaced("evil".into())),
+        ("hostname -F f", Unread::UnknownOption("-F".into())),
+        ("seq -5 5", Unread::UnknownOption("-5".into())),
         ("chmod -w f", Unread::UnknownOption("-w".into())),
         ("curl --output=x https://x", Unread::UnknownOption("--output=x".into())),
         ("curl --out x https://x", Unread::UnknownOption("--out".into())),
@@ -231,6 +278,16 @@ fn covered(args: &[String], items: &[Item<'_>]) -> bool {
 }
 
 proptest! {
+    #[test]
+    fn no_argv_makes_subcommand_panic(
+        program in proptest::sample::select(&["git", "cargo", "docker", "kubectl", "npm", "pnpm", "yarn", "pip", "python3", "go", "gh"][..]),
+        args in proptest::collection::vec(word(), 0..8),
+    ) {
+        if let Some(reading) = super::subcommand(program, &args) {
+            prop_assert!(reading.subcommand.len() <= 1);
+        }
+    }
+
     #[test]
     fn no_argv_makes_read_panic_and_every_word_read_is_accounted_for(
         program in proptest::sample::select(PROGRAMS),

@@ -107,21 +107,20 @@ fn globals(args: &[String]) -> Result<(Vec<Item<'_>>, usize), Unread> {
 /// The subcommand and the global options' items.
 pub(crate) fn subcommand(args: &[String]) -> Option<Reading<'_>> {
     let (items, at) = globals(args).ok()?;
-    let sub = args.get(at).map(String::as_str);
-    Some(Reading { subcommand: sub.into_iter().collect(), items })
+    Some(Reading::placed(args, at, items))
 }
 
 /// The whole command: global options, then a modelled subcommand's grammar.
 pub(crate) fn read(args: &[String]) -> Result<Reading<'_>, Unread> {
     let (mut items, at) = globals(args)?;
     let Some(sub) = args.get(at) else {
-        return Ok(Reading { subcommand: Vec::new(), items });
+        return Ok(Reading::plain(items));
     };
     let grammar = grammar(sub).ok_or_else(|| Unread::UnknownSubcommand(sub.clone()))?;
     let mut parsed = getopt::split(grammar, args, at + 1)?;
     (grammar.operands)(&mut parsed)?;
     items.extend(parsed.items);
-    Ok(Reading { subcommand: vec![sub.as_str()], items })
+    Ok(Reading::placed(args, at, items))
 }
 
 fn grammar(sub: &str) -> Option<&'static Grammar> {

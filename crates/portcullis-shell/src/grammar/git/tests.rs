@@ -25,6 +25,8 @@ fn global_options_are_skipped_by_gits_own_grammar() {
         let r = subcommand("git", &args).unwrap_or_else(|| panic!("{line}"));
         assert_eq!(r.subcommand, expected, "{line}");
     }
+    let args = words("-C log log -p");
+    assert_eq!(subcommand("git", &args).and_then(|r| r.subcommand_at), Some(2));
     for line in ["--frobnicate push", "-Cdir push", "-c", "--git-dir"] {
         assert!(subcommand("git", &words(line)).is_none(), "{line}");
     }
