@@ -102,7 +102,7 @@ enum Command {
         #[arg(long, default_value = "http://127.0.0.1:8687")]
         admin: String,
         /// The environment variable holding the admin token.
-        #[arg(long, default_value = "PORTCULLIS_ADMIN_TOKEN")]
+        #[arg(long, default_value = portcullis::config::child_env::ADMIN_TOKEN_VAR)]
         token_env: String,
         #[command(subcommand)]
         action: ApprovalAction,
