@@ -194,6 +194,9 @@ async fn shutdown_signal() {
 }
 
 fn main() -> ExitCode {
+    // Before anything else: no process of this user (a stdio server started below, the agent's
+    // own shell) may read the credentials in this process's environment through /proc.
+    let sealed = portcullis::stdio::seal_process();
     let cli = Cli::parse();
     // The hook runs around every tool call: no multi-threaded runtime, warnings only.
     if let Command::Hook { action } = cli.command {
@@ -203,6 +206,13 @@ fn main() -> ExitCode {
         return portcullis::hook::cli::run(action, &load);
     }
     init_logging(cli.log_json, "info");
+    match sealed {
+        Ok(portcullis::stdio::Sealed::NotDumpable) => {}
+        Ok(portcullis::stdio::Sealed::Unsupported) => tracing::warn!(
+            "this OS cannot close the process to others of its user: a stdio server could read its credentials"
+        ),
+        Err(e) => tracing::warn!(error = %e, "could not make the process non-dumpable: a stdio server could read its credentials through /proc"),
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

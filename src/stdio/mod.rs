@@ -4,8 +4,10 @@
 //! are correlated in a table, not by position. The server's stderr is the agent's stderr.
 
 mod lines;
+mod sealed;
 mod spawn;
 
+pub use sealed::{seal_process, Sealed};
 pub use spawn::server_command;
 
 use std::process::Stdio;

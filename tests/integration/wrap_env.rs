@@ -200,3 +200,50 @@ async fn validate_refuses_an_env_allowlist_naming_a_guard_credential() {
     assert!(said.contains("upstreams.everything.env[2]: PC_TEST_AGENT_TOKEN"), "{said}");
     assert!(!said.contains("env[0]"), "GITHUB_TOKEN is the server's own: {said}");
 }
+
+/// The guard's credentials are in its own environment, so a child of the same user could read
+/// them from `/proc/$PPID/environ`; portcullis makes itself non-dumpable, which closes that file
+/// (and `mem`) to it. Run as root, the proxy is started as `nobody` (root reads anything).
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn a_wrapped_server_cannot_read_the_guards_environment_through_proc() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = config(dir.path(), false, "");
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).unwrap();
+    // The binary where `nobody` can reach it (a checkout under /root is closed to it).
+    let bin = dir.path().join("portcullis");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_portcullis"), &bin).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_portcullis"), &bin).unwrap();
+    }
+    let uid = std::process::Command::new("id").arg("-u").output().unwrap();
+    let mut c = if String::from_utf8_lossy(&uid.stdout).trim() == "0" {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=nobody", "--regid=nogroup", "--clear-groups"]).arg(&bin);
+        c
+    } else {
+        Command::new(&bin)
+    };
+    // What the server does: show whose child it is (status is world-readable), then try the
+    // parent's environment and memory.
+    let script = r#"grep '^Name:' /proc/$PPID/status >&2
+tr '\0' '\n' < /proc/$PPID/environ >&2 || echo "environ refused" >&2
+head -c 64 /proc/$PPID/mem >/dev/null 2>&1 || echo "mem refused" >&2"#;
+    let out = c
+        .env("PORTCULLIS_LOG", "warn")
+        .envs(CREDENTIALS.iter().copied())
+        .args(["wrap", "--config"])
+        .arg(&config)
+        .args(["--", "sh", "-c", script])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .expect("setpriv (util-linux) runs the proxy as nobody");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("Name:\tportcullis"), "the server's parent is the guard: {said}");
+    for (var, value) in CREDENTIALS {
+        assert!(!said.contains(value), "the server read {var} from /proc/$PPID/environ: {said}");
+    }
+    assert!(said.contains("environ refused") && said.contains("mem refused"), "{said}");
+}
