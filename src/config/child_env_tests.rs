@@ -200,7 +200,7 @@ upstreams:
 }
 
 #[test]
-fn a_stdio_entry_is_no_http_upstream_and_keeps_its_profile() {
+fn a_stdio_entry_is_no_http_upstream_and_an_empty_env_is_the_baseline_alone() {
     let c = Config::parse("upstreams:\n  gh: { env: [GITHUB_TOKEN], profile: readonly }\n", "t").unwrap();
     assert!(c.upstreams.is_empty(), "serve routes nothing to a stdio server");
     assert_eq!(c.stdio_servers["gh"].env, [EnvName::parse("GITHUB_TOKEN").unwrap()]);
