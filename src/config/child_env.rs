@@ -76,21 +76,41 @@ pub enum ChildEnv<'a> {
 
 impl ChildEnv<'_> {
     /// The child's environment made from the parent's (pure: tests give any parent). A guard
-    /// credential is dropped whatever else says it may pass, the baseline included.
+    /// credential is dropped whatever else says it may pass, the baseline included, and so is
+    /// any variable holding a credential's value under another name (`OPENAI_API_KEY` set to the
+    /// checker's key): no credential's value reaches the child.
     pub fn apply(
         self,
         parent: impl IntoIterator<Item = (OsString, OsString)>,
         secrets: &GuardSecrets,
-    ) -> Vec<(OsString, OsString)> {
-        parent
-            .into_iter()
-            .filter(|(name, _)| match name.to_str() {
-                // Not UTF-8, so no validated name: it is no credential of the guard's, and no
-                // allowlist or baseline entry either.
+    ) -> Built {
+        let parent: Vec<(OsString, OsString)> = parent.into_iter().collect();
+        let is_secret = |name: &OsString| name.to_str().is_some_and(|n| secrets.contains(n));
+        let values: Vec<&OsString> = parent
+            .iter()
+            .filter(|(name, value)| is_secret(name) && !value.is_empty())
+            .map(|(_, v)| v)
+            .collect();
+        let mut built = Built::default();
+        for (name, value) in &parent {
+            if is_secret(name) {
+                continue;
+            }
+            let passes = match name.to_str() {
+                // Not UTF-8, so no validated name: no credential's, nor a listed or baseline one.
                 None => matches!(self, ChildEnv::Inherit),
-                Some(name) => !secrets.contains(name) && self.passes(name),
-            })
-            .collect()
+                Some(n) => self.passes(n),
+            };
+            if !passes {
+                continue;
+            }
+            if values.contains(&value) {
+                built.aliases.push(name.to_string_lossy().into_owned());
+                continue;
+            }
+            built.vars.push((name.clone(), value.clone()));
+        }
+        built
     }
 
     fn passes(self, name: &str) -> bool {
@@ -103,6 +123,15 @@ impl ChildEnv<'_> {
             }
         }
     }
+}
+
+/// A child's environment, as [`ChildEnv::apply`] made it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Built {
+    pub vars: Vec<(OsString, OsString)>,
+    /// Variables that would have passed but hold a credential's value: dropped, and named so
+    /// the operator learns why a server misses them.
+    pub aliases: Vec<String>,
 }
 
 /// A stdio server's settings: an `upstreams` entry without `url:` that gives `env:`, used by

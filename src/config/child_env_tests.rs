@@ -140,7 +140,9 @@ fn a_spawned_server_keeps_what_its_policy_passes_and_never_a_credential() {
         (ChildEnv::Only(&[]), &["PATH", "HOME", "LC_ALL", "LC_TIME", "TZ"]),
     ];
     for (policy, want) in table {
-        assert_eq!(names(&policy.apply(parent.clone(), &secrets)), *want, "{policy:?}");
+        let built = policy.apply(parent.clone(), &secrets);
+        assert_eq!(names(&built.vars), *want, "{policy:?}");
+        assert!(built.aliases.is_empty());
     }
     assert_eq!(config.child_env("tool"), ChildEnv::Only(&[EnvName::parse("GITHUB_TOKEN").unwrap()]));
     assert_eq!(config.child_env("stdio"), ChildEnv::Inherit, "no entry: inherit, minus the credentials");
@@ -151,7 +153,35 @@ fn a_credential_with_a_baseline_name_is_still_dropped() {
     let config = Config::parse("admin: { token_env: HOME }\n", "t").unwrap();
     let kept =
         ChildEnv::Only(&[]).apply(os(&[("HOME", "token"), ("PATH", "/bin")]), &config.guard_secret_vars());
-    assert_eq!(names(&kept), ["PATH"]);
+    assert_eq!(names(&kept.vars), ["PATH"]);
+}
+
+#[test]
+fn a_credential_value_under_another_name_never_passes() {
+    let config = Config::parse(
+        "guardrails: { checker: { base_url: \"http://127.0.0.1:1/v1\", model: m, api_key_env: PC_KEY } }\n",
+        "t",
+    )
+    .unwrap();
+    let secrets = config.guard_secret_vars();
+    let parent = os(&[
+        ("PC_KEY", "sk-live-1"),
+        ("OPENAI_API_KEY", "sk-live-1"),
+        ("PATH", "/bin"),
+        ("EMPTY", ""),
+        ("OTHER", "sk-live-2"),
+    ]);
+    let listed = [EnvName::parse("OPENAI_API_KEY").unwrap()];
+    for policy in [ChildEnv::Inherit, ChildEnv::Only(&listed)] {
+        let built = policy.apply(parent.clone(), &secrets);
+        assert!(!built.vars.iter().any(|(_, v)| v == "sk-live-1"), "{policy:?}: {built:?}");
+        assert_eq!(built.aliases, ["OPENAI_API_KEY"], "{policy:?}");
+    }
+    // An unset or empty credential makes no value a secret.
+    let empty = os(&[("PC_KEY", ""), ("EMPTY", ""), ("PATH", "/bin")]);
+    assert_eq!(names(&ChildEnv::Inherit.apply(empty, &secrets).vars), ["EMPTY", "PATH"]);
+    let built = ChildEnv::Inherit.apply(parent, &secrets);
+    assert_eq!(names(&built.vars), ["PATH", "EMPTY", "OTHER"]);
 }
 
 #[cfg(unix)]
@@ -160,8 +190,8 @@ fn a_variable_whose_name_is_not_utf8_passes_only_when_inheriting() {
     use std::os::unix::ffi::OsStringExt;
     let parent = vec![(OsString::from_vec(b"X\xff".to_vec()), OsString::from("v"))];
     let secrets = Config::parse("", "t").unwrap().guard_secret_vars();
-    assert_eq!(ChildEnv::Inherit.apply(parent.clone(), &secrets).len(), 1);
-    assert!(ChildEnv::Only(&[]).apply(parent, &secrets).is_empty());
+    assert_eq!(ChildEnv::Inherit.apply(parent.clone(), &secrets).vars.len(), 1);
+    assert!(ChildEnv::Only(&[]).apply(parent, &secrets).vars.is_empty());
 }
 
 #[test]

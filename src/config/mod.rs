@@ -31,7 +31,7 @@ use http::Uri;
 use serde::de::DeserializeOwned;
 
 pub use agents::Identity;
-pub use child_env::{ChildEnv, GuardSecrets, StdioServer};
+pub use child_env::{Built, ChildEnv, GuardSecrets, StdioServer};
 pub use guardrails::{Backend, GuardrailsConfig};
 pub(crate) use problems::Problems;
 pub use problems::{ConfigError, Problem};

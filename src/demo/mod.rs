@@ -47,7 +47,7 @@ pub async fn run(
     };
     // The sample server's shell gets what a stdio server named `sample` would: never the
     // guard's credentials.
-    let env = config.child_env("sample").apply(std::env::vars_os(), &config.guard_secret_vars());
+    let env = config.child_env("sample").apply(std::env::vars_os(), &config.guard_secret_vars()).vars;
     let sample = sample_server::start(sample_listener, scratch, env).await?;
     let upstream = config.upstreams.get_mut("sample").expect("embedded config has the sample upstream");
     upstream.url = sample.url.parse()?;

@@ -10,8 +10,14 @@ use crate::config::Config;
 /// Its environment is built from this process's, not inherited.
 pub fn server_command(config: &Config, upstream: &str, program: &str, args: &[String]) -> Command {
     let env = config.child_env(upstream).apply(std::env::vars_os(), &config.guard_secret_vars());
+    if !env.aliases.is_empty() {
+        tracing::warn!(
+            variables = %env.aliases.join(", "),
+            "not passed to the server: they hold the value of one of the guard's credentials"
+        );
+    }
     let mut command = Command::new(program);
-    command.args(args).env_clear().envs(env);
+    command.args(args).env_clear().envs(env.vars);
     command
 }
 

@@ -115,10 +115,13 @@ async fn wrapped_server_env(config: &Path, vars: &[(&str, &str)]) -> serde_json:
 async fn a_wrapped_server_inherits_the_environment_but_never_the_guards_credentials() {
     let dir = tempfile::tempdir().unwrap();
     let config = config(dir.path(), true, "");
-    let env = wrapped_server_env(&config, &[("PC_TEST_UNRELATED", "passes-through")]).await;
+    // The checker's key again under a name the config does not know.
+    let vars = [("PC_TEST_UNRELATED", "passes-through"), ("PC_TEST_ALIAS", CREDENTIALS[0].1)];
+    let env = wrapped_server_env(&config, &vars).await;
     for (var, _) in CREDENTIALS {
         assert!(!env.contains_key(*var), "{var} reached the server");
     }
+    assert!(!env.contains_key("PC_TEST_ALIAS"), "a credential's value under another name");
     assert_eq!(
         env.get("PC_TEST_UNRELATED"),
         Some(&json!("passes-through")),
