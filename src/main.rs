@@ -59,7 +59,8 @@ enum Command {
     Wrap {
         #[command(flatten)]
         config: ConfigArgs,
-        /// The name the server's tools go by in rules: `mcp__{name}__{tool}`.
+        /// The name the server's tools go by in rules: `mcp__{name}__{tool}`, and the
+        /// `upstreams` entry whose `env:` (the variables it gets) and `profile:` apply to it.
         #[arg(long, default_value = "stdio")]
         name: String,
         /// Decide as this configured agent (its profile, posture and permissions on the
