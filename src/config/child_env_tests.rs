@@ -230,10 +230,23 @@ upstreams:
 }
 
 #[test]
-fn a_stdio_entry_is_no_http_upstream_and_an_empty_env_is_the_baseline_alone() {
-    let c = Config::parse("upstreams:\n  gh: { env: [GITHUB_TOKEN], profile: readonly }\n", "t").unwrap();
+fn a_stdio_entry_is_no_http_upstream_keeps_its_profile_and_an_empty_env_is_the_baseline() {
+    let text = r#"
+upstreams:
+  gh: { env: [GITHUB_TOKEN], profile: readonly }
+tools: [{ match: "mcp__*__write", kind: file, path: /path, access: write }]
+permissions: { allow: [mcp__gh__write, mcp__other__write] }
+"#;
+    let c = Config::parse(text, "t").unwrap();
     assert!(c.upstreams.is_empty(), "serve routes nothing to a stdio server");
     assert_eq!(c.stdio_servers["gh"].env, [EnvName::parse("GITHUB_TOKEN").unwrap()]);
+    // Its profile is the wrapped server's (`wrap --name gh`), as an HTTP upstream's would be.
+    let write = |upstream: &str| {
+        let tool = format!("mcp__{upstream}__write");
+        c.policy.engine.decide(upstream, &tool, &serde_json::json!({"path": "/tmp/x"})).effect
+    };
+    assert_eq!(write("gh"), crate::rules::Effect::Deny);
+    assert_eq!(write("other"), crate::rules::Effect::Allow);
     let empty = Config::parse("upstreams:\n  gh: { env: [] }\n", "t").unwrap();
     assert_eq!(empty.child_env("gh"), ChildEnv::Only(&[]), "env: [] is the baseline alone");
 }
