@@ -316,7 +316,7 @@ impl Engine {
         let mut line_read_only = true;
         let effects = shell::effects::effects(&analysis, &self.start(None), None);
         for (cmd, fx) in analysis.commands.iter().zip(&effects) {
-            let read_only = shell::command_read_only(cmd);
+            let read_only = shell::command_proof(cmd, fx, None).is_ok();
             line_read_only &= read_only;
             let opaque = !cmd.opaque.is_empty();
             let mut d = self.unit(qualified, &Unit::Command { cmd, read_only }, profile, opaque);
