@@ -177,14 +177,16 @@ const FORMS: &[(&str, &[Dialect])] = &[
     ("exec {a[$(CODE)]}>/dev/null", &[Dialect::Bash]),
     ("hash cat=/usr/bin/touch; cat M", &[Dialect::Zsh]),
     ("touch f; ls *(e:'CODE':)", &[Dialect::Zsh]),
+    ("touch f; ls f(.e{'CODE'}N)", &[Dialect::Zsh]),
     ("echo =(CODE)", &[Dialect::Zsh]),
     ("exec - CODE", &[Dialect::Zsh]),
     ("command printf -v 'a[$(CODE)]' x", &[Dialect::Bash, Dialect::Zsh]),
     ("builtin read 'a[$(CODE)]' <<< x", &[Dialect::Bash, Dialect::Zsh]),
 ];
 
-/// Forms whose code is not in their text: the analysis can only mark them.
-const OPAQUE_FORMS: &[&str] = &["hash cat=/usr/bin/touch; cat M", "touch f; ls *(e:'CODE':)"];
+/// Forms whose code the analysis can only mark: not in their text (`hash` rebinds `cat`), or in
+/// a line the bash grammar does not parse (`f(…)` is no bash word: the line is asked).
+const OPAQUE_FORMS: &[&str] = &["hash cat=/usr/bin/touch; cat M", "touch f; ls f(.e{'CODE'}N)"];
 
 #[test]
 fn whenever_a_shell_runs_code_hidden_in_a_builtin_argument_the_analysis_returns_it() {
@@ -216,7 +218,7 @@ fn whenever_a_shell_runs_code_hidden_in_a_builtin_argument_the_analysis_returns_
     assert!(missed.is_empty(), "the shell ran code the analysis did not return:\n{}", missed.join("\n"));
     // The harness must see bash run hidden code, or it proves nothing.
     assert!(ran.iter().filter(|r| r.starts_with("bash")).count() >= 30, "bash ran only {ran:#?}");
-    eprintln!("{} forms ran their hidden code; the analysis returned every one", ran.len());
+    eprintln!("{} forms ran their hidden code; the analysis showed every one", ran.len());
 }
 
 /// Lines, some read-only in one shell and not in another.
