@@ -19,6 +19,9 @@ mod engine;
 pub mod glob;
 pub mod jail;
 pub mod kinds;
+pub mod resource;
+#[cfg(test)]
+mod resource_tests;
 pub mod spec;
 
 pub use engine::{Engine, EngineParts, Layered};
