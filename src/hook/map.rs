@@ -107,6 +107,7 @@ fn build(tool: &str, args: Map<String, Value>) -> ToolCall {
         caller: None,
         agent: None,
         transport: Transport::Hook,
+        method: crate::call::Method::ToolsCall,
         task: None,
     }
 }
