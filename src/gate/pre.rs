@@ -260,14 +260,15 @@ fn decided<'a>(
 }
 
 /// The typed call of a request naming a resource (`resources/read`, `resources/subscribe`): the
-/// pseudo-tool `mcp__{upstream}__{method}` with the params as its arguments, whose `uri` the
-/// resource kind reads. Params whose `uri` is not one string (absent, or given twice, which
-/// servers would read differently) are refused.
+/// pseudo-tool `mcp__{upstream}__{method}` whose arguments are `{"uri": …}` (what the resource
+/// kind reads, the Layer 2 check judges and a waiver is keyed by; `_meta` changes per request).
+/// Params whose `uri` is not one string (absent, or given twice, which servers would read
+/// differently) are refused.
 fn routed(method: Method, msg: &Message<'_>, cx: &Context<'_>) -> Result<ToolCall, String> {
     #[derive(serde::Deserialize)]
     struct Named<'a> {
-        #[serde(borrow, rename = "uri")]
-        _uri: std::borrow::Cow<'a, str>,
+        #[serde(borrow)]
+        uri: std::borrow::Cow<'a, str>,
         #[serde(borrow, default, rename = "_meta")]
         meta: Option<&'a RawValue>,
     }
@@ -278,7 +279,9 @@ fn routed(method: Method, msg: &Message<'_>, cx: &Context<'_>) -> Result<ToolCal
         None => return Err(format!("{m} needs params")),
     };
     let task = ToolCall::task_in_meta(params.meta);
-    Ok(ToolCall::route(cx.upstream.clone(), method, msg.params, cx.era)
+    let args = serde_json::value::to_raw_value(&serde_json::json!({ "uri": params.uri }))
+        .map_err(|e| format!("{m} params: {e}"))?;
+    Ok(ToolCall::route(cx.upstream.clone(), method, Some(&args), cx.era)
         .with_task(task.as_deref())
         .with_session(cx.session.map(str::to_owned))
         .with_caller(cx.principal)
@@ -572,8 +575,16 @@ mod tests {
         assert!(!invalid, "a policy refusal, not a protocol error");
         assert_eq!((&v["id"], &v["error"]["code"]), (&Value::from("r"), &Value::from(code::REFUSED)), "{v}");
         assert!(v["error"]["message"].as_str().unwrap().contains("mcp__up__resources/read"), "{v}");
-        let Plan::Forward(w) = decide_with(policy, &read("file:///tmp/x")) else { panic!("allowed") };
-        assert_eq!(w.calls().next().map(|(_, c)| c.method), Some(Method::ResourcesRead));
+        let meta = r#"{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{"uri":"file:///tmp/x","_meta":{"progressToken":7}}}"#;
+        let Plan::Forward(w) = decide_with(policy, meta) else { panic!("allowed") };
+        let (_, call) = w.calls().next().expect("watched");
+        assert_eq!(call.method, Method::ResourcesRead);
+        let args = call.args.as_deref().map(RawValue::get);
+        assert_eq!(
+            args,
+            Some(r#"{"uri":"file:///tmp/x"}"#),
+            "what is judged and keyed is the URI, not _meta"
+        );
         for method in [
             "resources/list",
             "resources/templates/list",
