@@ -33,11 +33,13 @@ pub enum Method {
     PromptsGet,
     PromptsList,
     CompletionComplete,
+    /// A task's deferred result: a tool call's output, delivered later.
+    TasksResult,
 }
 
 impl Method {
     /// Every method other than `tools/call` whose request or answer the gate watches.
-    pub const ROUTES: [Method; 7] = [
+    pub const ROUTES: [Method; 8] = [
         Method::ResourcesRead,
         Method::ResourcesSubscribe,
         Method::ResourcesList,
@@ -45,6 +47,7 @@ impl Method {
         Method::PromptsGet,
         Method::PromptsList,
         Method::CompletionComplete,
+        Method::TasksResult,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -57,6 +60,7 @@ impl Method {
             Method::PromptsGet => "prompts/get",
             Method::PromptsList => "prompts/list",
             Method::CompletionComplete => "completion/complete",
+            Method::TasksResult => "tasks/result",
         }
     }
 
