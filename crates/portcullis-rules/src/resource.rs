@@ -29,7 +29,7 @@ pub fn subject(uri: &str) -> Subject {
     };
     match scheme.to_ascii_lowercase().as_str() {
         "file" => file(uri, rest),
-        "http" | "https" => Subject::Fetch { url: uri.to_owned() },
+        "http" | "https" => web(uri, rest),
         _ => Subject::Generic { args: uri.to_owned() },
     }
 }
@@ -46,6 +46,57 @@ fn scheme(uri: &str) -> Option<(&str, &str)> {
     let valid = first.is_ascii_alphabetic()
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
     valid.then_some((scheme, rest))
+}
+
+/// An `http:`/`https:` URI whose host every fetcher reads the same way: `//`, then a plain DNS
+/// name, a dotted-quad IPv4 address or a bracketed IPv6 one, and an optional numeric port. What
+/// a WHATWG parser would read differently from the rules' host matching — userinfo (`@`),
+/// escapes, `\`, a missing `//`, a name ending in a number that is not a dotted quad
+/// (`2130706433`, `0x7f.1`, which fetchers read as IPv4), non-ASCII names — is unplaced.
+fn web(uri: &str, rest: &str) -> Subject {
+    let fetch = || Subject::Fetch { url: uri.to_owned() };
+    let refuse = |why: &str| {
+        unplaced(format!("the resource URL {uri:?} {why}, which fetchers read in more than one way"))
+    };
+    let Some(after) = rest.strip_prefix("//") else { return refuse("has no `//` before its host") };
+    let authority = &after[..after.find(['/', '?', '#']).unwrap_or(after.len())];
+    if authority.contains(['@', '\\', '%']) {
+        return refuse("has userinfo, an escape or a `\\` in its authority");
+    }
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((addr, port)) if addr.parse::<std::net::Ipv6Addr>().is_ok() && numeric_port(port) => {
+                return fetch()
+            }
+            _ => return refuse("has a malformed IPv6 host"),
+        },
+        None => match authority.rsplit_once(':') {
+            Some((host, port)) if numeric_port(&format!(":{port}")) => host,
+            Some(_) => return refuse("has a malformed port"),
+            None => authority,
+        },
+    };
+    let plain = !host.is_empty() && host.chars().all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-');
+    if !plain {
+        return refuse("names a host that is not a plain ASCII name or address");
+    }
+    let last = host.trim_end_matches('.').rsplit('.').next().unwrap_or("");
+    let numeric = !last.is_empty()
+        && (last.chars().all(|c| c.is_ascii_digit())
+            || last
+                .strip_prefix("0x")
+                .or_else(|| last.strip_prefix("0X"))
+                .is_some_and(|h| h.chars().all(|c| c.is_ascii_hexdigit())));
+    if numeric && host.parse::<std::net::Ipv4Addr>().is_err() {
+        return refuse("names a host ending in a number that is not a dotted-quad address");
+    }
+    fetch()
+}
+
+/// `""` or `:` followed by digits.
+fn numeric_port(port: &str) -> bool {
+    port.is_empty()
+        || port.strip_prefix(':').is_some_and(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
 }
 
 /// A `file:` URI (RFC 8089): `file:///p`, `file://localhost/p`, `file:/p`, `file:p`.
@@ -162,6 +213,38 @@ mod tests {
             "https://example.com/\u{7f}",
         ] {
             assert!(matches!(subject(uri), Subject::Unplaced { .. }), "{uri:?}");
+        }
+    }
+
+    #[test]
+    fn web_uris_a_fetcher_reads_another_way_are_unplaced() {
+        for uri in [
+            "https://attacker%2Eexample/x",
+            "https://user@attacker.example/x",
+            "https://good.example\\@attacker.example/",
+            "http://2130706433/",
+            "http://0x7f.1/",
+            "http://127.1/",
+            "http://010.0.0.1/",
+            "https:attacker.example/x",
+            "https:/attacker.example/x",
+            "https:\\\\attacker.example/x",
+            "https://b\u{fc}cher.example/",
+            "https://attacker.example:x/",
+            "http://[::1/",
+            "https:///x",
+        ] {
+            assert!(matches!(subject(uri), Subject::Unplaced { .. }), "{uri}: {:?}", subject(uri));
+        }
+        for uri in [
+            "https://example.com",
+            "https://example.com:8443/a?b#c",
+            "http://127.0.0.1:8080/",
+            "http://[::1]:80/",
+            "https://example.com./",
+            "https://a-b.example/x@y",
+        ] {
+            assert_eq!(subject(uri), Subject::Fetch { url: uri.into() }, "{uri}");
         }
     }
 
