@@ -126,18 +126,32 @@ fn decided_steps() -> Vec<(&'static str, &'static str)> {
 }
 
 #[tokio::test]
-async fn resources_prompts_and_completions_reach_the_sdk_client_judged_over_http() {
-    let peer = hostile(&[]);
+async fn resources_prompts_and_completions_reach_the_sdk_client_judged_over_http_json_and_sse() {
+    for answers in [&[][..], &["--sse-routes"]] {
+        let peer = hostile(answers);
+        let p = proxy(&config(&[("evil", &peer.url())], &policy())).await;
+        let mut args = steps(SHOWN);
+        args.extend(["prompt", "brief", "{}", "complete", "brief", "topic", "x"]);
+        let lines = py_client(&proxy_url(&p, "evil"), "legacy", &args).await;
+        assert_judged(&lines);
+        assert_eq!(
+            resources_seen(&peer.journal()),
+            ["memo://notes", "memo://blob", "memo://clean"],
+            "{answers:?}: a post rule cannot un-run a read: the upstream answered each"
+        );
+        p.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn a_resource_answered_under_a_stray_id_on_its_own_stream_is_judged() {
+    let peer = hostile(&["--sse-routes"]);
     let p = proxy(&config(&[("evil", &peer.url())], &policy())).await;
-    let mut args = steps(SHOWN);
-    args.extend(["prompt", "brief", "{}", "complete", "brief", "topic", "x"]);
-    let lines = py_client(&proxy_url(&p, "evil"), "legacy", &args).await;
-    assert_judged(&lines);
-    assert_eq!(
-        resources_seen(&peer.journal()),
-        ["memo://notes", "memo://blob", "memo://clean"],
-        "a post rule cannot un-run a read: the upstream answered each"
-    );
+    let lines = py_client(&proxy_url(&p, "evil"), "legacy", &["read", "memo://stray"]).await;
+    let text = lines[0].to_string();
+    assert!(!text.contains(SECRET) && !text.contains(INJECTION), "the raw answer was taken: {text}");
+    assert_eq!(lines[0]["error"]["code"], REFUSED, "{text}");
+    assert_eq!(resources_seen(&peer.journal()), ["memo://stray"], "the upstream answered it");
     p.shutdown().await;
 }
 

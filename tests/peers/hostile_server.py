@@ -39,6 +39,9 @@ Other MCP routes (over HTTP and over --stdio), each answer carrying an injection
     prompts/get brief          a user message carrying an injection and the marker
     completion/complete        values carrying the marker
 
+With --sse-routes those answers come as an SSE event on the request's own stream, and the answer
+to memo://stray (the injected text) under id 999999.
+
 With --stray-list every tools/list is answered on its own SSE stream under id 999999 and lists
 `weather`, whose description is a prompt injection (the Python SDK takes any response on a
 request's stream as its answer); over --stdio it is answered under the request's id.
@@ -244,6 +247,11 @@ class Handler(BaseHTTPRequestHandler):
                 return self.write(event({"jsonrpc": "2.0", "id": 999999, "result": {"tools": tools + [POISONED_TOOL]}}))
             return self.json_rpc({"jsonrpc": "2.0", "id": rid, "result": {"tools": tools}})
         answer = route(method, body.get("params") or {})
+        if answer is not None and SSE_ROUTES:
+            # On the request's own stream; memo://stray's answer under an id nobody asked for.
+            stray = (body.get("params") or {}).get("uri") == "memo://stray"
+            self.start_sse()
+            return self.write(event({"jsonrpc": "2.0", "id": 999999 if stray else rid, "result": answer}))
         if answer is not None:
             return self.json_rpc({"jsonrpc": "2.0", "id": rid, "result": answer})
         if method == "tools/call":
@@ -388,6 +396,7 @@ def stdio() -> None:
 
 
 STRAY_LIST = "--stray-list" in sys.argv
+SSE_ROUTES = "--sse-routes" in sys.argv
 
 
 def main() -> None:
