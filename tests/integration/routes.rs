@@ -220,3 +220,24 @@ async fn every_route_is_decided_and_judged_over_wrap() {
     let tools = lines[0]["tools"].as_array().unwrap_or_else(|| panic!("{}", lines[0]));
     assert!(!tools.iter().any(|t| t == "weather") && tools.iter().any(|t| t == "log_leak"), "{tools:?}");
 }
+
+#[tokio::test]
+async fn the_python_sdk_server_s_resources_and_prompts_are_decided_and_redacted_in_both_eras() {
+    for era in ["legacy", "modern"] {
+        let peer = Peer::python(era);
+        let p = proxy(&config(&[("py", &peer.url())], &format!("{POLICY}redact: [TOPSECRET-1234]\n"))).await;
+        let steps = ["read", "memo://leak", "read", "file:///etc/shadow", "prompt", "leak_prompt", "{}"];
+        let lines = py_client(&proxy_url(&p, "py"), era, &steps).await;
+        assert_eq!(lines.len(), 3, "{era}: {lines:?}");
+        assert!(lines.iter().all(|l| !l.to_string().contains("TOPSECRET-1234")), "{era}: {lines:?}");
+        let read = lines[0]["result"]["contents"][0]["text"].as_str().unwrap_or("");
+        assert_eq!(read, "the upstream secret is [guardrail: redacted]", "{era}: {}", lines[0]);
+        assert_eq!(lines[1]["error"]["code"], REFUSED, "{era}: {}", lines[1]);
+        let said = lines[2]["result"]["messages"][0]["content"]["text"].as_str().unwrap_or("");
+        assert_eq!(said, "the upstream secret is [guardrail: redacted]", "{era}: {}", lines[2]);
+        let bodies: Vec<String> = peer.journal_http().iter().map(|l| l["body"].to_string()).collect();
+        assert!(bodies.iter().any(|b| b.contains("memo://leak")), "{era}: {bodies:?}");
+        assert!(!bodies.iter().any(|b| b.contains("shadow")), "{era}: the server saw the refused read");
+        p.shutdown().await;
+    }
+}
