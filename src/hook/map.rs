@@ -132,6 +132,7 @@ fn build(tool: &str, args: Map<String, Value>) -> ToolCall {
         caller: None,
         agent: None,
         transport: Transport::Hook,
+        method: crate::call::Method::ToolsCall,
         task: None,
     }
 }

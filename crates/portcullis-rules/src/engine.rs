@@ -222,9 +222,31 @@ impl Engine {
                         matches(rule, name, &Unit::Fetch { url: arg, reading: read_url(arg) })
                     }
                     super::kinds::KindSpec::Generic => matches(rule, name, &Unit::Generic { args: arg }),
+                    super::kinds::KindSpec::Resource { .. } => self.resource_example(rule, name, arg),
                 }
             }
         }
+    }
+
+    /// Whether `rule` matches some reading of the resource URI `uri` requested as `qualified`.
+    fn resource_example(&self, rule: &Rule, qualified: &str, uri: &str) -> bool {
+        fn any(e: &Engine, rule: &Rule, qualified: &str, s: &Subject) -> bool {
+            match s {
+                Subject::File { path, access } => match e.jail.confine(path) {
+                    Confined::Inside(path) => {
+                        matches(rule, qualified, &Unit::Path { path: &path, access: *access, written: &path })
+                    }
+                    Confined::Refused(_) => false,
+                },
+                Subject::Fetch { url } => {
+                    matches(rule, qualified, &Unit::Fetch { url, reading: read_url(url) })
+                }
+                Subject::Generic { args } => matches(rule, qualified, &Unit::Generic { args }),
+                Subject::Readings(all) => all.iter().any(|s| any(e, rule, qualified, s)),
+                Subject::Shell { .. } | Subject::Unplaced { .. } | Subject::Malformed { .. } => false,
+            }
+        }
+        any(self, rule, qualified, &super::resource::subject(uri))
     }
 
     /// Whether deciding a call to `qualified` reads its arguments at all. A generic tool's
@@ -241,7 +263,11 @@ impl Engine {
     /// Decides a call to `qualified` (on `upstream`) with `args`.
     pub fn decide(&self, upstream: &str, qualified: &str, args: &Value) -> Decision {
         let profile = self.profile(upstream);
-        match self.parts.kinds.classify(qualified, args) {
+        self.subject(qualified, self.parts.kinds.classify(qualified, args), profile)
+    }
+
+    fn subject(&self, qualified: &str, subject: Subject, profile: Profile) -> Decision {
+        match subject {
             Subject::Shell { command, allowlist: None, shell } => {
                 self.shell(qualified, &command, shell, profile)
             }
@@ -282,6 +308,19 @@ impl Engine {
                 self.unit(qualified, &Unit::Fetch { url: &url, reading }, profile, false)
             }
             Subject::Generic { args } => self.unit(qualified, &Unit::Generic { args: &args }, profile, false),
+            // The worst reading decides (the first of equals, so its reason is the plainest).
+            Subject::Readings(all) => all
+                .into_iter()
+                .map(|s| self.subject(qualified, s, profile))
+                .reduce(|worst, d| if d.effect > worst.effect { d } else { worst })
+                .unwrap_or_else(|| self.floor(&Unit::Generic { args: "" }, profile)),
+            Subject::Unplaced { reason } => Decision {
+                effect: Effect::Deny,
+                rule: "resource uri".into(),
+                scope: Scope::Builtin,
+                reason,
+                prefilter: None,
+            },
             Subject::Malformed { kind, pointer } => Decision {
                 effect: Effect::Ask,
                 rule: format!("tools: {kind} kind"),

@@ -63,6 +63,11 @@ pub enum KindSpec {
     Fetch {
         url: String,
     },
+    /// An MCP request naming a resource by its URI (`resources/read`, `resources/subscribe`),
+    /// read by [`crate::resource::subject`]: built in, never configured.
+    Resource {
+        uri: String,
+    },
     Generic,
 }
 
@@ -86,6 +91,7 @@ impl KindSpec {
             KindSpec::Shell { .. } => "shell",
             KindSpec::File { .. } => "file",
             KindSpec::Fetch { .. } => "fetch",
+            KindSpec::Resource { .. } => "resource",
             KindSpec::Generic => "generic",
         }
     }
@@ -111,6 +117,13 @@ pub enum Subject {
     Generic {
         args: String,
     },
+    /// A subject a server may read more than one way (a resource URI): every reading is
+    /// judged and the worst decides.
+    Readings(Vec<Subject>),
+    /// A resource URI no reading places (a file URI naming another host): refused.
+    Unplaced {
+        reason: String,
+    },
     /// The kind's argument is missing or not a string: the call cannot be judged.
     Malformed {
         kind: &'static str,
@@ -118,10 +131,18 @@ pub enum Subject {
     },
 }
 
-/// Compiled `tools:` entries, then Claude Code's built-in tools ([`CLAUDE_CODE`]).
+/// The MCP methods that name a resource, decided as the pseudo-tool `mcp__{upstream}__{method}`
+/// with the resource's URI at `/uri` of the request's params. They come before any configured
+/// `tools:` entry: what they touch is fixed by the protocol, not by a glob that happens to match.
+pub const RESOURCE_METHODS: &[&str] = &["resources/read", "resources/subscribe"];
+
+/// The resource methods ([`RESOURCE_METHODS`]), then compiled `tools:` entries, then Claude
+/// Code's built-in tools ([`CLAUDE_CODE`]).
 #[derive(Debug, Clone)]
 pub struct ToolKinds {
     entries: Vec<(Glob, KindSpec)>,
+    /// The kind of every resource method ([`RESOURCE_METHODS`]).
+    resource: KindSpec,
 }
 
 impl Default for ToolKinds {
@@ -168,10 +189,27 @@ fn claude_code() -> impl Iterator<Item = (Glob, KindSpec)> {
 impl ToolKinds {
     pub fn new(entries: impl IntoIterator<Item = (String, KindSpec)>) -> ToolKinds {
         let configured = entries.into_iter().map(|(m, k)| (Glob::new(&m, Flavour::Text), k));
-        ToolKinds { entries: configured.chain(claude_code()).collect() }
+        ToolKinds {
+            entries: configured.chain(claude_code()).collect(),
+            resource: KindSpec::Resource { uri: "/uri".into() },
+        }
+    }
+
+    /// Whether `qualified` is `mcp__{upstream}__{method}` for a resource method (a suffix test:
+    /// no glob is matched on a tool call's way).
+    pub fn is_resource_method(qualified: &str) -> bool {
+        qualified.starts_with("mcp__")
+            && RESOURCE_METHODS.iter().any(|m| {
+                qualified
+                    .strip_suffix(m)
+                    .is_some_and(|head| head.len() > "mcp____".len() && head.ends_with("__"))
+            })
     }
 
     pub fn kind_of(&self, qualified: &str) -> &KindSpec {
+        if Self::is_resource_method(qualified) {
+            return &self.resource;
+        }
         self.entries.iter().find(|(g, _)| g.matches(qualified)).map(|(_, k)| k).unwrap_or(&KindSpec::Generic)
     }
 
@@ -204,6 +242,10 @@ impl ToolKinds {
             KindSpec::Fetch { url } => match text(url) {
                 Some(url) => Subject::Fetch { url },
                 None => Subject::Malformed { kind: "fetch", pointer: url.clone() },
+            },
+            KindSpec::Resource { uri } => match text(uri) {
+                Some(uri) => crate::resource::subject(&uri),
+                None => Subject::Malformed { kind: "resource", pointer: uri.clone() },
             },
             KindSpec::Generic => Subject::Generic { args: canonical_json(args) },
         }
@@ -273,6 +315,27 @@ mod tests {
             kinds.classify("mcp__x__y", &json!({"b":1,"a":2})),
             Subject::Generic { args: r#"{"a":2,"b":1}"#.into() }
         );
+    }
+
+    #[test]
+    fn resource_methods_have_their_kind_before_any_configured_entry() {
+        let kinds = ToolKinds::new([("mcp__fs__*".to_owned(), KindSpec::Generic)]);
+        for name in ["mcp__fs__resources/read", "mcp__a__b__resources/subscribe"] {
+            assert!(matches!(kinds.kind_of(name), KindSpec::Resource { .. }), "{name}");
+        }
+        for name in
+            ["mcp__fs__resources/list", "mcp__fs__xresources/read", "mcp____resources/read", "resources/read"]
+        {
+            assert!(!matches!(kinds.kind_of(name), KindSpec::Resource { .. }), "{name}");
+        }
+        assert_eq!(
+            kinds.classify("mcp__fs__resources/read", &json!({"uri":"file:///etc/passwd"})),
+            Subject::File { path: "/etc/passwd".into(), access: Access::Read }
+        );
+        assert!(matches!(
+            kinds.classify("mcp__fs__resources/read", &json!({"uri": 1})),
+            Subject::Malformed { kind: "resource", .. }
+        ));
     }
 
     #[test]
