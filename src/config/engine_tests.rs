@@ -350,7 +350,7 @@ fn a_shell_tool_names_its_shell_and_its_lines_are_proven_for_that_shell() {
     use crate::rules::Prefilter;
     let text = "tools:\n  - { match: mcp__z__run, kind: shell, command: /command, shell: zsh }\n  - { match: mcp__b__run, kind: shell, command: /command }\n";
     let c = Config::parse(text, "t").unwrap_or_else(|e| panic!("{e}"));
-    let line = json!({ "command": "hash cat=/bin/sh; cat -c 'touch x'" });
+    let line = json!({ "command": "hash cat=/bin/sh; cat notes.txt" });
     let prefilter = |tool: &str| c.policy.engine.decide("up", tool, &line).prefilter;
     assert_eq!(prefilter("mcp__z__run"), Some(Prefilter::Inspect));
     assert_eq!(prefilter("mcp__b__run"), Some(Prefilter::Skip));
@@ -361,4 +361,17 @@ fn a_shell_tool_names_its_shell_and_its_lines_are_proven_for_that_shell() {
         let problems = Config::parse(bad, "t").unwrap_err().problems;
         assert!(problems.iter().any(|p| p.path.ends_with(".shell")), "{bad}: {problems:?}");
     }
+}
+
+#[test]
+fn a_shell_tools_cwd_argument_places_its_relative_paths() {
+    let text = "tools:\n  - { match: mcp__sh__run, kind: shell, command: /command, cwd: /cwd }\npermissions: { deny: [\"File(/etc/**)\"] }\n";
+    let c = Config::parse(text, "t").unwrap_or_else(|e| panic!("{e}"));
+    let decide = |args| c.policy.engine.decide("sh", "mcp__sh__run", &args).effect;
+    assert_eq!(decide(json!({ "command": "cat hostname", "cwd": "/etc" })), Effect::Deny);
+    assert_eq!(decide(json!({ "command": "cat ../etc/hostname", "cwd": "/usr" })), Effect::Deny);
+    assert_ne!(decide(json!({ "command": "cat hostname", "cwd": "/work" })), Effect::Deny);
+    let bad = "tools:\n  - { match: x, kind: file, path: /p, access: read, cwd: /c }\n";
+    let problems = Config::parse(bad, "t").unwrap_err().problems;
+    assert!(problems.iter().any(|p| p.path.ends_with(".cwd")), "{problems:?}");
 }

@@ -32,6 +32,9 @@ pub struct RawTool {
     pub allowlist: Option<std::collections::BTreeMap<String, RawAllowed>>,
     /// The shell that runs a shell tool's command: bash (default), zsh, dash, sh, ksh.
     pub shell: Option<String>,
+    /// A shell tool's argument naming the directory its command runs in (a JSON pointer):
+    /// relative paths in the command are placed there.
+    pub cwd: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -245,6 +248,9 @@ fn tools(raw: Vec<Value>, p: &mut Problems) -> ToolKinds {
         if t.shell.is_some() && t.kind != "shell" {
             p.add(format!("{path}.shell"), "only a tool of kind shell has a shell");
         }
+        if t.cwd.is_some() && t.kind != "shell" {
+            p.add(format!("{path}.cwd"), "only a tool of kind shell has a working directory argument");
+        }
         let kind = match t.kind.as_str() {
             "shell" => {
                 let allowlist = t.allowlist.map(|programs| {
@@ -277,9 +283,10 @@ fn tools(raw: Vec<Value>, p: &mut Problems) -> ToolKinds {
                     }
                 };
                 let command = pointer(p, "command", t.command.clone());
+                let cwd_pointer = t.cwd.clone().and_then(|c| pointer(p, "cwd", Some(c)));
                 match (command, shell) {
                     (Some(command), Some(shell)) => {
-                        Some(KindSpec::Shell { command, allowlist, shell, shell_pointer: None })
+                        Some(KindSpec::Shell { command, allowlist, shell, shell_pointer: None, cwd_pointer })
                     }
                     _ => None,
                 }

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 
 use super::envelope::Envelope;
 use crate::call::{ToolCall, Transport};
-use crate::rules::kinds::HOOK_SHELL_POINTER;
+use crate::rules::kinds::{HOOK_CWD_POINTER, HOOK_SHELL_POINTER};
 use crate::shell::Dialect;
 
 /// The `upstream` label of Claude Code's built-in tools.
@@ -99,6 +99,12 @@ pub fn call_in(env: &Envelope, shell: Dialect) -> Result<ToolCall, ShapeError> {
             if tool == "Bash" {
                 let key = HOOK_SHELL_POINTER.trim_start_matches('/');
                 args.insert(key.into(), Value::String(shell.as_str().into()));
+                // Where the command runs is the session's, never the tool input's to say.
+                let key = HOOK_CWD_POINTER.trim_start_matches('/');
+                match env.cwd.as_deref().filter(|c| c.is_absolute()).and_then(|c| c.to_str()) {
+                    Some(cwd) => args.insert(key.into(), Value::String(cwd.into())),
+                    None => args.remove(key),
+                };
             }
         }
         Shape::Path(field) => {
@@ -200,6 +206,16 @@ mod tests {
 
     fn args(c: &ToolCall) -> Value {
         serde_json::from_str(c.args.as_ref().unwrap().get()).unwrap()
+    }
+
+    #[test]
+    fn bash_commands_run_in_the_sessions_cwd_whatever_the_input_said() {
+        let input = json!({"command": "cat hostname", "portcullis_cwd": "/tmp"});
+        let c = call(&env("Bash", input.clone())).unwrap();
+        assert_eq!(args(&c)["portcullis_cwd"], "/work/repo");
+        let mut e = env("Bash", input);
+        e.cwd = None;
+        assert!(args(&call(&e).unwrap()).get("portcullis_cwd").is_none());
     }
 
     #[test]

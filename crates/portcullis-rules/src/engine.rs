@@ -268,10 +268,10 @@ impl Engine {
 
     fn subject(&self, qualified: &str, subject: Subject, profile: Profile) -> Decision {
         match subject {
-            Subject::Shell { command, allowlist: None, shell } => {
-                self.shell(qualified, &command, shell, profile)
+            Subject::Shell { command, allowlist: None, shell, cwd } => {
+                self.shell(qualified, &command, shell, cwd.as_deref(), profile)
             }
-            Subject::Shell { command, allowlist: Some(list), shell } => {
+            Subject::Shell { command, allowlist: Some(list), shell, cwd } => {
                 match list.check(&command, &self.jail) {
                     Err(why) => Decision {
                         effect: Effect::Deny,
@@ -284,7 +284,7 @@ impl Engine {
                     // configured denies and asks (and a readonly profile) still hold.
                     Ok(()) => {
                         let floor = if profile == Profile::Readonly { profile } else { Profile::Privileged };
-                        self.shell(qualified, &command, shell, floor)
+                        self.shell(qualified, &command, shell, cwd.as_deref(), floor)
                     }
                 }
             }
@@ -335,7 +335,14 @@ impl Engine {
 
     /// A shell line as `dialect` runs it: each command is proven read-only for the shell that
     /// runs it (`zsh -c` under bash is judged as zsh).
-    fn shell(&self, qualified: &str, line: &str, dialect: shell::Dialect, profile: Profile) -> Decision {
+    fn shell(
+        &self,
+        qualified: &str,
+        line: &str,
+        dialect: shell::Dialect,
+        cwd: Option<&str>,
+        profile: Profile,
+    ) -> Decision {
         let analysis = shell::analyze_in(line, dialect);
         if let Some(err) = &analysis.parse_error {
             return Decision {
@@ -359,7 +366,7 @@ impl Engine {
         // The line is proven read-only (`shell::read_only`) exactly when it parsed, has a
         // command, and every command is: judged here once per command, without copying it.
         let mut line_read_only = true;
-        let effects = shell::effects::effects(&analysis, &self.start(None), None);
+        let effects = shell::effects::effects(&analysis, &self.start(cwd), None);
         for (cmd, fx) in analysis.commands.iter().zip(&effects) {
             let read_only = shell::command_proof(cmd, fx, None).is_ok();
             line_read_only &= read_only;

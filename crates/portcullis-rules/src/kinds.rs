@@ -55,6 +55,9 @@ pub enum KindSpec {
         allowlist: Option<Arc<Allowlist>>,
         shell: Dialect,
         shell_pointer: Option<String>,
+        /// An argument naming the directory the command runs in (a shell tool's own `cwd`, or
+        /// Claude Code's `Bash` through [`HOOK_CWD_POINTER`]): relative paths are placed there.
+        cwd_pointer: Option<String>,
     },
     File {
         path: String,
@@ -75,6 +78,10 @@ pub enum KindSpec {
 /// (from `$SHELL` in the hook's process, overwriting anything the tool input held there).
 pub const HOOK_SHELL_POINTER: &str = "/portcullis_shell";
 
+/// Where `portcullis hook` writes the session's working directory (the envelope's `cwd`) for
+/// Claude Code's `Bash`, overwriting anything the tool input held there.
+pub const HOOK_CWD_POINTER: &str = "/portcullis_cwd";
+
 impl KindSpec {
     /// A shell kind run by bash, reading its command at `command`.
     pub fn bash(command: &str) -> KindSpec {
@@ -83,6 +90,7 @@ impl KindSpec {
             allowlist: None,
             shell: Dialect::Bash,
             shell_pointer: None,
+            cwd_pointer: None,
         }
     }
 
@@ -105,6 +113,8 @@ pub enum Subject {
         allowlist: Option<Arc<Allowlist>>,
         /// The shell that runs `command`.
         shell: Dialect,
+        /// The directory the command runs in, when the call says (used only when absolute).
+        cwd: Option<String>,
     },
     File {
         path: String,
@@ -178,6 +188,7 @@ fn claude_code() -> impl Iterator<Item = (Glob, KindSpec)> {
                 allowlist: None,
                 shell: Dialect::Bash,
                 shell_pointer: Some(HOOK_SHELL_POINTER.into()),
+                cwd_pointer: Some(HOOK_CWD_POINTER.into()),
             },
             ("file", Some(access)) => KindSpec::File { path: pointer.into(), access },
             _ => KindSpec::Fetch { url: pointer.into() },
@@ -222,19 +233,22 @@ impl ToolKinds {
     pub fn classify(&self, qualified: &str, args: &Value) -> Subject {
         let text = |pointer: &str| args.pointer(pointer).and_then(Value::as_str).map(str::to_owned);
         match self.kind_of(qualified) {
-            KindSpec::Shell { command, allowlist, shell, shell_pointer } => match text(command) {
-                Some(c) => {
-                    // A dialect named at the pointer that is not one we know is judged as the
-                    // configured default's, never skipped.
-                    let named = shell_pointer.as_deref().and_then(text).and_then(|d| d.parse().ok());
-                    Subject::Shell {
-                        command: c,
-                        allowlist: allowlist.clone(),
-                        shell: named.unwrap_or(*shell),
+            KindSpec::Shell { command, allowlist, shell, shell_pointer, cwd_pointer } => {
+                match text(command) {
+                    Some(c) => {
+                        // A dialect named at the pointer that is not one we know is judged as the
+                        // configured default's, never skipped.
+                        let named = shell_pointer.as_deref().and_then(text).and_then(|d| d.parse().ok());
+                        Subject::Shell {
+                            command: c,
+                            allowlist: allowlist.clone(),
+                            shell: named.unwrap_or(*shell),
+                            cwd: cwd_pointer.as_deref().and_then(text),
+                        }
                     }
+                    None => Subject::Malformed { kind: "shell", pointer: command.clone() },
                 }
-                None => Subject::Malformed { kind: "shell", pointer: command.clone() },
-            },
+            }
             KindSpec::File { path, access } => match text(path) {
                 Some(p) => Subject::File { path: p, access: *access },
                 None => Subject::Malformed { kind: "file", pointer: path.clone() },
@@ -285,6 +299,7 @@ mod tests {
                     allowlist: None,
                     shell: Dialect::Zsh,
                     shell_pointer: None,
+                    cwd_pointer: None,
                 },
             ),
             ("mcp__fs__read_*".to_owned(), KindSpec::File { path: "/path".into(), access: Access::Read }),
@@ -292,11 +307,11 @@ mod tests {
         ]);
         assert_eq!(
             kinds.classify("mcp__sh__run", &json!({"command":"ls"})),
-            Subject::Shell { command: "ls".into(), allowlist: None, shell: Dialect::Bash }
+            Subject::Shell { command: "ls".into(), allowlist: None, shell: Dialect::Bash, cwd: None }
         );
         assert_eq!(
             kinds.classify("mcp__zsh__run", &json!({"command":"ls", "portcullis_shell": "bash"})),
-            Subject::Shell { command: "ls".into(), allowlist: None, shell: Dialect::Zsh },
+            Subject::Shell { command: "ls".into(), allowlist: None, shell: Dialect::Zsh, cwd: None },
             "only a kind with a shell pointer reads the shell from its arguments"
         );
         assert_eq!(
@@ -343,15 +358,15 @@ mod tests {
         let kinds = ToolKinds::default();
         assert_eq!(
             kinds.classify("Bash", &json!({"command":"ls"})),
-            Subject::Shell { command: "ls".into(), allowlist: None, shell: Dialect::Bash }
+            Subject::Shell { command: "ls".into(), allowlist: None, shell: Dialect::Bash, cwd: None }
         );
         assert_eq!(
             kinds.classify("Bash", &json!({"command":"ls", "portcullis_shell": "zsh"})),
-            Subject::Shell { command: "ls".into(), allowlist: None, shell: Dialect::Zsh }
+            Subject::Shell { command: "ls".into(), allowlist: None, shell: Dialect::Zsh, cwd: None }
         );
         assert_eq!(
             kinds.classify("Bash", &json!({"command":"ls", "portcullis_shell": "fish"})),
-            Subject::Shell { command: "ls".into(), allowlist: None, shell: Dialect::Bash }
+            Subject::Shell { command: "ls".into(), allowlist: None, shell: Dialect::Bash, cwd: None }
         );
         assert_eq!(
             kinds.classify("NotebookEdit", &json!({"notebook_path":"/a.ipynb"})),

@@ -11,7 +11,13 @@ fn engine() -> Engine {
     let tool = |name: &str, shell: Dialect| {
         (
             name.to_owned(),
-            KindSpec::Shell { command: "/command".into(), allowlist: None, shell, shell_pointer: None },
+            KindSpec::Shell {
+                command: "/command".into(),
+                allowlist: None,
+                shell,
+                shell_pointer: None,
+                cwd_pointer: None,
+            },
         )
     };
     let kinds = ToolKinds::new([tool("mcp__bash__run", Dialect::Bash), tool("mcp__zsh__run", Dialect::Zsh)]);
