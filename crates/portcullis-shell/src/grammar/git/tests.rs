@@ -120,8 +120,23 @@ fn the_installed_git_accepts_every_option_spelling_the_tables_list() {
     }
     let repo = std::env::temp_dir().join(format!("portcullis-grammar-git-{}", std::process::id()));
     std::fs::create_dir_all(&repo).expect("scratch repository");
-    let init = Command::new("git").args(["init", "-q"]).current_dir(&repo).env("HOME", &repo).status();
-    assert!(init.is_ok_and(|s| s.success()));
+    // A commit, so that log, show and blame get as far as reading their options.
+    std::fs::write(repo.join("f"), "x\n").expect("a file");
+    for step in [
+        &["init", "-q"][..],
+        &["add", "f"],
+        &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
+    ] {
+        let status = Command::new("git")
+            .args(step)
+            .current_dir(&repo)
+            .env("HOME", &repo)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status();
+        assert!(status.is_ok_and(|s| s.success()), "git {step:?}");
+    }
+    assert!(git_refuses(&repo, "log", "--portcullis-frob"), "git control not refused");
+    assert!(git_refuses(&repo, "status", "--portcullis-frob"), "git control not refused");
     let (mut checked, mut wrong) = (0, Vec::new());
     for sub in [
         "log",
