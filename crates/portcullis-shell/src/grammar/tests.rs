@@ -320,4 +320,25 @@ proptest! {
             );
         }
     }
+
+    /// `-r` slipped in anywhere before `--` makes grep read a tree (its directories, or the
+    /// working directory), whatever else the words say; never a plain read.
+    #[test]
+    fn a_recursion_flag_inserted_anywhere_makes_grep_read_a_tree(
+        args in proptest::collection::vec(word(), 0..6),
+        at in 0usize..6,
+        spelling in proptest::sample::select(&["-r", "-R", "--recursive", "--rec", "-d recurse", "--dir=rec", "-rn"][..]),
+    ) {
+        let end = args.iter().position(|a| a == "--").unwrap_or(args.len());
+        let at = at.min(end);
+        prop_assume!(at == 0 || !args[at - 1].starts_with('-'));
+        let mut argv = args.clone();
+        argv.splice(at..at, spelling.split(' ').map(str::to_string));
+        if let Ok(reading) = read("grep", &argv) {
+            prop_assert!(
+                reading.items.iter().any(|i| i.role == Role::ReadsTree),
+                "{argv:?}: {:?}", reading.items
+            );
+        }
+    }
 }
