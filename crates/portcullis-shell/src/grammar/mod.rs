@@ -66,6 +66,8 @@ mod differential;
 mod subcommand_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod traced;
 
 /// What one argument word means to the program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
