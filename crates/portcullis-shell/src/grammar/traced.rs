@@ -77,6 +77,30 @@ const COMMANDS: &[&str] = &[
     "comm a b",
     "paste a b",
     "stat a",
+    // Spellings: abbreviations, clusters, glued and permuted values.
+    "sort --outp=o4 a",
+    "sort -nro o5 a",
+    "sort a b --out o6",
+    "sed -in p a",
+    "sed -ni p a",
+    "sed --in-pl=.x p a",
+    "tee -a t3",
+    "cp --target-dir=d a",
+    "cp --target-directory d2 a b",
+    "uniq -c a u2",
+    "grep --recur x d",
+    "du --files0=list",
+    "tar --create --file=o7.tar a",
+    "tar -c -f o8.tar -C d x",
+    "tar xf arch.tar -C d2",
+    "tar --extract --file arch.tar --directory=d",
+    "dd of=dd2 if=a",
+    "install -Dm644 a i/j/k",
+    "mv -t d a",
+    "ln -sf a l3",
+    "touch -r a -d yesterday t4",
+    "truncate --size=0 b",
+    "mkdir --par g/h",
 ];
 
 /// What a traced call did to a path.
@@ -111,32 +135,41 @@ fn fixture(dir: &Path) {
 fn touched(log: &str, dir: &Path) -> Vec<(String, Did)> {
     let mut out = Vec::new();
     // Where the program has moved to (`mkdir -p` walks with chdir), relative to the scratch dir.
-    let mut cwd = PathBuf::new();
-    let mut directories: std::collections::HashMap<String, PathBuf> = std::collections::HashMap::new();
+    let mut cwds: std::collections::HashMap<String, PathBuf> = std::collections::HashMap::new();
+    let mut directories: std::collections::HashMap<(String, String), PathBuf> =
+        std::collections::HashMap::new();
     for line in log.lines() {
-        let Some(call) = line.split_once(' ').map(|(_, c)| c.trim_start()) else { continue };
+        let Some((pid, call)) = line.split_once(' ').map(|(p, c)| (p.to_string(), c.trim_start())) else {
+            continue;
+        };
+        // A child starts where its parent was; strace names children only by pid, so a pid not
+        // seen yet starts in the scratch directory, which is where every traced command starts.
+        let cwd = cwds.entry(pid.clone()).or_default();
         let name = call.split('(').next().unwrap_or_default();
         let paths: Vec<&str> = call.split('"').skip(1).step_by(2).collect();
         if name == "chdir" {
             if let (Some(p), true) = (paths.first(), call.ends_with("= 0")) {
-                cwd = match Path::new(p).strip_prefix(dir) {
+                *cwd = match Path::new(p).strip_prefix(dir) {
                     Ok(rest) => rest.to_path_buf(),
                     Err(_) if p.starts_with('/') => PathBuf::from("<elsewhere>"),
-                    Err(_) => cwd.join(p),
+                    Err(_) => normal(&cwd.join(p)),
                 };
             }
             continue;
         }
         if name == "fchdir" {
             let fd = call.trim_start_matches("fchdir(").split(')').next().unwrap_or_default();
-            if let Some(to) = directories.get(fd) {
-                cwd = to.clone();
+            if let Some(to) = directories.get(&(pid.clone(), fd.to_string())) {
+                *cwd = to.clone();
             }
+            // Opening the working directory to come back to it later reads nothing.
+            out.retain(|(p, did): &(String, Did)| !(p == "." && *did == Did::Read));
             continue;
         }
-        if name == "openat" && call.contains("O_DIRECTORY") {
+        if name == "openat" {
             if let (Some(p), Some(fd)) = (paths.first(), call.rsplit("= ").next()) {
-                directories.insert(fd.trim().to_string(), cwd.join(p));
+                let at = if p.starts_with('/') { PathBuf::from(p) } else { normal(&cwd.join(p)) };
+                directories.insert((pid.clone(), fd.trim().to_string()), at);
             }
         }
         let did = match name {
@@ -163,7 +196,7 @@ fn touched(log: &str, dir: &Path) -> Vec<(String, Did)> {
             let local = match Path::new(p).strip_prefix(dir) {
                 Ok(rest) => rest.to_string_lossy().into_owned(),
                 Err(_) if p.starts_with('/') => continue,
-                Err(_) => cwd.join(p.trim_start_matches("./")).to_string_lossy().into_owned(),
+                Err(_) => normal(&cwd.join(p)).to_string_lossy().into_owned(),
             };
             let local = if local.is_empty() { ".".to_string() } else { local };
             if relative_to_fd {
@@ -174,6 +207,16 @@ fn touched(log: &str, dir: &Path) -> Vec<(String, Did)> {
         }
     }
     out
+}
+
+/// `path` without `.` components (and `.` itself when nothing is left).
+fn normal(path: &Path) -> PathBuf {
+    let out: PathBuf = path.components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect();
+    if out.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        out
+    }
 }
 
 /// Whether `path` is `item` or below it.
@@ -245,6 +288,8 @@ fn every_file_a_traced_command_touches_is_one_its_reading_names() {
                     Role::Executes,
                     Role::Writes,
                     Role::Script,
+                    // Opened to change into it.
+                    Role::Chdir,
                 ],
                 Did::Write => &[Role::Writes],
                 Did::Run => &[Role::Executes],
@@ -256,7 +301,8 @@ fn every_file_a_traced_command_touches_is_one_its_reading_names() {
                         || (did == Did::Run && Path::new(&path).file_name().is_some_and(|f| f == i.text)))
             }) || renamed_onto_written.contains(&path)
                 // `mkdir -p` creates (and enters) the directories on the way to what it makes.
-                || (reading.items.iter().any(|i| i.option == Some("parents") && i.role == Role::Flag)
+                // (`install -D` too).
+                || (reading.items.iter().any(|i| matches!(i.option, Some("parents" | "D")) && i.role == Role::Flag)
                     && reading.items.iter().any(|i| i.role == Role::Writes && within(i.text, &path)))
                 // `sed -iSUFFIX` writes FILE+SUFFIX beside every file it edits.
                 || reading.items.iter().any(|s| s.option == Some("in-place") && s.role == Role::Writes
