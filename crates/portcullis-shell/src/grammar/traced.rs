@@ -101,6 +101,9 @@ const COMMANDS: &[&str] = &[
     "touch -r a -d yesterday t4",
     "truncate --size=0 b",
     "mkdir --par g/h",
+    // Local files through URLs.
+    "curl -s file://@DIR@/a -o c5",
+    "curl -sT a file://@DIR@/up",
 ];
 
 /// What a traced call did to a path.
@@ -238,10 +241,17 @@ fn every_file_a_traced_command_touches_is_one_its_reading_names() {
     // The control: the trace must see the writes it is meant to check.
     let mut control = false;
     for (n, line) in COMMANDS.iter().enumerate() {
-        let words: Vec<String> = line.split(' ').map(str::to_string).collect();
-        let (program, args) = words.split_first().expect("a program");
-        let reading = read(program, args).unwrap_or_else(|e| panic!("{line}: not read: {e:?}"));
         let dir: PathBuf = root.join(n.to_string());
+        // `@DIR@` stands for the scratch directory (for `file://` URLs, which must be absolute).
+        let here = dir.to_string_lossy().into_owned();
+        let words: Vec<String> = line.split(' ').map(|w| w.replace("@DIR@", &here)).collect();
+        let (program, args) = words.split_first().expect("a program");
+        let mut reading = read(program, args).unwrap_or_else(|e| panic!("{line}: not read: {e:?}"));
+        for item in reading.items.iter_mut() {
+            if let Some(rest) = item.text.strip_prefix(here.as_str()) {
+                item.text = rest.trim_start_matches('/');
+            }
+        }
         std::fs::create_dir_all(&dir).expect("scratch directory");
         fixture(&dir);
         let log = dir.join("..").join(format!("{n}.strace"));
