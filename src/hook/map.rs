@@ -4,8 +4,9 @@
 //! spelling (`Bash(git push:*)`, `Read(/work/**)`, `WebFetch(domain:…)`) and portcullis's
 //! (`Shell(…)`, `File(…)`, `Fetch(…)`) both address them; their kinds are in
 //! [`crate::rules::kinds::CLAUDE_CODE`]. File paths are made absolute against the session's
-//! `cwd` before the jail and the rules see them; `Glob` and `Grep` search under their `path`,
-//! the working directory when they name none. MCP tools Claude Code calls
+//! `cwd` before the jail and the rules see them; `Glob` and `Grep` are judged as the glob of
+//! the files they read ([`super::search`]: `Glob`'s `pattern` under its `path`, `Grep`'s `path`
+//! filtered by its `glob`), the working directory when they name no `path`. MCP tools Claude Code calls
 //! (`mcp__{server}__{tool}`) keep their names, so a rule covers them whether they reach the
 //! tool through the proxy or straight from Claude Code.
 
@@ -38,19 +39,25 @@ enum Shape {
     Text(&'static str),
     /// A path that must be there; made absolute.
     Path(&'static str),
-    /// A path that defaults to the working directory (`Glob`, `Grep`).
-    PathOrCwd(&'static str),
+    /// `Glob`: its `pattern` under its `path`, judged as one glob ([`super::search`]).
+    Glob,
+    /// `Grep`: its `path` walked, filtered by its `glob` ([`super::search`]).
+    Grep,
     /// Anything else: judged as its JSON.
     Any,
 }
 
+/// Every field of a built-in tool that names files. `pattern` of `Grep` is a regular
+/// expression over content; `LS`'s `ignore` only narrows what it lists.
 fn shape(tool: &str) -> Shape {
     match tool {
         "Bash" => Shape::Text("command"),
         "WebFetch" => Shape::Text("url"),
         "Read" | "Edit" | "MultiEdit" | "Write" => Shape::Path("file_path"),
-        "NotebookEdit" => Shape::Path("notebook_path"),
-        "Glob" | "Grep" => Shape::PathOrCwd("path"),
+        "NotebookEdit" | "NotebookRead" => Shape::Path("notebook_path"),
+        "LS" => Shape::Path("path"),
+        "Glob" => Shape::Glob,
+        "Grep" => Shape::Grep,
         _ => Shape::Any,
     }
 }
@@ -78,14 +85,12 @@ pub fn call(env: &Envelope) -> Result<ToolCall, ShapeError> {
             let p = absolute(tool, text(field)?, env.cwd.as_deref())?;
             args.insert(field.into(), Value::String(p));
         }
-        Shape::PathOrCwd(field) => {
-            let given = match input.get(field) {
-                None | Some(Value::Null) => ".",
-                Some(Value::String(s)) if s.is_empty() => ".",
-                Some(_) => text(field)?,
-            };
-            let p = absolute(tool, given, env.cwd.as_deref())?;
-            args.insert(field.into(), Value::String(p));
+        // The kinds read the searched glob from `path` (`rules::kinds::CLAUDE_CODE`).
+        Shape::Glob => {
+            args.insert("path".into(), Value::String(super::search::glob(input, env.cwd.as_deref())?));
+        }
+        Shape::Grep => {
+            args.insert("path".into(), Value::String(super::search::grep(input, env.cwd.as_deref())?));
         }
         Shape::Any => {}
     }
@@ -113,7 +118,7 @@ fn build(tool: &str, args: Map<String, Value>) -> ToolCall {
 
 /// `path` made absolute against `cwd` (`.` and `..` are left for the jail to resolve). A
 /// home-relative path (`~/…`) is left as it is: the jail refuses it by name.
-fn absolute(tool: &str, path: &str, cwd: Option<&Path>) -> Result<String, ShapeError> {
+pub(super) fn absolute(tool: &str, path: &str, cwd: Option<&Path>) -> Result<String, ShapeError> {
     if path.starts_with('/') || path.starts_with('~') {
         return Ok(path.to_owned());
     }
@@ -182,7 +187,13 @@ mod tests {
         assert_eq!(args(&c)["file_path"], "/work/repo/src/main.rs");
         assert_eq!((c.upstream.as_ref(), c.qualified.as_str()), (BUILT_IN, "Read"));
         let g = call(&env("Grep", json!({"pattern": "x"}))).unwrap();
-        assert_eq!(args(&g)["path"], "/work/repo");
+        assert_eq!(args(&g)["path"], "/work/repo/**");
+        let g = call(&env("Glob", json!({"pattern": "../../etc/*"}))).unwrap();
+        assert_eq!(args(&g)["path"], "/work/repo/../../etc/*");
+        let l = call(&env("LS", json!({"path": "/root/.ssh"}))).unwrap();
+        assert_eq!(args(&l)["path"], "/root/.ssh");
+        let n = call(&env("NotebookRead", json!({"notebook_path": "nb.ipynb"}))).unwrap();
+        assert_eq!(args(&n)["notebook_path"], "/work/repo/nb.ipynb");
         let n = call(&env("NotebookEdit", json!({"notebook_path": "/a/b.ipynb", "new_source": ""}))).unwrap();
         assert_eq!(args(&n)["notebook_path"], "/a/b.ipynb");
         let m = call(&env("mcp__fs__read_file", json!({"path": "x"}))).unwrap();

@@ -9,7 +9,8 @@
 //! ```
 //!
 //! - [`envelope`] reads the input, [`map`] turns it into a [`crate::call::ToolCall`] (built-in
-//!   tools as shell, file and fetch kinds; paths absolute against `cwd`), [`decide`] asks the
+//!   tools as shell, file and fetch kinds; paths absolute against `cwd`; [`search`] makes `Glob`
+//!   and `Grep` the glob of what they read), [`decide`] asks the
 //!   [`crate::gate::Guard`], [`answer`] writes Claude Code's JSON.
 //! - [`standalone`] decides in-process and builds only what the call needs; [`client`] hands the
 //!   envelope to a running proxy, whose [`serve`] decides it with the proxy's shared state.
@@ -24,5 +25,6 @@ pub mod decide;
 pub mod envelope;
 pub mod install;
 pub mod map;
+pub mod search;
 pub mod serve;
 pub mod standalone;

@@ -57,17 +57,39 @@ impl Default for Engine {
 /// One judgeable piece of a call. A fetch's `reading` is where each kind of fetcher connects:
 /// `domain:` rules match it.
 enum Unit<'a> {
-    Command { cmd: &'a Command, read_only: bool },
-    Path { path: &'a str, access: Access },
-    Fetch { url: &'a str, reading: Reading },
-    Generic { args: &'a str },
+    Command {
+        cmd: &'a Command,
+        read_only: bool,
+    },
+    /// `path` as the jail resolved it; `written` as the call spelt it (the secret policy judges
+    /// both: a symlinked home resolves elsewhere).
+    Path {
+        path: &'a str,
+        access: Access,
+        written: &'a str,
+    },
+    Fetch {
+        url: &'a str,
+        reading: Reading,
+    },
+    Generic {
+        args: &'a str,
+    },
 }
 
 impl<'a> Unit<'a> {
+    /// The secret a file read may reveal, judged on the resolved path and on an absolute path
+    /// as written.
+    fn secret(&self) -> Option<portcullis_shell::secrets::Secret> {
+        let Unit::Path { path, access, written } = self else { return None };
+        access.secret(path).or_else(|| written.starts_with('/').then(|| access.secret(written)).flatten())
+    }
+
     fn read_only(&self) -> bool {
         match self {
             Unit::Command { read_only, .. } => *read_only,
-            Unit::Path { access, .. } => *access == Access::Read,
+            // One secret policy for every reader: a read is read-only only off the stores.
+            Unit::Path { access, .. } => access.reads() && self.secret().is_none(),
             Unit::Fetch { .. } | Unit::Generic { .. } => false,
         }
     }
@@ -78,8 +100,8 @@ impl fmt::Display for Unit<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Unit::Command { cmd, .. } => write!(f, "`{cmd}`"),
-            Unit::Path { path, access } => {
-                write!(f, "{} {path}", if *access == Access::Read { "read" } else { "write" })
+            Unit::Path { path, access, .. } => {
+                write!(f, "{} {path}", if access.reads() { "read" } else { "write" })
             }
             Unit::Fetch { url, reading } => match reading.doubt() {
                 Some(doubt) => write!(f, "fetch {url} ({doubt})"),
@@ -177,7 +199,7 @@ impl Engine {
         let path = |qualified: &str, p: &str| {
             [Access::Read, Access::Write]
                 .into_iter()
-                .any(|access| matches(rule, qualified, &Unit::Path { path: p, access }))
+                .any(|access| matches(rule, qualified, &Unit::Path { path: p, access, written: p }))
         };
         match &rule.spec.subject {
             RuleSubject::Shell => shell_any("", example),
@@ -244,9 +266,12 @@ impl Engine {
                     reason: why,
                     prefilter: None,
                 },
-                Confined::Inside(resolved) => {
-                    self.unit(qualified, &Unit::Path { path: &resolved, access }, profile, false)
-                }
+                Confined::Inside(resolved) => self.unit(
+                    qualified,
+                    &Unit::Path { path: &resolved, access, written: &path },
+                    profile,
+                    false,
+                ),
             },
             Subject::Fetch { url } => {
                 let reading = read_url(&url);
@@ -291,7 +316,7 @@ impl Engine {
         let mut line_read_only = true;
         let effects = shell::effects::effects(&analysis, &self.start(None), None);
         for (cmd, fx) in analysis.commands.iter().zip(&effects) {
-            let read_only = shell::command_read_only(cmd);
+            let read_only = shell::command_proof(cmd, fx, None).is_ok();
             line_read_only &= read_only;
             let opaque = !cmd.opaque.is_empty();
             let mut d = self.unit(qualified, &Unit::Command { cmd, read_only }, profile, opaque);
@@ -468,11 +493,20 @@ impl Engine {
         if unit.read_only() {
             return built(Effect::Allow, "floor: read-only", format!("{unit} is read-only"));
         }
+        // A read of a secret store is loosened only where everything is: at trusted it asks.
+        let secret = unit.secret();
         let loosened = match (profile, self.parts.posture) {
             (Profile::Privileged, _) | (_, Posture::Auto | Posture::Yolo) => true,
-            (_, Posture::Trusted) => !matches!(unit, Unit::Command { .. }),
+            (_, Posture::Trusted) => !matches!(unit, Unit::Command { .. }) && secret.is_none(),
             (_, Posture::Strict) => false,
         };
+        if let Some(s) = secret {
+            let (effect, rule, then) = match loosened {
+                true => (Effect::Allow, "floor: posture", "allowed by the posture or profile all the same"),
+                false => (Effect::Ask, "floor: secret", "so it is asked"),
+            };
+            return built(effect, rule, format!("{unit} may reveal a secret ({s}), {then}"));
+        }
         if loosened {
             return built(
                 Effect::Allow,
@@ -515,7 +549,7 @@ fn matches(rule: &Rule, qualified: &str, unit: &Unit<'_>) -> bool {
     let subject_ok = match (&rule.spec.subject, unit) {
         (RuleSubject::Tool(g), _) => g.matches(qualified),
         (RuleSubject::Shell, Unit::Command { .. }) => true,
-        (RuleSubject::Read, Unit::Path { access: Access::Read, .. }) => true,
+        (RuleSubject::Read, Unit::Path { access: Access::Read | Access::Search, .. }) => true,
         (RuleSubject::Write, Unit::Path { access: Access::Write, .. }) => true,
         (RuleSubject::File, Unit::Path { .. }) => true,
         (RuleSubject::Fetch, Unit::Fetch { .. }) => true,

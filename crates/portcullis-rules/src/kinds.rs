@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use portcullis_shell::secrets;
+
 use super::allowlist::Allowlist;
 
 use super::glob::{Flavour, Glob};
@@ -14,6 +16,31 @@ use super::glob::{Flavour, Glob};
 pub enum Access {
     Read,
     Write,
+    /// Reads the files a tool's glob names: Claude Code's `Glob` and `Grep`, whose path the
+    /// hook makes the glob they expand (`/work/repo/**/*.rs`; a bare `**` for a whole tree).
+    /// `*` matches hidden names too and `**` walks hidden directories, as ripgrep's do.
+    Search,
+}
+
+impl Access {
+    /// Whether the access reads (`Read` rules match it).
+    pub fn reads(self) -> bool {
+        matches!(self, Access::Read | Access::Search)
+    }
+
+    /// The secret reading `path` (absolute, as the jail resolved it) may reveal, by the one
+    /// secret policy every file reader shares ([`portcullis_shell::secrets`]). Writes reveal
+    /// nothing.
+    pub fn secret(self, path: &str) -> Option<secrets::Secret> {
+        let globbing = match self {
+            Access::Read => secrets::Globbing::Literal,
+            Access::Search => secrets::Globbing::Tool,
+            Access::Write => return None,
+        };
+        let place = portcullis_shell::place::Place::Abs(portcullis_shell::place::normalize_abs(path));
+        let cx = secrets::Context { globbing, ..Default::default() };
+        secrets::judge(&place, secrets::Reading::File, &cx).err()
+    }
 }
 
 /// A configured kind, with JSON pointers into the arguments.
@@ -83,14 +110,17 @@ impl Default for ToolKinds {
 }
 
 /// Claude Code's built-in tools and where their meaningful argument lives, as `portcullis hook`
-/// hands them to the gate (paths already absolute; `Glob`/`Grep` given their `path`, default the
-/// working directory). Their names are never qualified (`mcp__…`, `http__…`), so they cannot
+/// hands them to the gate (paths already absolute; `Glob`/`Grep` given the glob they expand:
+/// their `path`, default the working directory, joined with `Glob`'s `pattern` or `Grep`'s
+/// `glob`, or `**` for a whole tree). Their names are never qualified (`mcp__…`, `http__…`), so they cannot
 /// collide with a proxied tool; a configured `tools:` entry still wins.
 pub const CLAUDE_CODE: &[(&str, &str, &str, Option<Access>)] = &[
     ("Bash", "shell", "/command", None),
     ("Read", "file", "/file_path", Some(Access::Read)),
-    ("Glob", "file", "/path", Some(Access::Read)),
-    ("Grep", "file", "/path", Some(Access::Read)),
+    ("Glob", "file", "/path", Some(Access::Search)),
+    ("Grep", "file", "/path", Some(Access::Search)),
+    ("LS", "file", "/path", Some(Access::Read)),
+    ("NotebookRead", "file", "/notebook_path", Some(Access::Read)),
     ("Edit", "file", "/file_path", Some(Access::Write)),
     ("MultiEdit", "file", "/file_path", Some(Access::Write)),
     ("Write", "file", "/file_path", Some(Access::Write)),

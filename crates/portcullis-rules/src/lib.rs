@@ -21,6 +21,8 @@ mod engine;
 pub mod glob;
 pub mod jail;
 pub mod kinds;
+#[cfg(test)]
+mod secret_floor_tests;
 pub mod spec;
 
 pub use engine::{Engine, EngineParts, Layered};

@@ -102,6 +102,8 @@ pub struct CommandEffects {
     pub env: Vec<String>,
     /// Every word was understood by the program's grammar (exact effects).
     pub understood: bool,
+    /// The directory the command runs in, when it is one known directory.
+    pub cwd: Option<String>,
 }
 
 /// The effects of every command of `analysis`, parallel to `analysis.commands`, starting in
@@ -135,6 +137,10 @@ fn command_effects(cmd: &Command, bases: &[Base], home: Option<&str>) -> Command
         network: Vec::new(),
         env: cmd.assignments.iter().map(|(name, _)| name.clone()).collect(),
         understood: false,
+        cwd: match bases {
+            [Base::Dir(d)] => Some(d.clone()),
+            _ => None,
+        },
     };
     let put = |out: &mut CommandEffects, word: &str, access: Access, bases: &[Base]| {
         for base in bases {
@@ -198,7 +204,8 @@ fn apply_reading(
         let first = reading.subcommand[0];
         // The canonical form drops the global options: the program, its subcommand words, then
         // every word after the first subcommand word.
-        let at = cmd.args.iter().position(|a| a == first).unwrap_or(0);
+        let at =
+            reading.subcommand_at.unwrap_or_else(|| cmd.args.iter().position(|a| a == first).unwrap_or(0));
         out.canonical = std::iter::once(cmd.program.clone())
             .chain(reading.subcommand.iter().map(|s| s.to_string()))
             .chain(cmd.args[at + reading.subcommand.len().min(cmd.args.len() - at)..].iter().cloned())

@@ -35,6 +35,7 @@ mod interpreters;
 mod parts;
 pub mod place;
 mod readonly;
+pub mod secrets;
 mod subscript;
 mod walk;
 mod word;
@@ -48,7 +49,7 @@ mod properties;
 use std::fmt;
 
 pub use dialect::{Dialect, UnknownDialect};
-pub use readonly::{command_read_only, read_only, ReadOnly};
+pub use readonly::{command_proof, read_only, read_only_at, ReadOnly};
 
 /// What the shell would run for one line: every simple command, in source order (a command
 /// before the commands inside its substitutions).
@@ -275,7 +276,7 @@ pub fn analyze(line: &str) -> Analysis {
 /// ```
 /// use portcullis_shell::{analyze_in, read_only, Dialect, ReadOnly};
 ///
-/// let line = "hash cat=/bin/sh; cat -c 'touch x'";
+/// let line = "hash cat=/bin/sh; cat notes.txt";
 /// assert_eq!(read_only(&analyze_in(line, Dialect::Bash)), ReadOnly::Proven);
 /// assert!(matches!(read_only(&analyze_in(line, Dialect::Zsh)), ReadOnly::NotProven(_)));
 /// ```

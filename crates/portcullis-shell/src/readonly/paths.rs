@@ -49,30 +49,6 @@ pub(super) fn pieces(word: &str) -> impl Iterator<Item = String> + '_ {
         .map(normalize)
 }
 
-/// Whether a glob (`*`, `?`, `[…]`, as the shell matches one component) could match `name`.
-/// A leading `.` is matched only by a literal `.`, as bash does without `dotglob`.
-pub(super) fn glob_matches(pattern: &[u8], name: &[u8]) -> bool {
-    if name.first() == Some(&b'.') && pattern.first() != Some(&b'.') {
-        return false;
-    }
-    matches_from(pattern, name)
-}
-
-fn matches_from(p: &[u8], n: &[u8]) -> bool {
-    match p.first() {
-        None => n.is_empty(),
-        Some(b'*') => (0..=n.len()).any(|skip| matches_from(&p[1..], &n[skip..])),
-        Some(b'?') => !n.is_empty() && matches_from(&p[1..], &n[1..]),
-        Some(b'[') => match p.iter().skip(2).position(|&c| c == b']') {
-            // Any bracket expression is taken to match any one character.
-            Some(end) => !n.is_empty() && matches_from(&p[end + 3..], &n[1..]),
-            None => n.first() == Some(&b'[') && matches_from(&p[1..], &n[1..]),
-        },
-        Some(b'\\') if p.len() > 1 => n.first() == Some(&p[1]) && matches_from(&p[2..], &n[1..]),
-        Some(c) => n.first() == Some(c) && matches_from(&p[1..], &n[1..]),
-    }
-}
-
 /// Whether a word holds glob characters.
 pub(super) fn is_glob(word: &str) -> bool {
     word.contains(['*', '?', '['])
@@ -112,18 +88,6 @@ mod tests {
             ("/..", "/"),
         ] {
             assert_eq!(normalize(raw), normal, "{raw}");
-        }
-    }
-
-    #[test]
-    fn globs_match_one_component_as_bash_does() {
-        for (pattern, name) in
-            [(".ss?", ".ssh"), ("id_*", "id_rsa"), ("*.pem", "x.pem"), (".[e]nv", ".env"), ("*", "id_rsa")]
-        {
-            assert!(glob_matches(pattern.as_bytes(), name.as_bytes()), "{pattern} {name}");
-        }
-        for (pattern, name) in [("*", ".env"), ("?ssh", ".ssh"), ("*.txt", "x.pem"), ("src", ".ssh")] {
-            assert!(!glob_matches(pattern.as_bytes(), name.as_bytes()), "{pattern} {name}");
         }
     }
 }

@@ -145,7 +145,11 @@ fn grep(args: &[String]) -> Result<(), String> {
     if cwd {
         return Err("searches the working directory, hidden files included".into());
     }
-    Ok(())
+    // The secret policy's tree rule: a named directory below the working directory only.
+    match files.iter().find_map(|f| secrets::tree_reaches_secret(f, true)) {
+        Some(secret) => Err(format!("searches {secret}")),
+        None => Ok(()),
+    }
 }
 
 /// grep's long options that take a separate value.

@@ -269,7 +269,6 @@ fn ordinary_paths_stay_proven_after_normalisation() {
         "find . -name '*.rs'",
         "find src -type f",
         "fd x src",
-        "git -C ../other log",
         "git grep TODO src",
         "cat ./src/main.rs",
         "ls ~",
@@ -280,6 +279,14 @@ fn ordinary_paths_stay_proven_after_normalisation() {
         "head -c 16 /dev/urandom",
     ] {
         assert!(proven(line), "{line}: {:?}", read_only(&analyze(line)));
+    }
+}
+
+#[test]
+fn a_path_that_climbs_out_of_the_start_directory_may_be_anywhere() {
+    // The start directory may be `~/proj`: `../.ssh` is then `~/.ssh`, `../other` another home.
+    for line in ["git -C ../other log", "cat ../.ssh/id_rsa", "cat ../README.md"] {
+        assert!(!proven(line), "{line} must not be proven");
     }
 }
 
@@ -310,5 +317,28 @@ fn a_glob_that_could_become_an_option_is_proven_only_where_no_option_writes_or_r
     // Listing programs have no such option; names that cannot start with `-` are only names.
     for line in ["ls *", "ls -la *.rs", "stat *", "du -sh src/*", "tree src/*", "wc -l ./*.rs"] {
         assert_eq!(read_only(&analyze(line)), ReadOnly::Proven, "{line}");
+    }
+}
+
+#[test]
+fn issue_23s_secret_stores_are_not_proven_read_only() {
+    for line in [
+        "cat .git/config",
+        "grep -r oauth_token ~/.config",
+        "cat ~/.kaggle/kaggle.json",
+        "cat ~/.claude.json",
+        "cat /root/.ssh/id_rsa",
+        "cat //root/./.ssh/id_rsa",
+        "cat ~root/.ssh/id_rsa",
+        "head /home/u/../u/.aws/credentials",
+        "grep -r token /work/other-checkout",
+        "grep -rn password .git",
+        "cat .env.local",
+        "cat ~/.config/gh/hosts.yml",
+    ] {
+        assert!(!proven(line), "{line} must not be proven");
+    }
+    for line in ["cat .github/workflows/ci.yml", "grep -rn TODO src tests", "cat /etc/hostname", "cat .gitignore"] {
+        assert!(proven(line), "{line}: {:?}", read_only(&analyze(line)));
     }
 }
