@@ -40,6 +40,9 @@ const PROGRAMS: &[(&str, &Grammar, &[&str])] = &[
     // `seq -5 1`: negative numbers, which the table refuses as options.
     ("seq", &printing::SEQ, &["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"]),
     ("df", &printing::DF, &[]),
+    ("shuf", &printing::SHUF, &[]),
+    ("split", &printing::SPLIT, &[]),
+    ("join", &printing::JOIN, &[]),
     ("tty", &printing::TTY, &[]),
     ("groups", &shell::PLAIN, &[]),
     ("uptime", &printing::UPTIME, &[]),

@@ -216,6 +216,8 @@ fn words_outside_the_grammar_are_refused() {
         ("uniq a b c", Unread::Unplaced("c".into())),
         ("uname x", Unread::Unplaced("x".into())),
         ("dd if=a xx=b", Unread::Unplaced("xx=b".into())),
+        ("split a pre", Unread::Unplaced("pre".into())),
+        ("sed -ibak/* s/a/b/ f", Unread::Unplaced("bak/*".into())),
         ("cd -", Unread::Unplaced("-".into())),
         ("rg -z x", Unread::UnknownOption("-z".into())),
         ("rg --search-zip x", Unread::UnknownOption("--search-zip".into())),

@@ -104,6 +104,11 @@ const COMMANDS: &[&str] = &[
     // Local files through URLs.
     "curl -s file://@DIR@/a -o c5",
     "curl -sT a file://@DIR@/up",
+    "shuf -o sh1 a",
+    "shuf -e a b",
+    "split -l1 a",
+    "split --filter=cat a",
+    "join a b",
 ];
 
 /// What a traced call did to a path.
