@@ -187,7 +187,8 @@ permissions: {{ allow: [\"Read(./docs/**)\"], deny: [\"Read(./secrets.txt)\", \"
     assert_eq!(read(&root.join("secrets.txt").display().to_string()), Effect::Deny, "absolute argument");
     assert_eq!(read("./docs/guide.md"), Effect::Allow);
     assert_eq!(write("src/main.rs"), Effect::Deny);
-    assert_eq!(read("other/secrets.txt"), Effect::Allow, "anchored at the root, not anywhere");
+    // Not denied: the rule is anchored at the root (the secret floor may still ask for the name).
+    assert_ne!(read("other/secrets.txt"), Effect::Deny, "anchored at the root, not anywhere");
     for bad in [
         "permissions: { deny: [\"Read(./.env)\"] }\n",
         "jail: { root: /tmp }\npermissions: { deny: [\"Read(../x)\"] }\n",
@@ -341,5 +342,23 @@ fn a_shell_rm_deny_holds_for_every_nul_spelling_at_every_posture() {
             let d = config.policy.engine.decide("sh", "mcp__sh__run", &json!({ "command": line }));
             assert_eq!(d.effect, Effect::Deny, "{posture}: {line:?} -> {d:?}");
         }
+    }
+}
+
+#[test]
+fn a_shell_tool_names_its_shell_and_its_lines_are_proven_for_that_shell() {
+    use crate::rules::Prefilter;
+    let text = "tools:\n  - { match: mcp__z__run, kind: shell, command: /command, shell: zsh }\n  - { match: mcp__b__run, kind: shell, command: /command }\n";
+    let c = Config::parse(text, "t").unwrap_or_else(|e| panic!("{e}"));
+    let line = json!({ "command": "hash cat=/bin/sh; cat -c 'touch x'" });
+    let prefilter = |tool: &str| c.policy.engine.decide("up", tool, &line).prefilter;
+    assert_eq!(prefilter("mcp__z__run"), Some(Prefilter::Inspect));
+    assert_eq!(prefilter("mcp__b__run"), Some(Prefilter::Skip));
+    for bad in [
+        "tools:\n  - { match: x, kind: shell, command: /c, shell: fish }\n",
+        "tools:\n  - { match: x, kind: file, path: /p, access: read, shell: zsh }\n",
+    ] {
+        let problems = Config::parse(bad, "t").unwrap_err().problems;
+        assert!(problems.iter().any(|p| p.path.ends_with(".shell")), "{bad}: {problems:?}");
     }
 }

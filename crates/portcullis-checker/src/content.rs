@@ -355,7 +355,7 @@ mod tests {
 
     #[test]
     fn shell_arguments_are_the_command_and_others_canonical_json() {
-        let sh = KindSpec::Shell { command: "/command".into(), allowlist: None };
+        let sh = KindSpec::bash("/command");
         let c = of_args(&sh, &json!({"command": "git push", "cwd": "/x"}));
         assert_eq!(c.model, "git push");
         let c = of_args(&KindSpec::Generic, &json!({"b": "two", "a": "one\u{1b}[2J"}));

@@ -242,22 +242,26 @@ impl Engine {
     pub fn decide(&self, upstream: &str, qualified: &str, args: &Value) -> Decision {
         let profile = self.profile(upstream);
         match self.parts.kinds.classify(qualified, args) {
-            Subject::Shell { command, allowlist: None } => self.shell(qualified, &command, profile),
-            Subject::Shell { command, allowlist: Some(list) } => match list.check(&command, &self.jail) {
-                Err(why) => Decision {
-                    effect: Effect::Deny,
-                    rule: "tools: allowlist".into(),
-                    scope: Scope::Config,
-                    reason: why,
-                    prefilter: Some(Prefilter::Inspect),
-                },
-                // An allowlisted invocation is the executor's contract: its floor allows, while
-                // configured denies and asks (and a readonly profile) still hold.
-                Ok(()) => {
-                    let floor = if profile == Profile::Readonly { profile } else { Profile::Privileged };
-                    self.shell(qualified, &command, floor)
+            Subject::Shell { command, allowlist: None, shell } => {
+                self.shell(qualified, &command, shell, profile)
+            }
+            Subject::Shell { command, allowlist: Some(list), shell } => {
+                match list.check(&command, &self.jail) {
+                    Err(why) => Decision {
+                        effect: Effect::Deny,
+                        rule: "tools: allowlist".into(),
+                        scope: Scope::Config,
+                        reason: why,
+                        prefilter: Some(Prefilter::Inspect),
+                    },
+                    // An allowlisted invocation is the executor's contract: its floor allows, while
+                    // configured denies and asks (and a readonly profile) still hold.
+                    Ok(()) => {
+                        let floor = if profile == Profile::Readonly { profile } else { Profile::Privileged };
+                        self.shell(qualified, &command, shell, floor)
+                    }
                 }
-            },
+            }
             Subject::File { path, access } => match self.jail.confine(&path) {
                 Confined::Refused(why) => Decision {
                     effect: Effect::Deny,
@@ -290,8 +294,10 @@ impl Engine {
         }
     }
 
-    fn shell(&self, qualified: &str, line: &str, profile: Profile) -> Decision {
-        let analysis = shell::analyze(line);
+    /// A shell line as `dialect` runs it: each command is proven read-only for the shell that
+    /// runs it (`zsh -c` under bash is judged as zsh).
+    fn shell(&self, qualified: &str, line: &str, dialect: shell::Dialect, profile: Profile) -> Decision {
+        let analysis = shell::analyze_in(line, dialect);
         if let Some(err) = &analysis.parse_error {
             return Decision {
                 effect: Effect::Ask,

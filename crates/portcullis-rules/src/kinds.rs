@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use portcullis_shell::Dialect;
 use serde_json::Value;
 
 use portcullis_shell::secrets;
@@ -46,10 +47,14 @@ impl Access {
 /// A configured kind, with JSON pointers into the arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KindSpec {
-    /// `allowlist`: executor mode, only listed plain invocations.
+    /// `allowlist`: executor mode, only listed plain invocations. `shell`: the shell that runs
+    /// the command (config `shell:`, default bash), unless `shell_pointer` names an argument
+    /// that says (Claude Code's `Bash`, see [`HOOK_SHELL_POINTER`]).
     Shell {
         command: String,
         allowlist: Option<Arc<Allowlist>>,
+        shell: Dialect,
+        shell_pointer: Option<String>,
     },
     File {
         path: String,
@@ -61,7 +66,21 @@ pub enum KindSpec {
     Generic,
 }
 
+/// Where `portcullis hook` writes the dialect of the shell that runs Claude Code's `Bash`
+/// (from `$SHELL` in the hook's process, overwriting anything the tool input held there).
+pub const HOOK_SHELL_POINTER: &str = "/portcullis_shell";
+
 impl KindSpec {
+    /// A shell kind run by bash, reading its command at `command`.
+    pub fn bash(command: &str) -> KindSpec {
+        KindSpec::Shell {
+            command: command.into(),
+            allowlist: None,
+            shell: Dialect::Bash,
+            shell_pointer: None,
+        }
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             KindSpec::Shell { .. } => "shell",
@@ -78,6 +97,8 @@ pub enum Subject {
     Shell {
         command: String,
         allowlist: Option<Arc<Allowlist>>,
+        /// The shell that runs `command`.
+        shell: Dialect,
     },
     File {
         path: String,
@@ -131,7 +152,12 @@ pub const CLAUDE_CODE: &[(&str, &str, &str, Option<Access>)] = &[
 fn claude_code() -> impl Iterator<Item = (Glob, KindSpec)> {
     CLAUDE_CODE.iter().map(|&(name, kind, pointer, access)| {
         let spec = match (kind, access) {
-            ("shell", _) => KindSpec::Shell { command: pointer.into(), allowlist: None },
+            ("shell", _) => KindSpec::Shell {
+                command: pointer.into(),
+                allowlist: None,
+                shell: Dialect::Bash,
+                shell_pointer: Some(HOOK_SHELL_POINTER.into()),
+            },
             ("file", Some(access)) => KindSpec::File { path: pointer.into(), access },
             _ => KindSpec::Fetch { url: pointer.into() },
         };
@@ -158,8 +184,17 @@ impl ToolKinds {
     pub fn classify(&self, qualified: &str, args: &Value) -> Subject {
         let text = |pointer: &str| args.pointer(pointer).and_then(Value::as_str).map(str::to_owned);
         match self.kind_of(qualified) {
-            KindSpec::Shell { command, allowlist } => match text(command) {
-                Some(c) => Subject::Shell { command: c, allowlist: allowlist.clone() },
+            KindSpec::Shell { command, allowlist, shell, shell_pointer } => match text(command) {
+                Some(c) => {
+                    // A dialect named at the pointer that is not one we know is judged as the
+                    // configured default's, never skipped.
+                    let named = shell_pointer.as_deref().and_then(text).and_then(|d| d.parse().ok());
+                    Subject::Shell {
+                        command: c,
+                        allowlist: allowlist.clone(),
+                        shell: named.unwrap_or(*shell),
+                    }
+                }
                 None => Subject::Malformed { kind: "shell", pointer: command.clone() },
             },
             KindSpec::File { path, access } => match text(path) {
@@ -200,13 +235,27 @@ mod tests {
     #[test]
     fn first_matching_entry_decides_and_pointers_read_arguments() {
         let kinds = ToolKinds::new([
-            ("mcp__sh__run".to_owned(), KindSpec::Shell { command: "/command".into(), allowlist: None }),
+            ("mcp__sh__run".to_owned(), KindSpec::bash("/command")),
+            (
+                "mcp__zsh__run".to_owned(),
+                KindSpec::Shell {
+                    command: "/command".into(),
+                    allowlist: None,
+                    shell: Dialect::Zsh,
+                    shell_pointer: None,
+                },
+            ),
             ("mcp__fs__read_*".to_owned(), KindSpec::File { path: "/path".into(), access: Access::Read }),
             ("mcp__fs__*".to_owned(), KindSpec::File { path: "/path".into(), access: Access::Write }),
         ]);
         assert_eq!(
             kinds.classify("mcp__sh__run", &json!({"command":"ls"})),
-            Subject::Shell { command: "ls".into(), allowlist: None }
+            Subject::Shell { command: "ls".into(), allowlist: None, shell: Dialect::Bash }
+        );
+        assert_eq!(
+            kinds.classify("mcp__zsh__run", &json!({"command":"ls", "portcullis_shell": "bash"})),
+            Subject::Shell { command: "ls".into(), allowlist: None, shell: Dialect::Zsh },
+            "only a kind with a shell pointer reads the shell from its arguments"
         );
         assert_eq!(
             kinds.classify("mcp__fs__read_file", &json!({"path":"/a"})),
@@ -231,7 +280,15 @@ mod tests {
         let kinds = ToolKinds::default();
         assert_eq!(
             kinds.classify("Bash", &json!({"command":"ls"})),
-            Subject::Shell { command: "ls".into(), allowlist: None }
+            Subject::Shell { command: "ls".into(), allowlist: None, shell: Dialect::Bash }
+        );
+        assert_eq!(
+            kinds.classify("Bash", &json!({"command":"ls", "portcullis_shell": "zsh"})),
+            Subject::Shell { command: "ls".into(), allowlist: None, shell: Dialect::Zsh }
+        );
+        assert_eq!(
+            kinds.classify("Bash", &json!({"command":"ls", "portcullis_shell": "fish"})),
+            Subject::Shell { command: "ls".into(), allowlist: None, shell: Dialect::Bash }
         );
         assert_eq!(
             kinds.classify("NotebookEdit", &json!({"notebook_path":"/a.ipynb"})),
