@@ -229,3 +229,12 @@ proptest::proptest! {
         proptest::prop_assert!(judge(&p, Reading::File, &cx()).is_err());
     }
 }
+
+#[test]
+fn an_effects_access_says_how_it_reads() {
+    use crate::effects::Access;
+    assert_eq!(Reading::of(Access::Read), Some(Reading::File));
+    assert_eq!(Reading::of(Access::Any), Some(Reading::Tree));
+    assert_eq!(Reading::of(Access::ReadTree), Some(Reading::Tree));
+    assert_eq!(Reading::of(Access::Write), None);
+}
