@@ -146,6 +146,9 @@ fn a_known_working_directory_proves_trees_strictly_below_it() {
     let cx = Context { cwd: Some("/work/repo"), ..cx() };
     let abs = |p: &str| Place::Abs(p.into());
     assert_eq!(judge(&abs("/work/repo/src"), Reading::Tree, &cx), Ok(()));
+    let hidden_above = Context { cwd: Some("/tmp/.tmpab12/repo"), ..cx };
+    assert_eq!(judge(&abs("/tmp/.tmpab12/repo/src"), Reading::Tree, &hidden_above), Ok(()));
+    assert!(judge(&abs("/tmp/.tmpab12/repo/.git"), Reading::Tree, &hidden_above).is_err());
     for dir in ["/work/repo", "/work", "/work/repo/.git", "/work/repo/src/.hidden", "/work/other"] {
         assert!(judge(&abs(dir), Reading::Tree, &cx).is_err(), "{dir}");
     }
