@@ -241,3 +241,32 @@ fn an_effects_access_says_how_it_reads() {
     assert_eq!(Reading::of(Access::ReadTree), Some(Reading::Tree));
     assert_eq!(Reading::of(Access::Write), None);
 }
+
+proptest::proptest! {
+    /// A secret path respelt with `.`, doubled slashes and `x/..` detours, from `/`, `~` or
+    /// `~root`, is the same secret.
+    #[test]
+    fn respellings_of_a_secret_are_the_same_secret(
+        secret in proptest::sample::select(vec![
+            "/root/.ssh/id_rsa", "/home/u/.aws/credentials", "/work/repo/.git/config", "/etc/shadow",
+            "/proc/1/environ", "/home/u/.kaggle/kaggle.json",
+        ]),
+        detours in proptest::collection::vec(proptest::sample::select(vec!["", ".", "x/..", "./.", "a/b/../.."]), 6),
+    ) {
+        let mut word = String::new();
+        for (i, comp) in secret.split('/').skip(1).enumerate() {
+            word.push('/');
+            if let Some(d) = detours.get(i).filter(|d| !d.is_empty()) {
+                word.push_str(d);
+                word.push('/');
+            }
+            word.push_str(comp);
+        }
+        let word = match word.strip_prefix("/root/") {
+            Some(rest) => format!("~root/{rest}"),
+            None => word,
+        };
+        let p = place(&word, &Base::start(), None);
+        proptest::prop_assert!(judge(&p, Reading::File, &cx()).is_err(), "{} (from {})", word, secret);
+    }
+}
