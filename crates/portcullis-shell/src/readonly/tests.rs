@@ -319,3 +319,28 @@ fn a_glob_that_could_become_an_option_is_proven_only_where_no_option_writes_or_r
         assert_eq!(read_only(&analyze(line)), ReadOnly::Proven, "{line}");
     }
 }
+
+#[test]
+fn issue_23s_secret_stores_are_not_proven_read_only() {
+    for line in [
+        "cat .git/config",
+        "grep -r oauth_token ~/.config",
+        "cat ~/.kaggle/kaggle.json",
+        "cat ~/.claude.json",
+        "cat /root/.ssh/id_rsa",
+        "cat //root/./.ssh/id_rsa",
+        "cat ~root/.ssh/id_rsa",
+        "head /home/u/../u/.aws/credentials",
+        "grep -r token /work/other-checkout",
+        "grep -rn password .git",
+        "cat .env.local",
+        "cat ~/.config/gh/hosts.yml",
+    ] {
+        assert!(!proven(line), "{line} must not be proven");
+    }
+    for line in
+        ["cat .github/workflows/ci.yml", "grep -rn TODO src tests", "cat /etc/hostname", "cat .gitignore"]
+    {
+        assert!(proven(line), "{line}: {:?}", read_only(&analyze(line)));
+    }
+}
