@@ -41,6 +41,10 @@ fn bench(c: &mut Criterion) {
             std::hint::black_box(engine.decide("sh", "mcp__sh__run", &calls[i]))
         })
     });
+    // One line of eight commands, with a directory change, pipes and a redirection: the
+    // effect model's working directory, places and canonical forms on every command.
+    let eight = json!({ "command": "cd src && git -C .. status && ls -la | head -5; cat README.md | grep -n x > /dev/null; rg -n foo lib; wc -l Cargo.toml" });
+    c.bench_function("shell: 8-command line", |b| b.iter(|| engine.decide("sh", "mcp__sh__run", &eight)));
     let typical = json!({ "command": "git status" });
     c.bench_function("shell: git status", |b| b.iter(|| engine.decide("sh", "mcp__sh__run", &typical)));
     let file = json!({ "path": "/tmp/notes.txt" });

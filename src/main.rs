@@ -59,7 +59,8 @@ enum Command {
     Wrap {
         #[command(flatten)]
         config: ConfigArgs,
-        /// The name the server's tools go by in rules: `mcp__{name}__{tool}`.
+        /// The name the server's tools go by in rules: `mcp__{name}__{tool}`, and the
+        /// `upstreams` entry whose `env:` (the variables it gets) and `profile:` apply to it.
         #[arg(long, default_value = "stdio")]
         name: String,
         /// Decide as this configured agent (its profile, posture and permissions on the
@@ -102,7 +103,7 @@ enum Command {
         #[arg(long, default_value = "http://127.0.0.1:8687")]
         admin: String,
         /// The environment variable holding the admin token.
-        #[arg(long, default_value = "PORTCULLIS_ADMIN_TOKEN")]
+        #[arg(long, default_value = portcullis::config::child_env::ADMIN_TOKEN_VAR)]
         token_env: String,
         #[command(subcommand)]
         action: ApprovalAction,
@@ -194,6 +195,9 @@ async fn shutdown_signal() {
 }
 
 fn main() -> ExitCode {
+    // Before anything else: no process of this user (a stdio server started below, the agent's
+    // own shell) may read the credentials in this process's environment through /proc.
+    let sealed = portcullis::stdio::seal_process();
     let cli = Cli::parse();
     // The hook runs around every tool call: no multi-threaded runtime, warnings only.
     if let Command::Hook { action } = cli.command {
@@ -203,6 +207,13 @@ fn main() -> ExitCode {
         return portcullis::hook::cli::run(action, &load);
     }
     init_logging(cli.log_json, "info");
+    match sealed {
+        Ok(portcullis::stdio::Sealed::NotDumpable) => {}
+        Ok(portcullis::stdio::Sealed::Unsupported) => tracing::warn!(
+            "this OS cannot close the process to others of its user: a stdio server could read its credentials"
+        ),
+        Err(e) => tracing::warn!(error = %e, "could not make the process non-dumpable: a stdio server could read its credentials through /proc"),
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

@@ -7,6 +7,9 @@
 pub mod agents;
 mod approvals;
 mod audit;
+pub mod child_env;
+#[cfg(test)]
+mod child_env_tests;
 #[cfg(test)]
 mod engine_tests;
 mod guardrails;
@@ -17,6 +20,7 @@ mod raw;
 pub mod state;
 pub mod units;
 mod upstream_auth;
+mod upstreams;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -27,10 +31,12 @@ use http::Uri;
 use serde::de::DeserializeOwned;
 
 pub use agents::Identity;
+pub use child_env::{Built, ChildEnv, GuardSecrets, StdioServer};
 pub use guardrails::{Backend, GuardrailsConfig};
 pub(crate) use problems::Problems;
 pub use problems::{ConfigError, Problem};
 pub use upstream_auth::{ClientCredentials, EnvName, UpstreamAuth};
+use upstreams::Upstreams;
 
 /// The embedded default, used by `serve` without `--config` and by `demo`.
 pub const DEFAULT_YAML: &str = include_str!("../../config/portcullis.yaml");
@@ -44,6 +50,9 @@ pub struct Config {
     pub allowed_hosts: crate::proxy::host::AllowedHosts,
     pub admin: Admin,
     pub upstreams: BTreeMap<String, Upstream>,
+    /// The stdio servers' settings (`upstreams` entries without `url:`), by the name `wrap
+    /// --name` runs them under.
+    pub stdio_servers: BTreeMap<String, StdioServer>,
     pub policy: Policy,
     pub limits: Limits,
     /// How asks reach a human.
@@ -236,6 +245,9 @@ struct Compiler {
     p: Problems,
     /// Read the `pins:` lock file (everything but `portcullis pin`).
     read_lock: bool,
+    /// Where each stdio server's kept `env:` names stood in the file (invalid ones are dropped),
+    /// so problems found later name the entry as written.
+    env_positions: BTreeMap<String, Vec<usize>>,
 }
 
 impl Compiler {
@@ -303,7 +315,7 @@ impl Compiler {
                 self.problem("admin.token_env", format!("{env:?} is not an environment variable name"));
             }
         }
-        let (upstreams, profiles) = self.upstreams(upstreams);
+        let Upstreams { http: upstreams, stdio: stdio_servers, profiles } = self.upstreams(upstreams);
         let mut all_perms = vec![(crate::rules::Scope::Config, String::new(), perms)];
         all_perms.extend(layers);
         let sections = permissions::Sections { posture, tools, jail, profiles, permissions: all_perms };
@@ -335,18 +347,21 @@ impl Compiler {
                 crate::proxy::host::AllowedHosts::loopback()
             }),
         };
-        Some(Config {
+        let config = Config {
             listen: listen?,
             allowed_hosts,
             admin: Admin { listen: admin_listen?, token_env: admin.token_env },
             upstreams,
+            stdio_servers,
             policy: Policy { engine, redact, guardrails, identity, pins },
             limits,
             approvals,
             audit,
             state,
             warnings: std::mem::take(&mut self.p.warnings),
-        })
+        };
+        self.no_credential_allowed(&config);
+        Some(config)
     }
 
     fn addr(&mut self, path: &str, s: &str) -> Option<SocketAddr> {
@@ -354,61 +369,6 @@ impl Compiler {
             Ok(a) => Some(a),
             Err(_) => {
                 self.problem(path, format!("{s:?} is not an address like 127.0.0.1:8686"));
-                None
-            }
-        }
-    }
-
-    fn upstreams(
-        &mut self,
-        raw: BTreeMap<String, serde_json::Value>,
-    ) -> (BTreeMap<String, Upstream>, Vec<(String, String)>) {
-        let mut out = BTreeMap::new();
-        let mut profiles = Vec::new();
-        for (name, v) in raw {
-            let path = format!("upstreams.{name}");
-            if name.is_empty()
-                || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-                || name.contains("__")
-            {
-                self.problem(&path, "upstream names use letters, digits, '-' and single '_' (they appear in tool names as mcp__{upstream}__{tool})");
-            }
-            let Some(u) = self.decode::<raw::Upstream>(&path, v) else {
-                continue;
-            };
-            if let Some(p) = u.profile.clone() {
-                profiles.push((name.clone(), p));
-            }
-            let auth = upstream_auth::compile(&format!("{path}.auth"), u.auth, &mut self.p);
-            match (u.url, u.stdio) {
-                (Some(url), None) => {
-                    if let Some(url) = self.url(&format!("{path}.url"), &url) {
-                        out.insert(name.clone(), Upstream { name, url, auth });
-                    }
-                }
-                (None, Some(_)) => self.problem(
-                    &path,
-                    "stdio upstreams are guarded with `portcullis wrap -- CMD ARGS…`; `serve` proxies HTTP upstreams (url:)",
-                ),
-                (Some(_), Some(_)) => self.problem(&path, "give either url or stdio, not both"),
-                (None, None) => self.problem(&path, "missing url"),
-            }
-        }
-        (out, profiles)
-    }
-
-    fn url(&mut self, path: &str, s: &str) -> Option<Uri> {
-        let uri: Uri = match s.parse() {
-            Ok(u) => u,
-            Err(e) => {
-                self.problem(path, format!("{s:?} is not a URL: {e}"));
-                return None;
-            }
-        };
-        match (uri.scheme_str(), uri.authority()) {
-            (Some("http" | "https"), Some(_)) => Some(uri),
-            _ => {
-                self.problem(path, format!("{s:?} must be an absolute http:// or https:// URL"));
                 None
             }
         }

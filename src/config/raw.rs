@@ -29,6 +29,8 @@ pub struct Upstream {
     pub profile: Option<String>,
     /// What crosses in `Authorization` (compiled by `config::upstream_auth`).
     pub auth: Option<serde_json::Value>,
+    /// A stdio server's environment allowlist (see `config::child_env`).
+    pub env: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]

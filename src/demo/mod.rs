@@ -45,7 +45,10 @@ pub async fn run(
         (Some(0), _) | (_, Err(_)) => TcpListener::bind((configured.ip(), 0)).await?,
         (_, Ok(l)) => l,
     };
-    let sample = sample_server::start(sample_listener, scratch).await?;
+    // The sample server's shell gets what a stdio server named `sample` would: never the
+    // guard's credentials.
+    let env = config.child_env("sample").apply(std::env::vars_os(), &config.guard_secret_vars()).vars;
+    let sample = sample_server::start(sample_listener, scratch, env).await?;
     let upstream = config.upstreams.get_mut("sample").expect("embedded config has the sample upstream");
     upstream.url = sample.url.parse()?;
 

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -41,8 +42,14 @@ impl SampleServer {
     }
 }
 
-/// Starts the server on `listener` over a fresh scratch directory under `scratch`.
-pub async fn start(listener: TcpListener, scratch: PathBuf) -> std::io::Result<SampleServer> {
+/// Starts the server on `listener` over a fresh scratch directory under `scratch`. `env` is all
+/// `run_command`'s shell gets: the demo's tool server is in this process, but the commands it
+/// runs must not inherit the guard's credentials any more than a real server's would.
+pub async fn start(
+    listener: TcpListener,
+    scratch: PathBuf,
+    env: Vec<(OsString, OsString)>,
+) -> std::io::Result<SampleServer> {
     std::fs::create_dir_all(&scratch)?;
     std::fs::write(scratch.join("notes.txt"), "Meeting notes: ship 2.4 on Friday.\nOwner: sam\n")?;
     std::fs::write(scratch.join("todo.md"), "- [ ] write release notes\n- [x] fix flaky test\n")?;
@@ -54,7 +61,7 @@ pub async fn start(listener: TcpListener, scratch: PathBuf) -> std::io::Result<S
     )?;
     let url = format!("http://{}/mcp", listener.local_addr()?);
     let calls = Arc::new(Mutex::new(HashMap::new()));
-    let state = Arc::new(State { scratch: scratch.clone(), calls: calls.clone() });
+    let state = Arc::new(State { scratch: scratch.clone(), calls: calls.clone(), env });
     tokio::spawn(async move {
         loop {
             let Ok((stream, _)) = listener.accept().await else {
@@ -74,6 +81,8 @@ pub async fn start(listener: TcpListener, scratch: PathBuf) -> std::io::Result<S
 struct State {
     scratch: PathBuf,
     calls: Arc<Mutex<HashMap<String, u32>>>,
+    /// `run_command`'s environment.
+    env: Vec<(OsString, OsString)>,
 }
 
 fn reply(status: StatusCode, body: Option<Value>) -> Response<Full<Bytes>> {
@@ -113,7 +122,7 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Fu
         "tools/call" => {
             let name = msg["params"]["name"].as_str().unwrap_or("").to_owned();
             *state.calls.lock().unwrap_or_else(|p| p.into_inner()).entry(name.clone()).or_default() += 1;
-            call(&state.scratch, &name, &msg["params"]["arguments"]).await
+            call(&state, &name, &msg["params"]["arguments"]).await
         }
         _ => {
             let e = json!({"jsonrpc":"2.0","id":id,"error":{"code":-32601,"message":"method not found"}});
@@ -147,7 +156,8 @@ fn inside(scratch: &Path, rel: &str) -> Option<PathBuf> {
     ok.then(|| scratch.join(p))
 }
 
-async fn call(scratch: &Path, name: &str, args: &Value) -> Value {
+async fn call(state: &State, name: &str, args: &Value) -> Value {
+    let scratch = state.scratch.as_path();
     let path = args["path"].as_str().unwrap_or("");
     match name {
         "read_file" => match inside(scratch, path).map(std::fs::read_to_string) {
@@ -168,6 +178,8 @@ async fn call(scratch: &Path, name: &str, args: &Value) -> Value {
             let run = tokio::process::Command::new("sh")
                 .arg("-c")
                 .arg(cmd)
+                .env_clear()
+                .envs(state.env.iter().cloned())
                 .current_dir(scratch)
                 .kill_on_drop(true)
                 .output();

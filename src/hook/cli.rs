@@ -58,7 +58,7 @@ pub struct HookArgs {
     #[arg(long)]
     proxy: Option<String>,
     /// The environment variable holding the proxy's admin token (--proxy).
-    #[arg(long, default_value = "PORTCULLIS_ADMIN_TOKEN")]
+    #[arg(long, default_value = crate::config::child_env::ADMIN_TOKEN_VAR)]
     token_env: String,
     /// Decide as this configured agent (its profile, posture and permissions on the config's).
     #[arg(long)]
@@ -159,7 +159,7 @@ fn command(phase: &str, args: &HookArgs) -> String {
     }
     if let Some(p) = &args.proxy {
         words.extend(["--proxy".into(), quote(p)]);
-        if args.token_env != "PORTCULLIS_ADMIN_TOKEN" {
+        if args.token_env != crate::config::child_env::ADMIN_TOKEN_VAR {
             words.extend(["--token-env".into(), quote(&args.token_env)]);
         }
         if args.on_proxy_down == OnProxyDown::Deny {

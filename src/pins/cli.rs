@@ -36,7 +36,7 @@ pub enum PinError {
 }
 
 /// A stdio server to pin under `name` (the name `wrap --name` gives it).
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct StdioServer<'a> {
     pub name: &'a str,
     pub cmd: &'a [String],
@@ -71,8 +71,9 @@ pub async fn run(
         listed.push((name.clone(), tools));
     }
     if let Some(s) = stdio {
-        let tools =
-            list_stdio(s.cmd).await.map_err(|why| PinError::Upstream { upstream: s.name.to_owned(), why })?;
+        let tools = list_stdio(config, s)
+            .await
+            .map_err(|why| PinError::Upstream { upstream: s.name.to_owned(), why })?;
         listed.push((s.name.to_owned(), tools));
     }
     let mut report = Vec::new();
@@ -250,11 +251,11 @@ async fn list_http(fetcher: &Fetcher, url: &Uri) -> Result<Vec<Value>, String> {
     tools
 }
 
-/// Launches `cmd` as a stdio server, initializes, lists every page, and closes its stdin.
-async fn list_stdio(cmd: &[String]) -> Result<Vec<Value>, String> {
-    let (program, args) = cmd.split_first().ok_or("no command given")?;
-    let mut child = tokio::process::Command::new(program)
-        .args(args)
+/// Launches the stdio server as `wrap` would (the same environment: never the guard's
+/// credentials), initializes, lists every page, and closes its stdin.
+async fn list_stdio(config: &Config, server: StdioServer<'_>) -> Result<Vec<Value>, String> {
+    let (program, args) = server.cmd.split_first().ok_or("no command given")?;
+    let mut child = crate::stdio::server_command(config, server.name, program, args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

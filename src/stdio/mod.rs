@@ -4,13 +4,18 @@
 //! are correlated in a table, not by position. The server's stderr is the agent's stderr.
 
 mod lines;
+mod sealed;
+mod spawn;
+
+pub use sealed::{seal_process, Sealed};
+pub use spawn::server_command;
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 use tokio::sync::mpsc;
 
 use crate::approval::Via;
@@ -89,8 +94,9 @@ where
         cmd: String::new(),
         source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "no command given"),
     })?;
-    let mut child: Child = Command::new(program)
-        .args(args)
+    spawn::warn_if_unconfigured(config, upstream);
+    // Never the guard's own credentials (the checker's key, the admin and agent tokens, …).
+    let mut child: Child = server_command(config, upstream, program, args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

@@ -39,3 +39,4 @@ mod support;
 mod tool_pins;
 mod upstream_auth;
 mod user_task;
+mod wrap_env;

@@ -5,10 +5,14 @@ use std::fmt;
 
 use serde_json::Value;
 
+use super::destination::{read_url, HostMatch, Reading};
+use super::effect_match::{self, Hit};
 use super::jail::{Confined, Jail};
 use super::kinds::{Access, Subject, ToolKinds};
 use super::spec::Subject as RuleSubject;
 use super::{Decision, Effect, Posture, Prefilter, Profile, Rule, Scope};
+use portcullis_shell::effects::{CommandEffects, PathEffect};
+use portcullis_shell::place::{normalize_abs, Base};
 use portcullis_shell::{self as shell, Command};
 
 /// Programs in these directories are the system's own; elsewhere a path-qualified program
@@ -50,7 +54,8 @@ impl Default for Engine {
     }
 }
 
-/// One judgeable piece of a call.
+/// One judgeable piece of a call. A fetch's `reading` is where each kind of fetcher connects:
+/// `domain:` rules match it.
 enum Unit<'a> {
     Command {
         cmd: &'a Command,
@@ -65,7 +70,7 @@ enum Unit<'a> {
     },
     Fetch {
         url: &'a str,
-        host: Option<String>,
+        reading: Reading,
     },
     Generic {
         args: &'a str,
@@ -99,15 +104,13 @@ impl fmt::Display for Unit<'_> {
             Unit::Path { path, access, .. } => {
                 write!(f, "{} {path}", if access.reads() { "read" } else { "write" })
             }
-            Unit::Fetch { url, .. } => write!(f, "fetch {url}"),
+            Unit::Fetch { url, reading } => match reading.doubt() {
+                Some(doubt) => write!(f, "fetch {url} ({doubt})"),
+                None => write!(f, "fetch {url}"),
+            },
             Unit::Generic { .. } => f.write_str("the call"),
         }
     }
-}
-
-fn host_of(url: &str) -> Option<String> {
-    let uri: http::Uri = url.parse().ok()?;
-    uri.host().map(|h| h.trim_start_matches('[').trim_end_matches(']').to_ascii_lowercase())
 }
 
 impl Engine {
@@ -192,10 +195,12 @@ impl Engine {
     /// `tool(argument)` for a tool rule with a specifier, read by that tool's kind.
     pub fn rule_matches_example(&self, rule: &Rule, example: &str) -> bool {
         let shell_any = |qualified: &str, line: &str| {
-            shell::analyze(line)
-                .commands
-                .iter()
-                .any(|c| matches(rule, qualified, &Unit::Command { cmd: c, read_only: false }))
+            let analysis = shell::analyze(line);
+            let effects = shell::effects::effects(&analysis, &self.start(None), None);
+            analysis.commands.iter().zip(&effects).any(|(c, fx)| {
+                matches(rule, qualified, &Unit::Command { cmd: c, read_only: false })
+                    || (rule.effect != Effect::Allow && self.effect_rule(rule, qualified, fx).is_some())
+            })
         };
         let path = |qualified: &str, p: &str| {
             [Access::Read, Access::Write]
@@ -205,7 +210,9 @@ impl Engine {
         match &rule.spec.subject {
             RuleSubject::Shell => shell_any("", example),
             RuleSubject::Read | RuleSubject::Write | RuleSubject::File => path("", example),
-            RuleSubject::Fetch => matches(rule, "", &Unit::Fetch { url: example, host: host_of(example) }),
+            RuleSubject::Fetch => {
+                matches(rule, "", &Unit::Fetch { url: example, reading: read_url(example) })
+            }
             RuleSubject::Tool(_) => {
                 let (name, arg) = match example.split_once('(') {
                     Some((n, rest)) => (n, rest.strip_suffix(')')),
@@ -218,7 +225,7 @@ impl Engine {
                     super::kinds::KindSpec::Shell { .. } => shell_any(name, arg),
                     super::kinds::KindSpec::File { .. } => path(name, arg),
                     super::kinds::KindSpec::Fetch { .. } => {
-                        matches(rule, name, &Unit::Fetch { url: arg, host: host_of(arg) })
+                        matches(rule, name, &Unit::Fetch { url: arg, reading: read_url(arg) })
                     }
                     super::kinds::KindSpec::Generic => matches(rule, name, &Unit::Generic { args: arg }),
                 }
@@ -273,8 +280,8 @@ impl Engine {
                 ),
             },
             Subject::Fetch { url } => {
-                let host = host_of(&url);
-                self.unit(qualified, &Unit::Fetch { url: &url, host }, profile, false)
+                let reading = read_url(&url);
+                self.unit(qualified, &Unit::Fetch { url: &url, reading }, profile, false)
             }
             Subject::Generic { args } => self.unit(qualified, &Unit::Generic { args: &args }, profile, false),
             Subject::Malformed { kind, pointer } => Decision {
@@ -313,19 +320,18 @@ impl Engine {
         // The line is proven read-only (`shell::read_only`) exactly when it parsed, has a
         // command, and every command is: judged here once per command, without copying it.
         let mut line_read_only = true;
-        for cmd in &analysis.commands {
-            let read_only = shell::command_read_only(cmd);
+        let effects = shell::effects::effects(&analysis, &self.start(None), None);
+        for (cmd, fx) in analysis.commands.iter().zip(&effects) {
+            let read_only = shell::command_proof(cmd, fx, None).is_ok();
             line_read_only &= read_only;
             let opaque = !cmd.opaque.is_empty();
             let mut d = self.unit(qualified, &Unit::Command { cmd, read_only }, profile, opaque);
-            // Absolute path operands meet the file rules too: `cat /etc/shadow` is a read of
-            // /etc/shadow whatever tool performs it. Only deny and ask rules: a path rule's
-            // allow must not loosen a shell floor.
-            for path in cmd.args.iter().filter(|a| a.starts_with('/')) {
-                if let Some(p) = self.path_operand(qualified, path) {
-                    if p.effect > d.effect {
-                        d = p;
-                    }
+            // What the command does meets the deny and ask rules too: `cat < //etc/shadow` is a
+            // read of /etc/shadow whatever tool performs it, `git -C . push` is a push. Only
+            // deny and ask rules: a path rule's allow must not loosen a shell floor.
+            if let Some(e) = self.effect_decision(qualified, cmd, fx) {
+                if e.effect > d.effect {
+                    d = e;
                 }
             }
             if worst.as_ref().is_none_or(|w| d.effect > w.effect) {
@@ -337,16 +343,81 @@ impl Engine {
         d
     }
 
-    fn path_operand(&self, qualified: &str, path: &str) -> Option<Decision> {
-        let unit = Unit::Path { path, access: Access::Read, written: path };
-        let (effect, rule) = self.configured(qualified, &unit, |e| e != Effect::Allow)?;
-        Some(Decision {
-            effect,
-            rule: rule.spec.source.clone(),
-            scope: rule.scope,
-            reason: format!("the command names {path}, which {} matches", rule.spec.source),
-            prefilter: None,
-        })
+    /// The directory a shell line starts in: the caller's working directory when it is known
+    /// (the hook's `cwd`), else the jail's root, else the tool's own unplaced start directory.
+    fn start(&self, cwd: Option<&str>) -> Base {
+        match cwd.filter(|c| c.starts_with('/')).or_else(|| self.jail.root().and_then(|r| r.to_str())) {
+            Some(dir) => Base::Dir(normalize_abs(dir)),
+            None => Base::start(),
+        }
+    }
+
+    /// The strongest deny or ask rule that a command's effects meet: a path it may touch, its
+    /// canonical form, a subcommand that could not be placed. A possible match asks.
+    fn effect_decision(&self, qualified: &str, cmd: &Command, fx: &CommandEffects) -> Option<Decision> {
+        self.parts
+            .rules
+            .iter()
+            .filter(|r| r.effect != Effect::Allow)
+            .filter_map(|r| self.effect_rule(r, qualified, fx).map(|(hit, why)| (r, hit, why)))
+            .map(|(rule, hit, why)| {
+                let effect = if hit == Hit::Yes { rule.effect } else { Effect::Ask };
+                let reason = match hit {
+                    Hit::Yes => format!("`{cmd}` {why}, which {} matches", rule.spec.source),
+                    Hit::Possibly => {
+                        format!("`{cmd}` {why}, which {} may match, so it is asked", rule.spec.source)
+                    }
+                };
+                Decision {
+                    effect,
+                    rule: rule.spec.source.clone(),
+                    scope: rule.scope,
+                    reason,
+                    prefilter: None,
+                }
+            })
+            .max_by_key(|d| (d.effect, d.scope))
+    }
+
+    /// How one deny or ask `rule` meets a command's effects, and the words that say so.
+    fn effect_rule(&self, rule: &Rule, qualified: &str, fx: &CommandEffects) -> Option<(Hit, String)> {
+        let spec = rule.spec.specifier.as_ref()?;
+        match &rule.spec.subject {
+            RuleSubject::Read | RuleSubject::Write | RuleSubject::File => fx
+                .paths
+                .iter()
+                .filter(|p| effect_match::subject_covers(&rule.spec.subject, p.access))
+                .filter_map(|p| effect_match::path_hit(&spec.path, p).map(|hit| (hit, p)))
+                .max_by_key(|(hit, _)| *hit)
+                .map(|(hit, p)| (hit, describe(p))),
+            RuleSubject::Shell => {
+                effect_match::canonical_hit(&spec.command, fx).map(|hit| (hit, canonical_why(fx)))
+            }
+            // A command's destinations meet the fetch rules, read as the fetcher reads them
+            // (`curl http://2130706433/` is 127.0.0.1).
+            RuleSubject::Fetch => {
+                let pattern = spec.domain.as_ref()?;
+                fx.network
+                    .iter()
+                    .filter_map(|url| match pattern.matches(&read_url(url)) {
+                        HostMatch::Yes => Some((Hit::Yes, url)),
+                        HostMatch::Possibly => Some((Hit::Possibly, url)),
+                        HostMatch::No => None,
+                    })
+                    .max_by_key(|(hit, _)| *hit)
+                    .map(|(hit, url)| (hit, format!("reaches {url}")))
+            }
+            RuleSubject::Tool(g)
+                if g.matches(qualified)
+                    && matches!(
+                        self.parts.kinds.kind_of(qualified),
+                        super::kinds::KindSpec::Shell { .. }
+                    ) =>
+            {
+                effect_match::canonical_hit(&spec.command, fx).map(|hit| (hit, canonical_why(fx)))
+            }
+            _ => None,
+        }
     }
 
     /// The strongest configured rule matching `unit`, by effect then scope.
@@ -453,6 +524,23 @@ impl Engine {
     }
 }
 
+/// "reads /etc/hostname (written //etc/hostname)".
+fn describe(p: &PathEffect) -> String {
+    match p.place.to_string() {
+        placed if placed == p.word => format!("{} {placed}", p.access.as_str()),
+        placed => format!("{} {placed} (written {})", p.access.as_str(), p.word),
+    }
+}
+
+fn canonical_why(fx: &CommandEffects) -> String {
+    match fx.canonical_from {
+        portcullis_shell::effects::Canonical::Unplaced => {
+            "takes an option before its subcommand that is not understood, so it may be any subcommand".into()
+        }
+        _ => format!("is `{}` once its global options are read", fx.canonical.join(" ")),
+    }
+}
+
 fn decision(effect: Effect, rule: &Rule, reason: String) -> Decision {
     Decision { effect, rule: rule.spec.source.clone(), scope: rule.scope, reason, prefilter: None }
 }
@@ -483,10 +571,18 @@ fn matches(rule: &Rule, qualified: &str, unit: &Unit<'_>) -> bool {
     }
     let Some(spec) = &rule.spec.specifier else { return true };
     match unit {
+        // Literal only: the canonical form meets deny and ask rules in `effect_decision`; an
+        // allow never widens to spellings it did not name (`git -c core.pager=… status`).
         Unit::Command { cmd, .. } => spec.command.matches_command(cmd),
         Unit::Path { path, .. } => spec.path.matches(path),
-        Unit::Fetch { url, host } => match &spec.domain {
-            Some(_) => host.as_deref().is_some_and(|h| spec.matches_host(h)),
+        Unit::Fetch { url, reading } => match &spec.domain {
+            // A URL some fetcher may read as the rule's host is enough to deny or ask; an
+            // allow needs every reading to match.
+            Some(pattern) => match pattern.matches(reading) {
+                HostMatch::Yes => true,
+                HostMatch::Possibly => rule.effect != Effect::Allow,
+                HostMatch::No => false,
+            },
             None => spec.text.matches(url),
         },
         Unit::Generic { args } => spec.text.matches(args),

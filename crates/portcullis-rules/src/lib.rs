@@ -15,6 +15,8 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 pub mod allowlist;
+pub mod destination;
+mod effect_match;
 mod engine;
 pub mod glob;
 pub mod jail;

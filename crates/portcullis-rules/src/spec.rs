@@ -12,6 +12,7 @@
 //! `git push origin main`, never `git pushx`. A specifier without `:*` is a glob over the
 //! canonical command (`*` matches anything), or the exact command when it has no wildcard.
 
+use super::destination::DomainPattern;
 use super::glob::{Flavour, Glob};
 use portcullis_shell::Command;
 
@@ -85,8 +86,8 @@ pub struct Specifier {
     pub command: CommandPattern,
     pub path: Glob,
     pub text: Glob,
-    /// `domain:example.com` (lower-cased).
-    pub domain: Option<String>,
+    /// `domain:example.com`, compiled: a host name (IDNA), `*.name` or an IP address.
+    pub domain: Option<DomainPattern>,
 }
 
 /// One parsed rule.
@@ -188,12 +189,16 @@ impl Specifier {
         } else {
             raw
         };
-        let domain = raw.strip_prefix("domain:").map(|d| d.trim().to_ascii_lowercase());
-        if matches!(subject, Subject::Fetch)
-            && domain.as_deref().is_some_and(|d| d.is_empty() || d.contains('/'))
-        {
-            return Err("domain:NAME takes a host name".into());
-        }
+        // A fetch rule's `domain:` must compile; for a tool rule it is read only when the tool
+        // is a fetch kind, so text that is no host stays a glob there (which no URL matches, as before).
+        let domain = match (raw.strip_prefix("domain:"), subject) {
+            (None, _) => None,
+            (Some(d), Subject::Fetch) => Some(
+                DomainPattern::parse(d)
+                    .map_err(|e| format!("domain:NAME takes a host name or IP address: {e}"))?,
+            ),
+            (Some(d), _) => DomainPattern::parse(d).ok(),
+        };
         Ok(Specifier {
             raw: raw.to_owned(),
             command,
@@ -201,15 +206,6 @@ impl Specifier {
             text: Glob::new(raw, Flavour::Text),
             domain,
         })
-    }
-
-    /// `domain:x` matches host `x` and its subdomains.
-    pub fn matches_host(&self, host: &str) -> bool {
-        let host = host.trim_end_matches('.').to_ascii_lowercase();
-        match &self.domain {
-            Some(d) => host == *d || host.ends_with(&format!(".{d}")),
-            None => false,
-        }
     }
 }
 
@@ -297,10 +293,12 @@ mod tests {
 
     #[test]
     fn domains_match_their_subdomains_only() {
+        use crate::destination::{read_url, HostMatch};
         let s = RuleSpec::parse("Fetch(domain:example.com)").unwrap().specifier.unwrap();
-        assert!(s.matches_host("example.com"));
-        assert!(s.matches_host("API.example.com."));
-        assert!(!s.matches_host("badexample.com"));
-        assert!(!s.matches_host("example.com.evil.io"));
+        let m = |url: &str| s.domain.as_ref().unwrap().matches(&read_url(url));
+        assert_eq!(m("https://example.com/"), HostMatch::Yes);
+        assert_eq!(m("https://API.example.com./"), HostMatch::Yes);
+        assert_eq!(m("https://badexample.com/"), HostMatch::No);
+        assert_eq!(m("https://example.com.evil.io/"), HostMatch::No);
     }
 }

@@ -20,6 +20,13 @@ use super::{Analysis, Command, RedirectKind};
 
 pub use cwd::MAX_BASES;
 
+/// Programs that take a subcommand after global options ([`crate::grammar::subcommand`]): when
+/// their grammar cannot place it, any subcommand is possible.
+const SUBCOMMAND_PROGRAMS: &[&str] = &[
+    "git", "cargo", "docker", "kubectl", "npm", "pnpm", "yarn", "pip", "pip3", "go", "gh", "python",
+    "python3",
+];
+
 /// What a command does with a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Access {
@@ -95,6 +102,8 @@ pub struct CommandEffects {
     pub env: Vec<String>,
     /// Every word was understood by the program's grammar (exact effects).
     pub understood: bool,
+    /// The directory the command runs in, when it is one known directory.
+    pub cwd: Option<String>,
 }
 
 /// The effects of every command of `analysis`, parallel to `analysis.commands`, starting in
@@ -128,6 +137,10 @@ fn command_effects(cmd: &Command, bases: &[Base], home: Option<&str>) -> Command
         network: Vec::new(),
         env: cmd.assignments.iter().map(|(name, _)| name.clone()).collect(),
         understood: false,
+        cwd: match bases {
+            [Base::Dir(d)] => Some(d.clone()),
+            _ => None,
+        },
     };
     let put = |out: &mut CommandEffects, word: &str, access: Access, bases: &[Base]| {
         for base in bases {
@@ -153,11 +166,71 @@ fn command_effects(cmd: &Command, bases: &[Base], home: Option<&str>) -> Command
         }
         put(&mut out, &r.target.clone(), access, bases);
     }
-    for piece in cmd.args.iter().flat_map(|a| conservative::pieces(a)) {
-        put(&mut out, piece, Access::Any, bases);
+    match crate::grammar::read(&cmd.program, &cmd.args) {
+        Ok(reading) => {
+            out.understood = true;
+            apply_reading(&mut out, cmd, &reading, bases, home, &put);
+        }
+        Err(_) => {
+            match crate::grammar::subcommand(&cmd.program, &cmd.args) {
+                Some(reading) => apply_reading(&mut out, cmd, &reading, bases, home, &put),
+                None if SUBCOMMAND_PROGRAMS.contains(&cmd.program.as_str()) => {
+                    out.canonical_from = Canonical::Unplaced;
+                }
+                None => {}
+            }
+            for piece in cmd.args.iter().flat_map(|a| conservative::pieces(a)) {
+                put(&mut out, piece, Access::Any, bases);
+            }
+            out.network.extend(cmd.args.iter().filter(|a| a.contains("://")).cloned());
+        }
     }
-    out.network.extend(cmd.args.iter().filter(|a| a.contains("://")).cloned());
     out
+}
+
+/// Effects from a grammar's reading: its subcommand places the canonical form, its items are
+/// the command's paths and destinations, a `Chdir` item moves the base for the items after it.
+fn apply_reading(
+    out: &mut CommandEffects,
+    cmd: &Command,
+    reading: &crate::grammar::Reading<'_>,
+    bases: &[Base],
+    home: Option<&str>,
+    put: &impl Fn(&mut CommandEffects, &str, Access, &[Base]),
+) {
+    use crate::grammar::Role;
+    if !reading.subcommand.is_empty() {
+        out.canonical_from = Canonical::Placed;
+        let first = reading.subcommand[0];
+        // The canonical form drops the global options: the program, its subcommand words, then
+        // every word after the first subcommand word.
+        let at =
+            reading.subcommand_at.unwrap_or_else(|| cmd.args.iter().position(|a| a == first).unwrap_or(0));
+        out.canonical = std::iter::once(cmd.program.clone())
+            .chain(reading.subcommand.iter().map(|s| s.to_string()))
+            .chain(cmd.args[at + reading.subcommand.len().min(cmd.args.len() - at)..].iter().cloned())
+            .collect();
+    }
+    let mut here: Vec<Base> = bases.to_vec();
+    for item in &reading.items {
+        let access = match item.role {
+            Role::Flag | Role::Inert | Role::Script => continue,
+            Role::Reads => Access::Read,
+            Role::ReadsTree => Access::ReadTree,
+            Role::Writes => Access::Write,
+            Role::Executes => Access::Execute,
+            Role::NamesFiles => Access::NamesFiles,
+            Role::Connects => {
+                out.network.push(item.text.to_string());
+                continue;
+            }
+            Role::Chdir => {
+                here = here.iter().map(|b| super::place::change_dir(item.text, b, home)).collect();
+                continue;
+            }
+        };
+        put(out, item.text, access, &here);
+    }
 }
 
 fn is_fd(target: &str) -> bool {

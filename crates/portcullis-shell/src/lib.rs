@@ -25,14 +25,18 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 mod braces;
+mod builtins;
+mod dialect;
 pub mod effects;
 mod fallback;
+pub mod grammar;
 mod guard;
 mod interpreters;
 mod parts;
 pub mod place;
 mod readonly;
 pub mod secrets;
+mod subscript;
 mod walk;
 mod word;
 mod wrappers;
@@ -44,7 +48,8 @@ mod properties;
 
 use std::fmt;
 
-pub use readonly::{command_read_only, read_only, ReadOnly};
+pub use dialect::{Dialect, UnknownDialect};
+pub use readonly::{command_proof, read_only, read_only_at, ReadOnly};
 
 /// What the shell would run for one line: every simple command, in source order (a command
 /// before the commands inside its substitutions).
@@ -91,6 +96,9 @@ pub struct Command {
     /// This command runs only if the command before it succeeded: it opens a pipeline that
     /// follows `&&` (`cd /x && cat y`: `cat` runs in `/x` or not at all).
     pub after_success: bool,
+    /// The shell that runs this command: the line's ([`analyze_in`]), or the one a wrapper
+    /// starts (`zsh -c '…'` under bash). Read-only proofs are judged for this shell.
+    pub shell: Dialect,
 }
 
 impl Command {
@@ -258,5 +266,20 @@ impl fmt::Display for Opacity {
 /// assert!(a.commands[1].opaque.contains(&Opacity::CommandSubstitution));
 /// ```
 pub fn analyze(line: &str) -> Analysis {
-    walk::analyze_line(line)
+    analyze_in(line, Dialect::Bash)
+}
+
+/// Analyse one line as `shell` runs it: zsh's builtins and expansions differ from bash's
+/// (`hash cat=/bin/sh` rebinds `cat` in zsh), and [`read_only`] proves only what was modelled
+/// for each command's shell. Never panics.
+///
+/// ```
+/// use portcullis_shell::{analyze_in, read_only, Dialect, ReadOnly};
+///
+/// let line = "hash cat=/bin/sh; cat notes.txt";
+/// assert_eq!(read_only(&analyze_in(line, Dialect::Bash)), ReadOnly::Proven);
+/// assert!(matches!(read_only(&analyze_in(line, Dialect::Zsh)), ReadOnly::NotProven(_)));
+/// ```
+pub fn analyze_in(line: &str, shell: Dialect) -> Analysis {
+    walk::analyze_line(line, shell)
 }

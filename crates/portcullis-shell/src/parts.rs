@@ -6,6 +6,7 @@
 
 use brush_parser::ast;
 
+use super::subscript;
 use super::word::{decode, decode_heredoc, expand, Word};
 use super::{Opacity, Redirect, RedirectKind};
 
@@ -31,6 +32,9 @@ impl<'a> Parts<'a> {
     fn absorb(&mut self, word: &Word) {
         if word.dynamic {
             self.note(Opacity::DynamicWord);
+        }
+        if word.eval {
+            self.note(Opacity::Eval);
         }
         if !word.substitutions.is_empty() {
             self.note(Opacity::CommandSubstitution);
@@ -76,6 +80,7 @@ impl<'a> Parts<'a> {
             ast::AssignmentName::ArrayElementName(n, index) => {
                 let index = decode(index);
                 self.substitutions.extend(index.substitutions.iter().cloned());
+                self.evaluated(subscript::subscript(&index.text));
                 format!("{n}[{}]", index.text)
             }
         };
@@ -87,7 +92,12 @@ impl<'a> Parts<'a> {
                     .map(|(key, value)| {
                         let v = self.assigned(&value.value);
                         match key {
-                            Some(k) => format!("[{}]={v}", self.assigned(&k.value)),
+                            Some(k) => {
+                                // `a=(['$(rm x)']=1)`: the key is evaluated again, quotes removed.
+                                let key = self.assigned(&k.value);
+                                self.evaluated(subscript::subscript(&key));
+                                format!("[{key}]={v}")
+                            }
                             None => v,
                         }
                     })
@@ -96,6 +106,18 @@ impl<'a> Parts<'a> {
             }
         };
         self.assignments.push((name, value));
+    }
+
+    /// A subscript the shell evaluates: code (and its substitutions) when not a plain integer.
+    fn evaluated(&mut self, evaluation: subscript::Evaluation) {
+        if evaluation.code {
+            self.note(Opacity::Eval);
+        }
+        for s in evaluation.substitutions {
+            if !self.substitutions.contains(&s) {
+                self.substitutions.push(s);
+            }
+        }
     }
 
     /// An assigned value: substitutions run, plain expansions only affect the variable.

@@ -8,7 +8,9 @@
 
 use proptest::prelude::*;
 
-use super::{analyze, command_read_only, read_only, ReadOnly};
+use super::effects::effects;
+use super::place::Base;
+use super::{analyze, command_proof, read_only, ReadOnly};
 
 const PROGRAMS: &[&str] = &[
     "ls",
@@ -171,7 +173,10 @@ proptest! {
     #[test]
     fn a_line_is_proven_exactly_when_each_of_its_commands_is(s in prop_oneof![realistic(), shellish()]) {
         let a = analyze(&s);
-        let each = a.parse_error.is_none() && !a.commands.is_empty() && a.commands.iter().all(command_read_only);
+        let fx = effects(&a, &Base::start(), None);
+        let each = a.parse_error.is_none()
+            && !a.commands.is_empty()
+            && a.commands.iter().zip(&fx).all(|(c, e)| command_proof(c, e, None).is_ok());
         prop_assert_eq!(each, read_only(&a) == ReadOnly::Proven, "{:?}", s);
     }
 

@@ -12,20 +12,22 @@ use super::fallback;
 use super::guard;
 use super::interpreters;
 use super::parts::Parts;
+use super::subscript;
 use super::word::{decode, expand, parser_options, Word};
 use super::wrappers::{self, program_name};
-use super::{Analysis, Command, Opacity, Redirect, RedirectKind};
+use super::{Analysis, Command, Dialect, Opacity, Redirect, RedirectKind};
 
 /// Most nested re-parses (substitution in `sh -c` in `eval` …) before giving up.
 const MAX_DEPTH: usize = 12;
 
-/// Analyse a whole line (the entry point behind [`super::analyze`]).
-pub(crate) fn analyze_line(line: &str) -> Analysis {
+/// Analyse a whole line as `shell` runs it (the entry point behind [`super::analyze_in`]).
+pub(crate) fn analyze_line(line: &str, shell: Dialect) -> Analysis {
     if let Some(nul) = line.find('\0') {
-        return with_nul(line, nul);
+        return with_nul(line, nul, shell);
     }
     let mut walker = Walker::default();
-    let parse_error = walker.script(line, &Scope::default()).err();
+    let scope = Scope { shell, ..Scope::default() };
+    let parse_error = walker.script(line, &scope).err();
     let mut commands = walker.commands;
     for command in &mut commands {
         if walker.defined.contains(&command.program) && !command.opaque.contains(&Opacity::Function) {
@@ -39,9 +41,9 @@ pub(crate) fn analyze_line(line: &str) -> Analysis {
 /// what comes before it, one that refuses it runs nothing, bash given the bytes by other means
 /// runs something else again. Every command is opaque (never proven read-only, asked below
 /// `yolo`), and deny rules see the commands of both readings.
-fn with_nul(line: &str, nul: usize) -> Analysis {
-    let mut commands = analyze_line(&line[..nul]).commands;
-    commands.extend(analyze_line(&line.replace('\0', " ")).commands);
+fn with_nul(line: &str, nul: usize, shell: Dialect) -> Analysis {
+    let mut commands = analyze_line(&line[..nul], shell).commands;
+    commands.extend(analyze_line(&line.replace('\0', " "), shell).commands);
     let why = Opacity::Unsupported("a NUL byte in the line".into());
     for command in &mut commands {
         command.opaque.push(why.clone());
@@ -58,6 +60,8 @@ pub(crate) struct Scope {
     pub opaque: Vec<Opacity>,
     /// Standard input comes from a pipe.
     pub piped: bool,
+    /// The shell that runs the commands.
+    pub shell: Dialect,
 }
 
 impl Scope {
@@ -283,11 +287,12 @@ impl Walker {
     pub(crate) fn emit(&mut self, parts: Parts<'_>, scope: &Scope, unwrap: bool) {
         let original = parts.words.clone();
         let unwrapped = if unwrap {
-            wrappers::unwrap(parts.words.clone())
+            wrappers::unwrap(parts.words.clone(), scope.shell)
         } else {
             wrappers::Unwrapped { words: parts.words.clone(), ..Default::default() }
         };
         let mut context = scope.clone();
+        let mut later_code: Vec<String> = Vec::new();
         context.assignments.extend(parts.assignments.iter().cloned());
         context.assignments.extend(unwrapped.assignments.iter().cloned());
         context.redirects.extend(parts.redirects.iter().cloned());
@@ -307,7 +312,25 @@ impl Walker {
             }
             context.opaque.push(why);
         }
-        if let Some(why) = options::changes_later_words(&unwrapped.words) {
+        if parts.words.is_empty() {
+            // A bare `PATH=…` (zsh: `commands[cat]=/bin/sh`) changes what later names run.
+            let rebinding =
+                parts.assignments.iter().find(|(name, _)| options::rebinds_names(name, scope.shell));
+            if let Some((name, _)) = rebinding {
+                self.sticky.push(Opacity::ShellOption(format!("{name} changes what later names run")));
+            }
+        }
+        // `n='a[$(rm x)]'; (( n ))`, `declare -n r=…`: a value that a later command may evaluate
+        // as a name or an expression runs the subscript's commands then.
+        for (_, value) in &parts.assignments {
+            let evaluation = subscript::value(value);
+            if evaluation.code && !context.opaque.contains(&Opacity::Eval) {
+                context.opaque.push(Opacity::Eval);
+            }
+            let fresh = evaluation.substitutions.into_iter().filter(|s| !parts.substitutions.contains(s));
+            later_code.extend(fresh);
+        }
+        if let Some(why) = options::changes_later_words(&unwrapped.words, scope.shell) {
             self.sticky.push(Opacity::ShellOption(why));
         }
         let mut wrapped = context.clone();
@@ -319,6 +342,7 @@ impl Walker {
             // the shell itself is reported, marked.
             let mut script_scope = context.clone();
             script_scope.wrappers.extend(unwrapped.script_wrappers.iter().cloned());
+            script_scope.shell = unwrapped.script_shell.unwrap_or(scope.shell);
             let before = self.commands.len();
             for script in &unwrapped.scripts {
                 if let Err(why) = self.script(script, &script_scope) {
@@ -335,6 +359,7 @@ impl Walker {
             self.commands.push(command);
             let mut script_scope = context.clone();
             script_scope.wrappers.extend(unwrapped.script_wrappers.iter().cloned());
+            script_scope.shell = unwrapped.script_shell.unwrap_or(scope.shell);
             for script in &unwrapped.scripts {
                 self.nested(script, &script_scope, Some(owner));
             }
@@ -359,11 +384,16 @@ impl Walker {
                 });
                 shell_scope.wrappers = self.commands[owner].wrappers.clone();
                 shell_scope.wrappers.push(self.commands[owner].program.clone());
+                shell_scope.shell = Dialect::of_program(&self.commands[owner].program).unwrap_or(scope.shell);
                 self.nested(&body, &shell_scope, Some(owner));
             }
             Some(owner)
         };
         self.side_code(&parts, scope, owner);
+        let substitution_scope = scope.for_substitution();
+        for src in &later_code {
+            self.nested(src, &substitution_scope, owner);
+        }
     }
 
     /// Substitutions and process substitutions of a command, as commands of their own.
@@ -385,6 +415,7 @@ fn build(words: &[Word], scope: &Scope) -> Command {
         redirects: scope.redirects.clone(),
         opaque: scope.opaque.clone(),
         wrappers: scope.wrappers.clone(),
+        shell: scope.shell,
         ..Command::default()
     };
     if let Some((first, rest)) = words.split_first() {
@@ -430,16 +461,21 @@ fn stdin_program(command: &mut Command, piped: bool) -> Option<String> {
     None
 }
 
-/// An arithmetic expression as a word: evaluated at run time, may hold substitutions.
+/// An arithmetic expression as a word: evaluated at run time, may hold substitutions, and its
+/// text after expansion is evaluated again (`(( 'a[$(rm x)]' ))` runs `rm`).
 fn arithmetic(expr: &str) -> Word {
     let mut word = decode(expr);
+    let evaluation = subscript::arithmetic(&word.text);
+    word.absorb_evaluation(evaluation);
     word.text = expr.to_string();
     word.glob = false;
     word
 }
 
 fn test_words(expr: &ast::ExtendedTestExpr, parts: &mut Parts<'_>) {
+    use ast::BinaryPredicate as P2;
     use ast::ExtendedTestExpr as E;
+    use ast::UnaryPredicate as P1;
     match expr {
         E::And(l, r) | E::Or(l, r) => {
             test_words(l, parts);
@@ -453,12 +489,39 @@ fn test_words(expr: &ast::ExtendedTestExpr, parts: &mut Parts<'_>) {
         E::Parenthesized(e) => test_words(e, parts),
         E::UnaryTest(predicate, w) => {
             parts.words.push(Word::literal(&predicate.to_string()));
-            parts.push_word(decode(&w.value));
+            let mut word = decode(&w.value);
+            if matches!(predicate, P1::ShellVariableIsSetAndAssigned | P1::ShellVariableIsSetAndNameRef) {
+                // `[[ -v 'a[$(rm x)]' ]]`: the operand is a name, its subscript evaluated.
+                let evaluation = match word.dynamic {
+                    true => subscript::Evaluation::unknown(),
+                    false => subscript::name(&word.text),
+                };
+                word.absorb_evaluation(evaluation);
+            }
+            parts.push_word(word);
         }
         E::BinaryTest(predicate, l, r) => {
-            parts.push_word(decode(&l.value));
+            // `[[ 'a[$(rm x)]' -eq 1 ]]`: the operands of -eq … -ge are arithmetic.
+            let arithmetic = matches!(
+                predicate,
+                P2::ArithmeticEqualTo
+                    | P2::ArithmeticNotEqualTo
+                    | P2::ArithmeticLessThan
+                    | P2::ArithmeticLessThanOrEqualTo
+                    | P2::ArithmeticGreaterThan
+                    | P2::ArithmeticGreaterThanOrEqualTo
+            );
+            let operand = |raw: &str| {
+                let mut word = decode(raw);
+                if arithmetic {
+                    let evaluation = subscript::arithmetic(&word.text);
+                    word.absorb_evaluation(evaluation);
+                }
+                word
+            };
+            parts.push_word(operand(&l.value));
             parts.words.push(Word::literal(&predicate.to_string()));
-            parts.push_word(decode(&r.value));
+            parts.push_word(operand(&r.value));
         }
     }
 }

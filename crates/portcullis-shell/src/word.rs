@@ -11,6 +11,7 @@ use brush_parser::ParserOptions;
 
 use super::braces::{self, Expansion};
 use super::guard;
+use super::subscript::Evaluation;
 
 mod ansi_c;
 mod quote_removal;
@@ -33,6 +34,10 @@ pub(crate) struct Word {
     pub option_glob: bool,
     /// Sources of the command substitutions in this word, to analyse as commands.
     pub substitutions: Vec<String>,
+    /// The shell evaluates part of the word a second time as code: a subscript that is not a
+    /// plain integer (`${a['$(rm x)']}`, `(( 'a[$(rm x)]' ))`), whose substitutions are in
+    /// `substitutions` too.
+    pub eval: bool,
 }
 
 impl Word {
@@ -44,6 +49,17 @@ impl Word {
     /// Neither dynamic nor globbed: the text is exactly what the program receives.
     pub(crate) fn is_literal(&self) -> bool {
         !self.dynamic && !self.glob
+    }
+
+    /// Take in what evaluating part of the word again could run.
+    pub(crate) fn absorb_evaluation(&mut self, evaluation: Evaluation) {
+        self.eval |= evaluation.code;
+        self.dynamic |= evaluation.dynamic;
+        for s in evaluation.substitutions {
+            if !self.substitutions.contains(&s) {
+                self.substitutions.push(s);
+            }
+        }
     }
 }
 

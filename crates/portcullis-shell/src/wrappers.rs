@@ -13,7 +13,7 @@ mod shells;
 
 use super::interpreters;
 use super::word::Word;
-use super::Opacity;
+use super::{Dialect, Opacity};
 use grammar::{
     BUILTIN, BUSYBOX, COMMAND, DOAS, ENV, EXEC, IONICE, NICE, NOHUP, NONE, STDBUF, SUDO, TIME, TIMEOUT, XARGS,
 };
@@ -35,6 +35,9 @@ pub(crate) struct Unwrapped {
     pub scripts: Vec<String>,
     /// Wrapper chain for the commands of `scripts`.
     pub script_wrappers: Vec<String>,
+    /// The shell that runs `scripts`, when a shell wrapper (`zsh -c`) hands them back; the
+    /// enclosing shell otherwise.
+    pub script_shell: Option<Dialect>,
     /// Names this command defines as aliases.
     pub defines: Vec<String>,
     /// Commands the program runs from its own argv (`find -exec rm {} ;`, `fd -x rm`).
@@ -59,8 +62,8 @@ enum Peel {
     Opaque(String),
 }
 
-/// Unwrap `words` (program first).
-pub(crate) fn unwrap(mut words: Vec<Word>) -> Unwrapped {
+/// Unwrap `words` (program first), as run by `shell`.
+pub(crate) fn unwrap(mut words: Vec<Word>, shell: Dialect) -> Unwrapped {
     let mut out = Unwrapped::default();
     for _ in 0..MAX_PEELS {
         let Some(first) = words.first() else { break };
@@ -86,6 +89,7 @@ pub(crate) fn unwrap(mut words: Vec<Word>) -> Unwrapped {
                 if let Some(why) = opaque {
                     out.opaque.push(Opacity::ShellOption(why));
                 }
+                out.script_shell = Dialect::of_program(&name);
                 out.wrappers.push(name);
                 out.script_wrappers = out.wrappers.clone();
                 out.scripts.extend(scripts);
@@ -95,7 +99,7 @@ pub(crate) fn unwrap(mut words: Vec<Word>) -> Unwrapped {
     }
     if let Some(first) = words.first().filter(|w| !w.dynamic) {
         let name = program_name(&first.text).to_string();
-        evaluated::strings(&name, &words[1..], &mut out);
+        evaluated::strings(&name, &words[1..], shell, &mut out);
         out.embedded = evaluated::argv_lists(&name, &words[1..]);
     }
     out.words = words;
@@ -123,8 +127,9 @@ fn peel(name: &str, args: &[Word]) -> Option<Peel> {
         "sudo" => &SUDO,
         "doas" => &DOAS,
         "busybox" => &BUSYBOX,
-        // zsh precommand modifiers.
-        "noglob" | "nocorrect" => &NONE,
+        // zsh precommand modifiers (`-` too: `- rm x` and `exec - rm x` run `rm` under zsh;
+        // to bash `-` is a command not found, so peeling it only shows deny rules more).
+        "noglob" | "nocorrect" | "-" => &NONE,
         _ if interpreters::is_parsable_shell(name) => return Some(shells::shell(name, args)),
         _ if interpreters::is_opaque_runner(name) => {
             return Some(Peel::Opaque(format!("{name} runs commands we do not unwrap")))
@@ -141,7 +146,7 @@ mod tests {
 
     fn run(line: &str) -> Unwrapped {
         let words = line.split_whitespace().map(decode).collect();
-        unwrap(words)
+        unwrap(words, Dialect::Bash)
     }
 
     fn texts(u: &Unwrapped) -> Vec<&str> {
@@ -250,7 +255,7 @@ mod tests {
             (vec!["sudo", "sh", "-c", "rm x"], "rm x"),
         ];
         for (argv, script) in cases {
-            let u = unwrap(argv.iter().map(|s| Word::literal(s)).collect());
+            let u = unwrap(argv.iter().map(|s| Word::literal(s)).collect(), Dialect::Bash);
             assert_eq!(u.scripts, [script], "{argv:?}");
             assert!(u.words.is_empty());
             assert_eq!(u.script_wrappers, u.wrappers);

@@ -42,7 +42,7 @@ fn every_spelling_of_a_path_reaches_its_place() {
 #[test]
 fn relative_words_stay_below_the_start_directory_until_they_climb() {
     let e = all("cat src/main.rs", Base::start());
-    assert_eq!(places(&e[0]), ["may read, write or run ./src/main.rs"]);
+    assert_eq!(places(&e[0]), ["reads ./src/main.rs"]);
     let e = all("cat ../../etc/passwd", Base::start());
     assert!(e[0].paths.iter().any(|p| p.place == Place::Anywhere));
     let e = all("cd src && cat ../README", Base::start());
@@ -97,4 +97,35 @@ proptest::proptest! {
         let e = effects(&a, &Base::start(), Some("/home/u"));
         proptest::prop_assert_eq!(e.len(), a.commands.len());
     }
+}
+
+#[test]
+fn global_options_are_read_by_the_programs_own_grammar() {
+    for (line, canonical) in [
+        ("git -C . push origin", "git push origin"),
+        ("git --no-pager -c color.ui=never push", "git push"),
+        ("git --git-dir=.git push", "git push"),
+        ("cargo +nightly publish", "cargo publish"),
+        ("kubectl -n prod delete pod x", "kubectl delete pod x"),
+        ("docker --context x run img", "docker run img"),
+        ("npm --prefix x publish", "npm publish"),
+    ] {
+        let e = all(line, Base::start());
+        assert_eq!(e[0].canonical.join(" "), canonical, "{line}");
+        assert_eq!(e[0].canonical_from, Canonical::Placed, "{line}");
+    }
+    let e = all("git --frobnicate push", Base::start());
+    assert_eq!(e[0].canonical_from, Canonical::Unplaced);
+}
+
+#[test]
+fn a_grammars_directory_change_moves_the_words_after_it() {
+    let e = all("tar cf - -C / etc", Base::start());
+    assert!(
+        e[0].paths.iter().any(|p| p.place == Place::Abs("/etc".into()) && p.access.may_read()),
+        "{:?}",
+        places(&e[0])
+    );
+    let e = all("git -C /usr -C ../root log", Base::start());
+    assert!(e[0].paths.iter().all(|p| p.place != Place::Anywhere), "{:?}", places(&e[0]));
 }

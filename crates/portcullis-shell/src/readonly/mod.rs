@@ -23,6 +23,7 @@
 //! - no control or invisible characters (`\r`, U+2029, zero-width, bidi overrides): what a
 //!   reviewer reads must be what runs.
 
+mod effects_proof;
 mod flags;
 mod git;
 mod paths;
@@ -30,7 +31,10 @@ mod programs;
 mod scripts;
 mod secrets;
 mod sed;
+mod shells;
 
+use super::effects::CommandEffects;
+use super::place::Base;
 use super::{Analysis, Command, Opacity, RedirectKind};
 
 /// The pre-filter's answer for one line.
@@ -42,7 +46,10 @@ pub enum ReadOnly {
     NotProven(String),
 }
 
-/// Proven only if the line parsed and every command is proven read-only.
+/// Proven only if the line parsed and every command is proven read-only, each judged for the
+/// shell that runs it ([`Command::shell`]: bash for [`crate::analyze`], the given one for
+/// [`crate::analyze_in`], the started one for `zsh -c '…'`), starting in the tool's unplaced
+/// start directory with an unknown `HOME` ([`read_only_at`]).
 ///
 /// ```
 /// use portcullis_shell::{analyze, read_only, ReadOnly};
@@ -52,32 +59,47 @@ pub enum ReadOnly {
 /// assert!(matches!(read_only(&analyze("ls > listing.txt")), ReadOnly::NotProven(_)));
 /// ```
 pub fn read_only(analysis: &Analysis) -> ReadOnly {
+    read_only_at(analysis, &Base::start(), None)
+}
+
+/// [`read_only`] for a line that starts in `start` with `HOME` = `home` when known: every
+/// command's effects are placed from there.
+pub fn read_only_at(analysis: &Analysis, start: &Base, home: Option<&str>) -> ReadOnly {
     if let Some(error) = &analysis.parse_error {
         return ReadOnly::NotProven(format!("does not parse: {error}"));
     }
     if analysis.commands.is_empty() {
         return ReadOnly::NotProven("no command".into());
     }
-    for command in &analysis.commands {
-        if let Err(why) = judge(command) {
+    let effects = crate::effects::effects(analysis, start, home);
+    for (command, fx) in analysis.commands.iter().zip(&effects) {
+        if let Err(why) = proof(command, fx, home) {
             return ReadOnly::NotProven(format!("`{}`: {why}", command.canonical()));
         }
     }
     ReadOnly::Proven
 }
 
-/// Whether one command, alone, is proven read-only: what [`read_only`] asks of each command
-/// of a line that parses. For judging a line's commands one by one without copying them.
+/// Whether one command, given its effects ([`crate::effects::effects`] of its line), is proven
+/// read-only: what [`read_only_at`] asks of each command of a line that parses. For judging a
+/// line's commands one by one without copying them.
 ///
 /// ```
-/// use portcullis_shell::{analyze, command_read_only};
+/// use portcullis_shell::{analyze, command_proof, effects::effects, place::Base};
 ///
 /// let a = analyze("git status && rm -rf build");
-/// let proven: Vec<bool> = a.commands.iter().map(command_read_only).collect();
+/// let fx = effects(&a, &Base::start(), None);
+/// let proven: Vec<bool> =
+///     a.commands.iter().zip(&fx).map(|(c, e)| command_proof(c, e, None).is_ok()).collect();
 /// assert_eq!(proven, [true, false]);
 /// ```
-pub fn command_read_only(command: &Command) -> bool {
-    judge(command).is_ok()
+pub fn command_proof(command: &Command, fx: &CommandEffects, home: Option<&str>) -> Result<(), String> {
+    proof(command, fx, home)
+}
+
+fn proof(command: &Command, fx: &CommandEffects, home: Option<&str>) -> Result<(), String> {
+    judge(command)?;
+    effects_proof::check(command, fx, home)
 }
 
 /// Wrappers that add nothing but a shell-level indirection.
@@ -147,7 +169,9 @@ fn judge(command: &Command) -> Result<(), String> {
     if !allowed {
         return Err("a glob could expand to an option".into());
     }
-    (policy.check)(&command.args)
+    (policy.check)(&command.args)?;
+    // The rules above are bash's; the shell that runs the command must agree with them.
+    shells::check(command)
 }
 
 fn redirects(command: &Command) -> Result<(), String> {

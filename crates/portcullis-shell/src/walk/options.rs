@@ -4,6 +4,7 @@
 //! `BASH_CMDS[ls]=./evil; ls` runs `./evil`.
 
 use crate::word::Word;
+use crate::Dialect;
 
 /// Variables a shell reads at start-up, or that change what a name or a word means to it.
 pub(super) fn is_startup_variable(name: &str) -> bool {
@@ -34,18 +35,79 @@ pub(super) fn is_startup_variable(name: &str) -> bool {
     )
 }
 
+/// Variables whose assignment changes which program a later name runs, in `shell`: `PATH`
+/// everywhere; in zsh also `path`, and the special hashes `commands`, `aliases`, `functions`,
+/// `builtins`, `options` (`commands[cat]=/bin/sh`, `options[extendedglob]=on`).
+pub(super) fn rebinds_names(name: &str, shell: Dialect) -> bool {
+    let base = name.split(['[', '+']).next().unwrap_or(name);
+    base == "PATH"
+        || (shell == Dialect::Zsh
+            && matches!(
+                base,
+                "path"
+                    | "commands"
+                    | "aliases"
+                    | "galiases"
+                    | "saliases"
+                    | "dis_aliases"
+                    | "dis_galiases"
+                    | "dis_saliases"
+                    | "functions"
+                    | "dis_functions"
+                    | "functions_source"
+                    | "builtins"
+                    | "dis_builtins"
+                    | "reswords"
+                    | "dis_reswords"
+                    | "options"
+                    | "fpath"
+                    | "FPATH"
+                    | "module_path"
+                    | "MODULE_PATH"
+                    | "nameddirs"
+                    | "userdirs"
+                    | "NULLCMD"
+                    | "READNULLCMD"
+                    | "zsh_eval_context"
+            ))
+}
+
+/// zsh builtins that change what a later word means: a name's command (`hash cat=/bin/sh`,
+/// `disable`, `alias`), the options that govern parsing and globbing (`setopt`, `emulate`),
+/// loaded modules (which bring builtins of their own) and function definitions.
+fn zsh_rebinds(program: &str, texts: &[&str]) -> Option<String> {
+    let declares =
+        |t: &&str| t.starts_with("-f") || rebinds_names(t.split('=').next().unwrap_or(t), Dialect::Zsh);
+    let rebinds = match program {
+        "hash" => texts.iter().any(|t| t.starts_with('-') || t.contains('=')),
+        "unhash" | "alias" | "unalias" | "disable" | "enable" | "zmodload" | "autoload" | "functions"
+        | "unfunction" | "setopt" | "unsetopt" | "emulate" => !texts.is_empty(),
+        "typeset" | "declare" | "local" | "export" | "readonly" | "integer" | "float" | "private" => {
+            texts.iter().any(declares)
+        }
+        _ => false,
+    };
+    rebinds.then(|| format!("zsh {program} {} changes what later names run", texts.join(" ")))
+}
+
 /// `set` options that change nothing about which commands run or with which words.
 const HARMLESS_SET: &str = "euxvfC";
 const HARMLESS_SET_O: &[&str] =
     &["errexit", "nounset", "pipefail", "noglob", "xtrace", "verbose", "noclobber"];
 
-/// Why `words` (a command, program first) changes how later commands on the line are read.
-pub(super) fn changes_later_words(words: &[Word]) -> Option<String> {
+/// Why `words` (a command, program first) changes how later commands on the line are read
+/// by `shell`.
+pub(super) fn changes_later_words(words: &[Word], shell: Dialect) -> Option<String> {
     let (program, args) = words.split_first()?;
     if program.dynamic {
         return None;
     }
     let texts: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+    if shell == Dialect::Zsh {
+        if let Some(why) = zsh_rebinds(&program.text, &texts) {
+            return Some(why);
+        }
+    }
     match program.text.as_str() {
         "set" => set_options(args),
         "shopt" if texts.iter().any(|t| t.starts_with('-') && t.contains(['s', 'u', 'o'])) => {
@@ -60,7 +122,7 @@ pub(super) fn changes_later_words(words: &[Word]) -> Option<String> {
         "export" | "declare" | "typeset" | "readonly" | "local" => texts
             .iter()
             .map(|t| t.split('=').next().unwrap_or(t))
-            .find(|name| is_startup_variable(name))
+            .find(|name| is_startup_variable(name) || rebinds_names(name, shell))
             .map(|name| format!("{} {name}", program.text)),
         _ => None,
     }

@@ -4,6 +4,7 @@
 use brush_parser::word::{TildeExpr, WordPiece, WordPieceWithSource};
 
 use super::{ansi_c, decode, Braces, Word};
+use crate::subscript;
 
 impl Word {
     pub(super) fn pieces(&mut self, raw: &str, pieces: &[WordPieceWithSource], quoted: bool, braces: Braces) {
@@ -47,9 +48,12 @@ impl Word {
             WordPiece::ParameterExpansion(_) => {
                 self.dynamic = true;
                 self.text.push_str(source);
-                // `${x:-$(cmd)}`: the braces' interior is itself a word that may substitute.
+                // `${x:-$(cmd)}`: the braces' interior is itself a word that may substitute;
+                // `${a['$(cmd)']}`, `${x:'$(cmd)'}`: a subscript or an offset is evaluated
+                // again, quotes removed.
                 if let Some(inner) = source.strip_prefix("${").and_then(|s| s.strip_suffix('}')) {
                     self.absorb_substitutions(decode(inner));
+                    self.absorb_evaluation(subscript::parameter(inner));
                 }
             }
             WordPiece::CommandSubstitution(src) | WordPiece::BackquotedCommandSubstitution(src) => {
@@ -61,7 +65,10 @@ impl Word {
             WordPiece::ArithmeticExpression(expr) => {
                 self.dynamic = true;
                 self.text.push_str(source);
-                self.absorb_substitutions(decode(&expr.value));
+                let inner = decode(&expr.value);
+                let evaluation = subscript::arithmetic(&inner.text);
+                self.absorb_substitutions(inner);
+                self.absorb_evaluation(evaluation);
             }
         }
     }

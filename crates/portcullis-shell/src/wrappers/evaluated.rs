@@ -4,12 +4,14 @@
 //! argv lists as commands, so deny rules see what these would run.
 
 use super::Unwrapped;
-use crate::word::{decode, Word};
-use crate::Opacity;
+use crate::builtins;
+use crate::word::Word;
+use crate::{Dialect, Opacity};
 
-/// Builtins that run strings as code: `eval`, `trap`, `alias`, and those that evaluate array
-/// subscripts in their arguments (`unset 'a[$(cmd)]'`).
-pub(super) fn strings(name: &str, args: &[Word], out: &mut Unwrapped) {
+/// Builtins that run strings as code: `eval`, `trap`, `alias`; those that run code they do not
+/// show (`source`, `fc`); and those that evaluate array subscripts or arithmetic in their
+/// arguments (`unset 'a[$(cmd)]'`, see [`builtins`]).
+pub(super) fn strings(name: &str, args: &[Word], shell: Dialect, out: &mut Unwrapped) {
     let mut inner_wrappers = out.wrappers.clone();
     inner_wrappers.push(name.to_string());
     let before = out.scripts.len();
@@ -44,19 +46,22 @@ pub(super) fn strings(name: &str, args: &[Word], out: &mut Unwrapped) {
                 out.opaque.push(Opacity::Eval);
             }
         }
-        "mapfile" | "readarray" if args.iter().any(|a| a.text.starts_with("-C")) => {
-            out.opaque.push(Opacity::Eval);
-        }
-        "printf" | "test" | "[" if !args.iter().any(|a| matches!(a.text.as_str(), "-v" | "-R")) => {}
-        "declare" | "typeset" | "local" | "export" | "readonly" | "let" | "read" | "unset" | "printf"
-        | "test" | "[" | "wait" => {
-            for arg in args.iter().filter(|a| a.text.contains("$(") || a.text.contains('`')) {
-                out.opaque.push(Opacity::Eval);
-                out.scripts.extend(decode(&arg.text).substitutions);
-            }
-        }
         _ => {}
     }
+    if let Some(why) = builtins::runs_hidden_code(name, args, shell) {
+        let _ = why; // the reason is for the table in `builtins`; the opacity says it all
+        out.opaque.push(Opacity::Eval);
+    }
+    // Names and arithmetic the builtin evaluates: `printf -v 'a[$(rm x)]'`, `let 'a[$(rm x)]'`.
+    let evaluated = builtins::evaluation(name, args, shell);
+    if evaluated.code {
+        out.opaque.push(Opacity::Eval);
+    }
+    if evaluated.dynamic {
+        out.opaque.push(Opacity::DynamicWord);
+    }
+    out.scripts.extend(evaluated.substitutions);
+    out.opaque.dedup();
     if out.scripts.len() > before {
         out.script_wrappers = inner_wrappers;
     }
@@ -87,10 +92,10 @@ pub(super) fn argv_lists(name: &str, args: &[Word]) -> Vec<Vec<Word>> {
 mod tests {
     use crate::word::{decode, Word};
     use crate::wrappers::{unwrap, Unwrapped};
-    use crate::Opacity;
+    use crate::{Dialect, Opacity};
 
     fn run(line: &str) -> Unwrapped {
-        unwrap(line.split_whitespace().map(decode).collect())
+        unwrap(line.split_whitespace().map(decode).collect(), Dialect::Bash)
     }
 
     #[test]
@@ -103,7 +108,7 @@ mod tests {
             (vec!["unset", "a[$(rm x)]"], vec!["rm x"]),
         ];
         for (argv, scripts) in cases {
-            let u = unwrap(argv.iter().map(|s| Word::literal(s)).collect());
+            let u = unwrap(argv.iter().map(|s| Word::literal(s)).collect(), Dialect::Bash);
             assert_eq!(u.scripts, scripts, "{argv:?}");
             assert!(u.opaque.contains(&Opacity::Eval), "{argv:?}");
             assert_eq!(u.script_wrappers, [argv[0]]);

@@ -119,7 +119,7 @@ mod tests {
     use crate::Opacity;
 
     fn run(argv: &[&str]) -> crate::wrappers::Unwrapped {
-        unwrap(argv.iter().map(|s| Word::literal(s)).collect())
+        unwrap(argv.iter().map(|s| Word::literal(s)).collect(), crate::Dialect::Bash)
     }
 
     #[test]
@@ -174,12 +174,15 @@ mod tests {
             assert!(u.scripts.iter().any(|s| s == "true"), "{argv:?}: {:?}", u.scripts);
             assert!(matches!(u.opaque[..], [Opacity::ShellOption(_)]), "{argv:?}: {:?}", u.opaque);
         }
-        let dynamic = unwrap(vec![
-            Word::literal("bash"),
-            crate::word::decode("$O"),
-            Word::literal("-c"),
-            Word::literal("true"),
-        ]);
+        let dynamic = unwrap(
+            vec![
+                Word::literal("bash"),
+                crate::word::decode("$O"),
+                Word::literal("-c"),
+                Word::literal("true"),
+            ],
+            crate::Dialect::Bash,
+        );
         assert_eq!(dynamic.scripts, ["true"]);
         assert!(matches!(dynamic.opaque[..], [Opacity::ShellOption(_)]));
     }

@@ -1,0 +1,121 @@
+//! Rules against what a shell command does: path rules on every path it may touch, however it
+//! was spelled; prefix rules on its canonical form (`git -C . push` is `git push`).
+//!
+//! A match is certain ([`Hit::Yes`]) or possible ([`Hit::Possibly`]): a path nobody could
+//! place (`cd "$D" && cat x`), a home directory whose location is unknown, a recursive read of a
+//! directory above the rule's tree, a subcommand behind an option nobody understood. A possible
+//! match of a deny or an ask asks; it never allows.
+
+use portcullis_shell::effects::{Access, Canonical, CommandEffects, PathEffect};
+use portcullis_shell::place::Place;
+
+use super::glob::Glob;
+use super::spec::{CommandPattern, Subject};
+
+/// How surely a rule matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Hit {
+    Possibly,
+    Yes,
+}
+
+/// Whether a path rule of `subject` speaks about this access.
+pub(crate) fn subject_covers(subject: &Subject, access: Access) -> bool {
+    match subject {
+        Subject::Read => access.may_read(),
+        Subject::Write => access.may_write(),
+        Subject::File => true,
+        _ => false,
+    }
+}
+
+/// Whether the path glob `rule` matches the place of `effect`.
+pub(crate) fn path_hit(rule: &Glob, effect: &PathEffect) -> Option<Hit> {
+    let tree = matches!(effect.access, Access::ReadTree | Access::Any);
+    match &effect.place {
+        Place::Abs(p) => {
+            if rule.matches(p) {
+                return Some(Hit::Yes);
+            }
+            // A recursive reader of `/etc` reads `/etc/shadow`; one nobody understood may be.
+            let below = format!("{}/", p.trim_end_matches('/'));
+            let inside =
+                literal_prefix(rule).starts_with(&below) || rule.matches(&format!("{below}\u{2026}"));
+            match (tree, inside, effect.access) {
+                (true, true, Access::ReadTree) => Some(Hit::Yes),
+                (true, true, _) => Some(Hit::Possibly),
+                _ => None,
+            }
+        }
+        Place::Home(rest) => {
+            let rest = if rest == "." { String::new() } else { format!("/{rest}") };
+            ["/root", "/home/\u{2026}", "/Users/\u{2026}"]
+                .iter()
+                .any(|home| rule.matches(&format!("{home}{rest}")))
+                .then_some(Hit::Possibly)
+        }
+        // The tool's start directory is the deployment's, not the agent's: a word that stays
+        // below it meets only the rules that could match below any directory (`**/.env`).
+        Place::InStart(rel) => rule.matches(&format!("/\u{2026}/{rel}")).then_some(Hit::Possibly),
+        Place::Anywhere => Some(Hit::Possibly),
+    }
+}
+
+/// The rule's text up to its first wildcard.
+fn literal_prefix(rule: &Glob) -> &str {
+    let s = rule.as_str();
+    &s[..s.find(['*', '?']).unwrap_or(s.len())]
+}
+
+/// Whether a command pattern matches the canonical form, or may match a subcommand that could
+/// not be placed.
+pub(crate) fn canonical_hit(pattern: &CommandPattern, effects: &CommandEffects) -> Option<Hit> {
+    let words: Vec<&str> = effects.canonical.iter().map(String::as_str).collect();
+    match effects.canonical_from {
+        Canonical::Placed if pattern.matches(&words, &effects.canonical.join(" ")) => Some(Hit::Yes),
+        Canonical::Unplaced => match pattern {
+            CommandPattern::Prefix(p) if p.first().map(String::as_str) == words.first().copied() => {
+                Some(Hit::Possibly)
+            }
+            CommandPattern::Glob(g) if g.matches(&effects.canonical.join(" ")) => Some(Hit::Yes),
+            CommandPattern::Glob(g) => {
+                let program = words.first().copied().unwrap_or("");
+                g.as_str().starts_with(&format!("{program} ")).then_some(Hit::Possibly)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::glob::Flavour;
+
+    fn fx(place: Place, access: Access) -> PathEffect {
+        PathEffect { place, access, word: String::new() }
+    }
+
+    #[test]
+    fn places_meet_path_rules_surely_or_possibly() {
+        let etc = Glob::new("/etc/**", Flavour::Path);
+        let abs = |p: &str| Place::Abs(p.into());
+        assert_eq!(path_hit(&etc, &fx(abs("/etc/hostname"), Access::Read)), Some(Hit::Yes));
+        assert_eq!(path_hit(&etc, &fx(abs("/usr/x"), Access::Read)), None);
+        assert_eq!(path_hit(&etc, &fx(abs("/"), Access::ReadTree)), Some(Hit::Yes));
+        assert_eq!(path_hit(&etc, &fx(abs("/"), Access::Any)), Some(Hit::Possibly));
+        assert_eq!(path_hit(&etc, &fx(abs("/"), Access::Read)), None);
+        assert_eq!(path_hit(&etc, &fx(Place::Anywhere, Access::Read)), Some(Hit::Possibly));
+        assert_eq!(path_hit(&etc, &fx(Place::InStart("etc/x".into()), Access::Read)), None);
+        let env = Glob::new("**/.env", Flavour::Path);
+        assert_eq!(path_hit(&env, &fx(Place::InStart("app/.env".into()), Access::Read)), Some(Hit::Possibly));
+        let ssh = Glob::new("/root/.ssh/**", Flavour::Path);
+        assert_eq!(path_hit(&ssh, &fx(Place::Home(".ssh/id_rsa".into()), Access::Read)), Some(Hit::Possibly));
+        let homes = Glob::new("/home/*/.aws/**", Flavour::Path);
+        assert_eq!(
+            path_hit(&homes, &fx(Place::Home(".aws/credentials".into()), Access::Read)),
+            Some(Hit::Possibly)
+        );
+    }
+}

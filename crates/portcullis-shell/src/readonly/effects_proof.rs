@@ -1,0 +1,112 @@
+//! The read-only proof over what a command does: every word understood by its program's
+//! grammar; nothing written, run, reached over the network or named through a file; every read
+//! off the secret stores, judged where it is placed (after `cd`, `-C`, `..`, `~`).
+
+use crate::effects::{Access, CommandEffects};
+use crate::grammar;
+use crate::place::Place;
+use crate::secrets::{self, Context, Globbing, Reading};
+use crate::Command;
+
+/// Whether `fx`, the effects of `command`, prove it read-only.
+pub(super) fn check(command: &Command, fx: &CommandEffects, home: Option<&str>) -> Result<(), String> {
+    // `command -v NAME` / `-V` looks names up (other forms were unwrapped as a wrapper).
+    if command.program == "command" {
+        return match command.args.split_first() {
+            Some((flag, names))
+                if (flag == "-v" || flag == "-V") && names.iter().all(|n| !n.starts_with('-')) =>
+            {
+                Ok(())
+            }
+            _ => Err("command runs a command".into()),
+        };
+    }
+    if !fx.understood {
+        return Err(match grammar::read(&command.program, &command.args) {
+            Err(grammar::Unread::UnknownProgram) => format!("{} has no grammar here", command.program),
+            Err(why) => format!("not every word is understood ({why:?})"),
+            Ok(_) => "not every word is understood".into(),
+        });
+    }
+    if let Some(dest) = fx.network.first() {
+        return Err(format!("reaches {dest}"));
+    }
+    let cx = Context {
+        home,
+        cwd: fx.cwd.as_deref(),
+        globbing: if command.globs { Globbing::Shell } else { Globbing::Literal },
+    };
+    for p in &fx.paths {
+        let reading = match p.access {
+            Access::Read => Reading::File,
+            Access::ReadTree => Reading::Tree,
+            // The program itself, named by a system path (the caller checked the directory).
+            Access::Execute if p.word == command.invoked_as => continue,
+            Access::Write if is_sink(&p.place) => continue,
+            access => return Err(format!("{} {}", access.as_str(), p.place)),
+        };
+        let lister = LISTERS.contains(&command.program.as_str());
+        // A recursive listing shows names, not contents: judged as its directory, which must be
+        // off the stores and not a root that holds them all (home, `/`, a parent).
+        if reading == Reading::Tree && (lister || TREE_LISTERS.contains(&command.program.as_str())) {
+            if let Some(root) = broad_root(&p.place) {
+                return Err(format!("lists everything below {root}"));
+            }
+            let dir_cx = Context { globbing: Globbing::Literal, ..cx };
+            secrets::judge(&listed_dir(&p.place), Reading::File, &dir_cx)
+                .map_err(|s| format!("lists {}: {s}", p.place))?;
+            continue;
+        }
+        let place = match (reading, lister) {
+            (Reading::File, true) => listed_dir(&p.place),
+            _ => p.place.clone(),
+        };
+        let cx = match place == p.place {
+            true => cx,
+            false => Context { globbing: Globbing::Literal, ..cx },
+        };
+        secrets::judge(&place, reading, &cx)
+            .map_err(|s| format!("{} {}: {s}", p.access.as_str(), p.place))?;
+    }
+    Ok(())
+}
+
+/// Programs that show names and metadata of what they are given, never content: `ls *` shows
+/// the names the glob matched (and the listings of directories among them).
+const LISTERS: &[&str] = &["ls", "dir", "vdir", "du", "stat"];
+
+/// Programs whose recursive reads are listings of names (`find .`, `tree src`, `ls -R`).
+const TREE_LISTERS: &[&str] = &["find", "tree", "fd", "fdfind"];
+
+/// A directory whose listing shows every store's name: `/`, a home, the homes, a parent.
+fn broad_root(place: &Place) -> Option<String> {
+    let broad = match place {
+        Place::Anywhere => true,
+        Place::Home(p) => p == ".",
+        Place::Abs(p) => super::secrets::is_broad_root(p),
+        Place::InStart(_) => false,
+    };
+    broad.then(|| place.to_string())
+}
+
+/// For a lister, a last component of only `*` and `?` lists its directory: judged as that
+/// directory, which must itself be off the stores.
+fn listed_dir(place: &Place) -> Place {
+    let (text, rebuild): (&str, fn(&str) -> Place) = match place {
+        Place::Abs(p) => (p, |d| Place::Abs(if d.is_empty() { "/".into() } else { d.into() })),
+        Place::Home(p) => (p, |d| Place::Home(if d.is_empty() { ".".into() } else { d.into() })),
+        Place::InStart(p) => (p, |d| Place::InStart(if d.is_empty() { ".".into() } else { d.into() })),
+        Place::Anywhere => return Place::Anywhere,
+    };
+    let (dir, last) = text.rsplit_once('/').unwrap_or(("", text));
+    let bare = !last.is_empty() && last.bytes().all(|b| b == b'*' || b == b'?');
+    match bare && !dir.contains(['*', '?', '[']) {
+        true => rebuild(dir),
+        false => place.clone(),
+    }
+}
+
+/// Writes that change no file.
+fn is_sink(place: &Place) -> bool {
+    matches!(place.absolute(), Some("/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/fd/1" | "/dev/fd/2"))
+}
