@@ -187,8 +187,11 @@ permissions: {{ allow: [\"Read(./docs/**)\"], deny: [\"Read(./secrets.txt)\", \"
     assert_eq!(read(&root.join("secrets.txt").display().to_string()), Effect::Deny, "absolute argument");
     assert_eq!(read("./docs/guide.md"), Effect::Allow);
     assert_eq!(write("src/main.rs"), Effect::Deny);
-    // Not denied: the rule is anchored at the root (the secret floor may still ask for the name).
-    assert_ne!(read("other/secrets.txt"), Effect::Deny, "anchored at the root, not anywhere");
+    // Anchored at the root, not anywhere: the deny does not match; the name is a secret's
+    // (`secrets.txt`), so the floor asks.
+    let other = c.policy.engine.decide("fs", "mcp__fs__read_file", &json!({ "path": "other/secrets.txt" }));
+    assert_eq!((other.effect, other.rule.as_str()), (Effect::Ask, "floor: secret"), "{other:?}");
+    assert_eq!(read("other/notes.txt"), Effect::Allow);
     for bad in [
         "permissions: { deny: [\"Read(./.env)\"] }\n",
         "jail: { root: /tmp }\npermissions: { deny: [\"Read(../x)\"] }\n",

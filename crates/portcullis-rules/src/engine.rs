@@ -79,17 +79,18 @@ enum Unit<'a> {
 
 impl<'a> Unit<'a> {
     /// The secret a file read may reveal, judged on the resolved path and on an absolute path
-    /// as written.
-    fn secret(&self) -> Option<portcullis_shell::secrets::Secret> {
+    /// as written; `cwd` is the jail's root.
+    fn secret(&self, cwd: Option<&str>) -> Option<portcullis_shell::secrets::Secret> {
         let Unit::Path { path, access, written } = self else { return None };
-        access.secret(path).or_else(|| written.starts_with('/').then(|| access.secret(written)).flatten())
+        let as_written = || written.starts_with('/').then(|| access.secret(written, cwd)).flatten();
+        access.secret(path, cwd).or_else(as_written)
     }
 
-    fn read_only(&self) -> bool {
+    fn read_only(&self, cwd: Option<&str>) -> bool {
         match self {
             Unit::Command { read_only, .. } => *read_only,
             // One secret policy for every reader: a read is read-only only off the stores.
-            Unit::Path { access, .. } => access.reads() && self.secret().is_none(),
+            Unit::Path { access, .. } => access.reads() && self.secret(cwd).is_none(),
             Unit::Fetch { .. } | Unit::Generic { .. } => false,
         }
     }
@@ -174,6 +175,11 @@ impl Engine {
     /// The jail's root: what relative path patterns in rules are relative to.
     pub fn jail_root(&self) -> Option<&std::path::Path> {
         self.jail.root()
+    }
+
+    /// The working directory the secret policy's tree rule knows: the jail's root.
+    fn cwd(&self) -> Option<&str> {
+        self.jail.root().and_then(|r| r.to_str())
     }
 
     pub fn kinds(&self) -> &ToolKinds {
@@ -486,7 +492,7 @@ impl Engine {
         if let Some((Effect::Deny, rule)) = configured {
             return decision(Effect::Deny, rule, format!("{unit} is denied by {}", rule.spec.source));
         }
-        if profile == Profile::Readonly && !unit.read_only() {
+        if profile == Profile::Readonly && !unit.read_only(self.cwd()) {
             return Decision {
                 effect: Effect::Deny,
                 rule: "profile: readonly".into(),
@@ -542,11 +548,11 @@ impl Engine {
             reason,
             prefilter: None,
         };
-        if unit.read_only() {
+        if unit.read_only(self.cwd()) {
             return built(Effect::Allow, "floor: read-only", format!("{unit} is read-only"));
         }
         // A read of a secret store is loosened only where everything is: at trusted it asks.
-        let secret = unit.secret();
+        let secret = unit.secret(self.cwd());
         let loosened = match (profile, self.parts.posture) {
             (Profile::Privileged, _) | (_, Posture::Auto | Posture::Yolo) => true,
             (_, Posture::Trusted) => !matches!(unit, Unit::Command { .. }) && secret.is_none(),

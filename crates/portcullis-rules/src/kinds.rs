@@ -30,16 +30,17 @@ impl Access {
     }
 
     /// The secret reading `path` (absolute, as the jail resolved it) may reveal, by the one
-    /// secret policy every file reader shares ([`portcullis_shell::secrets`]). Writes reveal
-    /// nothing.
-    pub fn secret(self, path: &str) -> Option<secrets::Secret> {
+    /// secret policy every file reader shares ([`portcullis_shell::secrets`]). `cwd` is the
+    /// working directory when known (the jail's root): a tree strictly below it can be proven.
+    /// Writes reveal nothing.
+    pub fn secret(self, path: &str, cwd: Option<&str>) -> Option<secrets::Secret> {
         let globbing = match self {
             Access::Read => secrets::Globbing::Literal,
             Access::Search => secrets::Globbing::Tool,
             Access::Write => return None,
         };
         let place = portcullis_shell::place::Place::Abs(portcullis_shell::place::normalize_abs(path));
-        let cx = secrets::Context { globbing, ..Default::default() };
+        let cx = secrets::Context { globbing, cwd, home: None };
         secrets::judge(&place, secrets::Reading::File, &cx).err()
     }
 }
