@@ -17,6 +17,93 @@ pub enum Transport {
     Hook,
 }
 
+/// Which MCP request a call is. A `tools/call` names its tool; every other method a client asks
+/// for text a model reads (or a resource it touches) is decided or judged as the pseudo-tool
+/// `mcp__{upstream}__{method}` (`mcp__fs__resources/read`), which rules and guardrail rules name
+/// like any tool (docs/config.md). Tool names never hold `/` in MCP, so these do not collide
+/// with a tool's name unless a server breaks that rule — and then the stricter reading (the
+/// resource kind) holds for its tool too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    ToolsCall,
+    ResourcesRead,
+    ResourcesSubscribe,
+    ResourcesList,
+    ResourcesTemplatesList,
+    PromptsGet,
+    PromptsList,
+    CompletionComplete,
+    /// A task's deferred result: a tool call's output, delivered later.
+    TasksResult,
+}
+
+impl Method {
+    /// Every method other than `tools/call` whose request or answer the gate watches.
+    pub const ROUTES: [Method; 8] = [
+        Method::ResourcesRead,
+        Method::ResourcesSubscribe,
+        Method::ResourcesList,
+        Method::ResourcesTemplatesList,
+        Method::PromptsGet,
+        Method::PromptsList,
+        Method::CompletionComplete,
+        Method::TasksResult,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::ToolsCall => "tools/call",
+            Method::ResourcesRead => "resources/read",
+            Method::ResourcesSubscribe => "resources/subscribe",
+            Method::ResourcesList => "resources/list",
+            Method::ResourcesTemplatesList => "resources/templates/list",
+            Method::PromptsGet => "prompts/get",
+            Method::PromptsList => "prompts/list",
+            Method::CompletionComplete => "completion/complete",
+            Method::TasksResult => "tasks/result",
+        }
+    }
+
+    /// The method of one of [`Method::ROUTES`] (not `tools/call`, which the gate matches first).
+    pub fn route(method: &str) -> Option<Method> {
+        Method::ROUTES.into_iter().find(|m| m.as_str() == method)
+    }
+
+    /// True when Layer 1 decides the request before it is sent (it names a resource); the
+    /// others are forwarded and their answers judged.
+    pub fn decided(self) -> bool {
+        matches!(self, Method::ToolsCall | Method::ResourcesRead | Method::ResourcesSubscribe)
+    }
+
+    /// The refusal a client shows for this request: an `isError` result for a tool call (the
+    /// model reads why and adapts), a JSON-RPC error for anything else (whose result schema has
+    /// no room for a reason: `contents`, `messages`, …). Both say why.
+    pub fn refusal(self, id: &RawValue, reason: &str, era: Era) -> Vec<u8> {
+        match self {
+            Method::ToolsCall => {
+                crate::mcp::jsonrpc::result_response(id, &crate::mcp::result::refusal(reason, era))
+            }
+            _ => crate::mcp::jsonrpc::error_response(Some(id), crate::mcp::jsonrpc::code::REFUSED, reason),
+        }
+    }
+
+    /// The member (`result` or `error`) of the message that replaces a blocked answer.
+    pub fn blocked_member(self) -> &'static str {
+        match self {
+            Method::ToolsCall => "result",
+            _ => "error",
+        }
+    }
+
+    /// The value of [`Method::blocked_member`] that replaces a blocked answer.
+    pub fn blocked(self, reason: &str, era: Era) -> serde_json::Value {
+        match self {
+            Method::ToolsCall => crate::mcp::result::refusal_value(reason, era),
+            _ => serde_json::json!({ "code": crate::mcp::jsonrpc::code::REFUSED, "message": reason }),
+        }
+    }
+}
+
 /// One tool call, as the policy sees it.
 #[derive(Debug, Clone)]
 pub struct ToolCall {
@@ -37,6 +124,8 @@ pub struct ToolCall {
     /// The authenticated agent, when agents are configured.
     pub agent: Option<Arc<crate::identity::Agent>>,
     pub transport: Transport,
+    /// The MCP request this is (`tools/call` for plain HTTP tools and hooks too).
+    pub method: Method,
     /// What the user asked the agent to do, when the client says (`_meta["portcullis/task"]`,
     /// or the `Portcullis-Task` header of a plain HTTP tool call): shown to the checker, fenced,
     /// so it can tell a send the user asked for from one an injection asked for. Never trusted
@@ -61,8 +150,15 @@ impl ToolCall {
             caller: None,
             agent: None,
             transport: Transport::Mcp(era),
+            method: Method::ToolsCall,
             task: None,
         }
+    }
+
+    /// The request `method` on `upstream`, as the pseudo-tool `mcp__{upstream}__{method}`, with
+    /// the request's params as its arguments.
+    pub fn route(upstream: Arc<str>, method: Method, params: Option<&RawValue>, era: Era) -> ToolCall {
+        ToolCall { method, ..ToolCall::mcp(upstream, method.as_str(), params, era) }
     }
 
     pub fn http(upstream: Arc<str>, path: &str, args: Option<Box<RawValue>>) -> ToolCall {
@@ -76,6 +172,7 @@ impl ToolCall {
             caller: None,
             agent: None,
             transport: Transport::Http,
+            method: Method::ToolsCall,
             task: None,
         }
     }

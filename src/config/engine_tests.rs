@@ -187,7 +187,11 @@ permissions: {{ allow: [\"Read(./docs/**)\"], deny: [\"Read(./secrets.txt)\", \"
     assert_eq!(read(&root.join("secrets.txt").display().to_string()), Effect::Deny, "absolute argument");
     assert_eq!(read("./docs/guide.md"), Effect::Allow);
     assert_eq!(write("src/main.rs"), Effect::Deny);
-    assert_eq!(read("other/secrets.txt"), Effect::Allow, "anchored at the root, not anywhere");
+    // Anchored at the root, not anywhere: the deny does not match; the name is a secret's
+    // (`secrets.txt`), so the floor asks.
+    let other = c.policy.engine.decide("fs", "mcp__fs__read_file", &json!({ "path": "other/secrets.txt" }));
+    assert_eq!((other.effect, other.rule.as_str()), (Effect::Ask, "floor: secret"), "{other:?}");
+    assert_eq!(read("other/notes.txt"), Effect::Allow);
     for bad in [
         "permissions: { deny: [\"Read(./.env)\"] }\n",
         "jail: { root: /tmp }\npermissions: { deny: [\"Read(../x)\"] }\n",
@@ -342,4 +346,35 @@ fn a_shell_rm_deny_holds_for_every_nul_spelling_at_every_posture() {
             assert_eq!(d.effect, Effect::Deny, "{posture}: {line:?} -> {d:?}");
         }
     }
+}
+
+#[test]
+fn a_shell_tool_names_its_shell_and_its_lines_are_proven_for_that_shell() {
+    use crate::rules::Prefilter;
+    let text = "tools:\n  - { match: mcp__z__run, kind: shell, command: /command, shell: zsh }\n  - { match: mcp__b__run, kind: shell, command: /command }\n";
+    let c = Config::parse(text, "t").unwrap_or_else(|e| panic!("{e}"));
+    let line = json!({ "command": "hash cat=/bin/sh; cat notes.txt" });
+    let prefilter = |tool: &str| c.policy.engine.decide("up", tool, &line).prefilter;
+    assert_eq!(prefilter("mcp__z__run"), Some(Prefilter::Inspect));
+    assert_eq!(prefilter("mcp__b__run"), Some(Prefilter::Skip));
+    for bad in [
+        "tools:\n  - { match: x, kind: shell, command: /c, shell: fish }\n",
+        "tools:\n  - { match: x, kind: file, path: /p, access: read, shell: zsh }\n",
+    ] {
+        let problems = Config::parse(bad, "t").unwrap_err().problems;
+        assert!(problems.iter().any(|p| p.path.ends_with(".shell")), "{bad}: {problems:?}");
+    }
+}
+
+#[test]
+fn a_shell_tools_cwd_argument_places_its_relative_paths() {
+    let text = "tools:\n  - { match: mcp__sh__run, kind: shell, command: /command, cwd: /cwd }\npermissions: { deny: [\"File(/etc/**)\"] }\n";
+    let c = Config::parse(text, "t").unwrap_or_else(|e| panic!("{e}"));
+    let decide = |args| c.policy.engine.decide("sh", "mcp__sh__run", &args).effect;
+    assert_eq!(decide(json!({ "command": "cat hostname", "cwd": "/etc" })), Effect::Deny);
+    assert_eq!(decide(json!({ "command": "cat ../etc/hostname", "cwd": "/usr" })), Effect::Deny);
+    assert_ne!(decide(json!({ "command": "cat hostname", "cwd": "/work" })), Effect::Deny);
+    let bad = "tools:\n  - { match: x, kind: file, path: /p, access: read, cwd: /c }\n";
+    let problems = Config::parse(bad, "t").unwrap_err().problems;
+    assert!(problems.iter().any(|p| p.path.ends_with(".cwd")), "{problems:?}");
 }

@@ -16,6 +16,7 @@ use crate::rules::jail::{Jail, Resolve, DEFAULT_DENY_NAMES};
 use crate::rules::kinds::{Access, KindSpec, ToolKinds};
 use crate::rules::spec::{RuleSpec, Subject};
 use crate::rules::{Effect, Engine, EngineParts, Posture, Profile, Rule, Scope};
+use crate::shell::Dialect;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -29,6 +30,11 @@ pub struct RawTool {
     pub url: Option<String>,
     /// Executor mode for shell tools: program -> what it may be given.
     pub allowlist: Option<std::collections::BTreeMap<String, RawAllowed>>,
+    /// The shell that runs a shell tool's command: bash (default), zsh, dash, sh, ksh.
+    pub shell: Option<String>,
+    /// A shell tool's argument naming the directory its command runs in (a JSON pointer):
+    /// relative paths in the command are placed there.
+    pub cwd: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -239,6 +245,12 @@ fn tools(raw: Vec<Value>, p: &mut Problems) -> ToolKinds {
                 None
             }
         };
+        if t.shell.is_some() && t.kind != "shell" {
+            p.add(format!("{path}.shell"), "only a tool of kind shell has a shell");
+        }
+        if t.cwd.is_some() && t.kind != "shell" {
+            p.add(format!("{path}.cwd"), "only a tool of kind shell has a working directory argument");
+        }
         let kind = match t.kind.as_str() {
             "shell" => {
                 let allowlist = t.allowlist.map(|programs| {
@@ -262,7 +274,22 @@ fn tools(raw: Vec<Value>, p: &mut Problems) -> ToolKinds {
                         .collect();
                     Arc::new(Allowlist { programs })
                 });
-                pointer(p, "command", t.command.clone()).map(|command| KindSpec::Shell { command, allowlist })
+                let shell = match t.shell.as_deref().map(str::parse::<Dialect>) {
+                    None => Some(Dialect::Bash),
+                    Some(Ok(d)) => Some(d),
+                    Some(Err(e)) => {
+                        p.add(format!("{path}.shell"), e.to_string());
+                        None
+                    }
+                };
+                let command = pointer(p, "command", t.command.clone());
+                let cwd_pointer = t.cwd.clone().and_then(|c| pointer(p, "cwd", Some(c)));
+                match (command, shell) {
+                    (Some(command), Some(shell)) => {
+                        Some(KindSpec::Shell { command, allowlist, shell, shell_pointer: None, cwd_pointer })
+                    }
+                    _ => None,
+                }
             }
             "file" => {
                 let access = match t.access.as_deref() {

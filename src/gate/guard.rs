@@ -379,7 +379,23 @@ impl Guard {
 
     /// The synchronous part of the post-call decision: the `redact` list, in place.
     pub fn post(&self, _call: &ToolCall, result: &mut Value) -> PostOutcome {
-        match replace_everywhere(result, &self.redact, REDACTED) {
+        if self.redact.is_empty() {
+            return PostOutcome::Pass;
+        }
+        // A text blob (an embedded resource, a resource read) is redacted where a client decodes it.
+        let mut in_blobs = 0;
+        crate::checker::content::rewrite_text_blobs(result, &mut |text| {
+            let mut v = Value::String(text.to_owned());
+            match (replace_everywhere(&mut v, &self.redact, REDACTED), v) {
+                (0, _) => Some(None),
+                (n, Value::String(new)) => {
+                    in_blobs += n;
+                    Some(Some(new))
+                }
+                _ => Some(None),
+            }
+        });
+        match in_blobs + replace_everywhere(result, &self.redact, REDACTED) {
             0 => PostOutcome::Pass,
             n => PostOutcome::Rewritten { replacements: n },
         }
@@ -527,6 +543,12 @@ pub(crate) mod tests {
         assert_eq!(v["content"][0]["text"], format!("a {REDACTED} b"));
         assert_eq!(g.post(&call, &mut v), PostOutcome::Pass);
         assert_eq!(g.post_text("x TOPSECRET"), Some(format!("x {REDACTED}")));
+        use base64::Engine;
+        let b64 = |t: &str| base64::engine::general_purpose::STANDARD.encode(t);
+        let mut read =
+            json!({"contents":[{"uri":"memo://k","mimeType":"text/plain","blob":b64("key TOPSECRET")}]});
+        assert_eq!(g.post(&call, &mut read), PostOutcome::Rewritten { replacements: 1 });
+        assert_eq!(read["contents"][0]["blob"], b64(&format!("key {REDACTED}")), "a text blob is redacted");
         assert_eq!(g.post_text("clean"), None);
     }
 }

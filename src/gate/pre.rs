@@ -9,14 +9,15 @@ use super::post::{Watch, Watched};
 use super::tally::{Counted, SharedCounter};
 use super::{CallOutcome, Guard, Outcome};
 use crate::approval::{Approvals, Ask, Source, Via};
-use crate::call::ToolCall;
+use crate::call::{Method, ToolCall};
 use crate::mcp::era::{Era, Version};
 use crate::mcp::jsonrpc::{self, code, CallParams, IdKey, Kind, Message, Payload};
-use crate::mcp::result;
 
 mod ask;
+mod routes;
 pub mod typed;
 use ask::{declares_elicitation, flagged, refused};
+use routes::routed;
 
 /// What the transport knows about the exchange a payload belongs to.
 #[derive(Debug, Clone)]
@@ -98,7 +99,7 @@ impl Held {
     /// settled with `outcome` (the ask's own label when `None`), counted when dropped.
     pub fn refused(self, why: &str, outcome: Option<CallOutcome>) -> (Vec<u8>, Counted) {
         let reason = format!("{} {why}", self.reason);
-        let body = jsonrpc::result_response(&self.id, &result::refusal(&reason, self.era));
+        let body = self.call.method.refusal(&self.id, &reason, self.era);
         let mut call = self.call;
         call.settle(outcome.unwrap_or(self.outcome));
         (body, call)
@@ -187,26 +188,7 @@ fn one<'a>(msg: &Message<'a>, cx: &Context<'_>, guard: &Guard) -> Pre<'a> {
     match (msg.method(), msg.kind(), msg.id) {
         (Some("tools/call"), Kind::Request, Some(id)) => match call(msg, cx) {
             Err(message) => One::Invalid { id: Some(id.to_owned()), message }.into(),
-            Ok(call) => match (guard.pre(&call), cx.approvals.flagged(cx.session, cx.principal)) {
-                // A flagged session: nothing passes without a human, whatever the rules allow.
-                (Outcome::Forward | Outcome::Check(_), true) => {
-                    let denial = flagged(&call);
-                    Pre::Refused { id: id.to_owned(), call, denial, params: msg.params }
-                }
-                (Outcome::Refuse(mut d), true) => {
-                    if let Some(ask) = d.ask.as_mut() {
-                        ask.source = Source::Flagged;
-                    }
-                    Pre::Refused { id: id.to_owned(), call, denial: d, params: msg.params }
-                }
-                (Outcome::Forward, false) => One::Forward(Some(cx.watch(id, call))).into(),
-                (Outcome::Check(check), false) => {
-                    Pre::Check { id: id.to_owned(), call, check, params: msg.params }
-                }
-                (Outcome::Refuse(d), false) => {
-                    Pre::Refused { id: id.to_owned(), call, denial: d, params: msg.params }
-                }
-            },
+            Ok(call) => decided(id, call, msg.params, cx, guard),
         },
         // A `tools/call` that is not a well-formed request (no id, or an id of null) is refused:
         // the proxy must not guess how the server treats it.
@@ -228,7 +210,54 @@ fn one<'a>(msg: &Message<'a>, cx: &Context<'_>, guard: &Guard) -> Pre<'a> {
             message: "not a JSON-RPC request, notification or response".into(),
         }
         .into(),
+        (Some(m), kind, id) => match (Method::route(m), kind, id) {
+            // A request naming a resource is decided like a tool call.
+            (Some(method), Kind::Request, Some(id)) if method.decided() => match routed(method, msg, cx) {
+                Err(message) => One::Invalid { id: Some(id.to_owned()), message }.into(),
+                Ok(call) => decided(id, call, msg.params, cx, guard),
+            },
+            (Some(method), _, _) if method.decided() => One::Invalid {
+                id: None,
+                message: format!("{m} must be a request with a string or number id"),
+            }
+            .into(),
+            // Any other request a client shows the answer of: forwarded, its answer judged.
+            (Some(method), Kind::Request, Some(id)) => {
+                let call = ToolCall::route(cx.upstream.clone(), method, None, cx.era)
+                    .with_session(cx.session.map(str::to_owned))
+                    .with_caller(cx.principal)
+                    .with_agent(cx.agent.cloned());
+                One::Forward(Some(cx.watch(id, call))).into()
+            }
+            _ => One::Forward(None).into(),
+        },
         _ => One::Forward(None).into(),
+    }
+}
+
+/// Layer 1 (and the Layer 2 check it asks for) on a call that is a request with `id`.
+fn decided<'a>(
+    id: &RawValue,
+    call: ToolCall,
+    params: Option<&'a RawValue>,
+    cx: &Context<'_>,
+    guard: &Guard,
+) -> Pre<'a> {
+    match (guard.pre(&call), cx.approvals.flagged(cx.session, cx.principal)) {
+        // A flagged session: nothing passes without a human, whatever the rules allow.
+        (Outcome::Forward | Outcome::Check(_), true) => {
+            let denial = flagged(&call);
+            Pre::Refused { id: id.to_owned(), call, denial, params }
+        }
+        (Outcome::Refuse(mut d), true) => {
+            if let Some(ask) = d.ask.as_mut() {
+                ask.source = Source::Flagged;
+            }
+            Pre::Refused { id: id.to_owned(), call, denial: d, params }
+        }
+        (Outcome::Forward, false) => One::Forward(Some(cx.watch(id, call))).into(),
+        (Outcome::Check(check), false) => Pre::Check { id: id.to_owned(), call, check, params },
+        (Outcome::Refuse(d), false) => Pre::Refused { id: id.to_owned(), call, denial: d, params },
     }
 }
 
@@ -250,9 +279,11 @@ fn call(msg: &Message<'_>, cx: &Context<'_>) -> Result<ToolCall, String> {
 /// What the repeated-denial breaker counts: calls let through and calls refused.
 fn record(one: &One, cx: &Context<'_>) {
     match one {
-        One::Forward(Some((_, Watch::Call(_)))) | One::Rewrite(..) => {
+        // Only decided calls: a stream of lists must not wash out a streak of refusals.
+        One::Forward(Some((_, Watch::Call(c)))) if c.method.decided() => {
             cx.approvals.flags.record(cx.session, cx.principal, false)
         }
+        One::Rewrite(..) => cx.approvals.flags.record(cx.session, cx.principal, false),
         One::Deny { .. } => cx.approvals.flags.record(cx.session, cx.principal, true),
         // Asks are counted when they resolve; initialize, notifications and malformed input not at all.
         _ => {}
@@ -326,7 +357,7 @@ pub async fn decide(payload: &Payload<'_>, cx: &Context<'_>, guard: &Guard) -> P
                     calls: Vec::new(),
                 }),
                 One::Deny { id, call, reason, outcome, .. } => Plan::Refuse(Refusal {
-                    body: jsonrpc::result_response(&id, &result::refusal(&reason, cx.era)),
+                    body: call.method.refusal(&id, &reason, cx.era),
                     invalid: false,
                     calls: vec![cx.refused(*call, outcome)],
                 }),
@@ -377,7 +408,7 @@ async fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Plan {
     for (d, m) in decided.into_iter().zip(msgs) {
         match d {
             One::Deny { id, call, reason, outcome, .. } => {
-                bodies.push(jsonrpc::result_response(&id, &result::refusal(&reason, cx.era)));
+                bodies.push(call.method.refusal(&id, &reason, cx.era));
                 calls.push(cx.refused(*call, outcome));
             }
             // A human is asked about one call at a time: inside a batch an ask stands refused.

@@ -112,12 +112,14 @@ fn decide(event: Event, args: &HookArgs, load: Loader<'_>) -> (serde_json::Value
         Ok(read) => read,
         Err(e) => return conservative(e.to_string()),
     };
+    // Claude Code runs `Bash` commands with the user's shell: zsh on macOS.
+    let shell = super::map::shell_of(std::env::var_os("SHELL").as_deref());
     let Some(proxy) = &args.proxy else {
         let config = match load(args.config.as_ref(), &args.permission_config) {
             Ok(c) => c,
             Err(e) => return conservative(format!("the config cannot be loaded: {e}")),
         };
-        return match super::standalone::decide(config, &env, args.agent.as_deref()) {
+        return match super::standalone::decide(config, &env, args.agent.as_deref(), shell) {
             Ok(a) => (a.to_json(), None),
             Err(e) => conservative(e),
         };
@@ -134,7 +136,7 @@ fn decide(event: Event, args: &HookArgs, load: Loader<'_>) -> (serde_json::Value
         _ => return down(format!("the admin token: set {} (or pass --token-env)", args.token_env)),
     };
     let timeout = Duration::from_secs(args.proxy_timeout.max(1));
-    match super::client::forward(proxy, &token, event, args.agent.as_deref(), bytes, timeout) {
+    match super::client::forward(proxy, &token, event, args.agent.as_deref(), shell, bytes, timeout) {
         Ok(f) => (f.answer, f.error),
         Err(e) => down(e.to_string()),
     }

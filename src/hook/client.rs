@@ -10,6 +10,7 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 
 use super::envelope::Event;
+use crate::shell::Dialect;
 
 /// Why the proxy gave no answer.
 #[derive(Debug, thiserror::Error)]
@@ -33,12 +34,13 @@ pub struct Forwarded {
     pub error: Option<String>,
 }
 
-/// Posts `envelope` to `{base}/hook/{pre|post}`.
+/// Posts `envelope` to `{base}/hook/{pre|post}`, naming the shell that runs `Bash` here.
 pub fn forward(
     base: &str,
     token: &str,
     event: Event,
     agent: Option<&str>,
+    shell: Dialect,
     envelope: Vec<u8>,
     timeout: Duration,
 ) -> Result<Forwarded, ProxyError> {
@@ -55,6 +57,7 @@ pub fn forward(
     if let Some(a) = agent {
         req = req.header(super::serve::AGENT_HEADER, a);
     }
+    req = req.header(super::serve::SHELL_HEADER, shell.as_str());
     let req = req.body(Full::new(Bytes::from(envelope))).map_err(|e| unreachable(e.to_string()))?;
     rt.block_on(async {
         let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();

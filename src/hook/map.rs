@@ -17,6 +17,8 @@ use serde_json::{Map, Value};
 
 use super::envelope::Envelope;
 use crate::call::{ToolCall, Transport};
+use crate::rules::kinds::{HOOK_CWD_POINTER, HOOK_SHELL_POINTER};
+use crate::shell::Dialect;
 
 /// The `upstream` label of Claude Code's built-in tools.
 pub const BUILT_IN: &str = "claude-code";
@@ -62,8 +64,22 @@ fn shape(tool: &str) -> Shape {
     }
 }
 
-/// The call an envelope stands for.
+/// The shell that runs Claude Code's `Bash` tool on this machine: the dialect of `$SHELL`'s
+/// basename (`/bin/zsh` on macOS), bash when it is unset or names a shell we do not model
+/// (Claude Code itself falls back to bash then).
+pub fn shell_of(var: Option<&std::ffi::OsStr>) -> Dialect {
+    var.and_then(|v| v.to_str()).and_then(Dialect::of_program).unwrap_or(Dialect::Bash)
+}
+
+/// The call an envelope stands for, its `Bash` command run by bash.
 pub fn call(env: &Envelope) -> Result<ToolCall, ShapeError> {
+    call_in(env, Dialect::Bash)
+}
+
+/// The call an envelope stands for, its `Bash` command run by `shell`: written into the
+/// arguments at [`HOOK_SHELL_POINTER`] (over anything the tool input held there), where the
+/// `Bash` kind reads it.
+pub fn call_in(env: &Envelope, shell: Dialect) -> Result<ToolCall, ShapeError> {
     let tool = env.tool.as_str();
     let Some(input) = env.input.as_object() else {
         // `null` (no input) is an empty input for tools that read none.
@@ -80,6 +96,16 @@ pub fn call(env: &Envelope) -> Result<ToolCall, ShapeError> {
     match shape(tool) {
         Shape::Text(field) => {
             text(field)?;
+            if tool == "Bash" {
+                let key = HOOK_SHELL_POINTER.trim_start_matches('/');
+                args.insert(key.into(), Value::String(shell.as_str().into()));
+                // Where the command runs is the session's, never the tool input's to say.
+                let key = HOOK_CWD_POINTER.trim_start_matches('/');
+                match env.cwd.as_deref().filter(|c| c.is_absolute()).and_then(|c| c.to_str()) {
+                    Some(cwd) => args.insert(key.into(), Value::String(cwd.into())),
+                    None => args.remove(key),
+                };
+            }
         }
         Shape::Path(field) => {
             let p = absolute(tool, text(field)?, env.cwd.as_deref())?;
@@ -112,6 +138,7 @@ fn build(tool: &str, args: Map<String, Value>) -> ToolCall {
         caller: None,
         agent: None,
         transport: Transport::Hook,
+        method: crate::call::Method::ToolsCall,
         task: None,
     }
 }
@@ -179,6 +206,31 @@ mod tests {
 
     fn args(c: &ToolCall) -> Value {
         serde_json::from_str(c.args.as_ref().unwrap().get()).unwrap()
+    }
+
+    #[test]
+    fn bash_commands_run_in_the_sessions_cwd_whatever_the_input_said() {
+        let input = json!({"command": "cat hostname", "portcullis_cwd": "/tmp"});
+        let c = call(&env("Bash", input.clone())).unwrap();
+        assert_eq!(args(&c)["portcullis_cwd"], "/work/repo");
+        let mut e = env("Bash", input);
+        e.cwd = None;
+        assert!(args(&call(&e).unwrap()).get("portcullis_cwd").is_none());
+    }
+
+    #[test]
+    fn bash_commands_carry_the_hooks_shell_over_anything_the_input_said() {
+        let input = json!({"command": "ls", "portcullis_shell": "bash"});
+        let c = call_in(&env("Bash", input), Dialect::Zsh).unwrap();
+        assert_eq!(args(&c)["portcullis_shell"], "zsh");
+        assert_eq!(args(&call(&env("Bash", json!({"command": "ls"}))).unwrap())["portcullis_shell"], "bash");
+        let read = call_in(&env("Read", json!({"file_path": "/a"})), Dialect::Zsh).unwrap();
+        assert!(args(&read).get("portcullis_shell").is_none());
+        let cases =
+            [(Some("/bin/zsh"), Dialect::Zsh), (Some("/usr/bin/fish"), Dialect::Bash), (None, Dialect::Bash)];
+        for (var, want) in cases {
+            assert_eq!(shell_of(var.map(std::ffi::OsStr::new)), want, "{var:?}");
+        }
     }
 
     #[test]

@@ -28,9 +28,14 @@ use crate::gate::CallOutcome;
 use crate::identity::Agent;
 use crate::mcp::era::Era;
 use crate::proxy::{full, Resp, Shared};
+use crate::shell::Dialect;
 
 /// The header naming the configured agent to decide as (`--agent`).
 pub const AGENT_HEADER: &str = "x-portcullis-agent";
+
+/// The header naming the shell that runs Claude Code's `Bash` where the hook runs (`$SHELL`
+/// there, not the proxy's): `bash`, `zsh`, `dash`, `sh`, `ksh`; bash when absent or unknown.
+pub const SHELL_HEADER: &str = "x-portcullis-shell";
 
 /// Serves `POST /hook/{phase}` (already authenticated).
 pub async fn endpoint(req: Request<Incoming>, phase: &str, shared: Arc<Shared>) -> Resp {
@@ -41,6 +46,8 @@ pub async fn endpoint(req: Request<Incoming>, phase: &str, shared: Arc<Shared>) 
         return reply(StatusCode::METHOD_NOT_ALLOWED, json!({"error": "POST only"}));
     }
     let agent = req.headers().get(AGENT_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let shell = req.headers().get(SHELL_HEADER).and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok());
+    let shell = shell.unwrap_or(Dialect::Bash);
     let limit = usize::try_from(MAX_ENVELOPE).unwrap_or(usize::MAX);
     let body = match http_body_util::Limited::new(req.into_body(), limit).collect().await {
         Ok(b) => b.to_bytes(),
@@ -51,7 +58,7 @@ pub async fn endpoint(req: Request<Incoming>, phase: &str, shared: Arc<Shared>) 
             )
         }
     };
-    let (answer, error) = match answer(&shared, event, &body, agent.as_deref()).await {
+    let (answer, error) = match answer(&shared, event, &body, agent.as_deref(), shell).await {
         Ok(a) => (a, None),
         Err(why) => (super::standalone::fallback(event, &why), Some(why)),
     };
@@ -75,6 +82,7 @@ pub async fn answer(
     event: Event,
     body: &[u8],
     agent: Option<&str>,
+    shell: Dialect,
 ) -> Result<Answer, String> {
     let env = Envelope::parse(body, event).map_err(|e| e.to_string())?;
     let guard = shared.guard.load_full();
@@ -83,8 +91,10 @@ pub async fn answer(
         Some(name) if guard.agent_profile(name).is_some() => Some(Arc::new(Agent::configured(name.into()))),
         Some(name) => return Err(format!("no agent {name:?} in the proxy's config")),
     };
-    let call =
-        map::call(&env).map_err(|e| e.to_string())?.with_session(env.session.clone()).with_agent(agent);
+    let call = map::call_in(&env, shell)
+        .map_err(|e| e.to_string())?
+        .with_session(env.session.clone())
+        .with_agent(agent);
     let started = std::time::Instant::now();
     match event {
         Event::Pre => {

@@ -14,16 +14,20 @@ use crate::checker::Phase;
 use crate::config::Config;
 use crate::gate::Guard;
 use crate::identity::Agent;
+use crate::shell::Dialect;
 use crate::telemetry::Metrics;
 
-/// Decides `env` under `config`, as the configured agent `agent` when one is named. Errors are
-/// the reason for a conservative answer.
-pub fn decide(config: Config, env: &Envelope, agent: Option<&str>) -> Result<Answer, String> {
+/// Decides `env` under `config`, as the configured agent `agent` when one is named, its `Bash`
+/// commands run by `shell`. Errors are the reason for a conservative answer.
+pub fn decide(config: Config, env: &Envelope, agent: Option<&str>, shell: Dialect) -> Result<Answer, String> {
     let agent = match agent {
         None => None,
         Some(name) => Some(Arc::new(Agent::named(&config.policy.identity, name).map_err(|e| e.to_string())?)),
     };
-    let call = map::call(env).map_err(|e| e.to_string())?.with_session(env.session.clone()).with_agent(agent);
+    let call = map::call_in(env, shell)
+        .map_err(|e| e.to_string())?
+        .with_session(env.session.clone())
+        .with_agent(agent);
     let phase = match env.event {
         Event::Pre => Phase::Pre,
         Event::Post => Phase::Post,

@@ -122,20 +122,26 @@ where
             .map(|r| r.target.name.clone());
         // Every stream of a session is checked against the session's watched calls; with
         // nothing inspected in results (no guardrails, no redact list) nothing is looked up.
+        // Tool lists are screened wherever their answer turns up, results or not.
+        let inspected = {
+            let guard = self.shared.guard.load();
+            guard.inspects_results() || crate::gate::tool_defs::ToolDefs::screens(&guard)
+        };
         let calls = match (&mcp_upstream, &session) {
             (Some(up), Some(s)) if *req.method() == http::Method::DELETE => {
                 self.shared.sessions.forget_calls(up, s);
                 None
             }
-            (Some(up), Some(s)) if self.shared.guard.load().inspects_results() => {
-                Some(self.shared.sessions.calls(up, s))
-            }
+            (Some(up), Some(s)) if inspected => Some(self.shared.sessions.calls(up, s)),
             _ => None,
         };
         if let (Some(PostWatch::Mcp { watched, .. }), Some(calls)) = (&watch, &calls) {
             // Before the request is sent: its answer cannot come before its watch.
             for (id, call) in watched.calls() {
                 calls.watch(id.clone(), call.clone());
+            }
+            for id in watched.lists() {
+                calls.watch_list(id.clone());
             }
         }
         let replier = match &mcp_upstream {
@@ -230,7 +236,9 @@ async fn mcp(
     // Fast path: nothing to inspect in results and no version to learn — relay the answer as it
     // streams, without holding or parsing it.
     let guard = shared.guard.load_full();
-    if !guard.inspects_results() && !watched.has_initialize() {
+    // A session's pending tool list may be answered on any of its streams.
+    let lists_pending = calls.as_ref().is_some_and(|c| c.is_active());
+    if !guard.inspects_results() && !watched.has_initialize() && !lists_pending {
         if resp.status().is_success() {
             watched.settle_calls(CallOutcome::Forwarded);
         }

@@ -25,8 +25,8 @@ use serde_json::value::RawValue;
 use super::{Body, BoxError, Shared};
 use crate::call::ToolCall;
 use crate::gate::post::{
-    adopt, adopt_strays, inspect_from_upstream, waits, Envelope, Inspection, Release, SessionCalls, Watch,
-    Watched,
+    adopt, adopt_strays, inspect_from_upstream, waits, Envelope, Inspection, Own, Release, SessionCalls,
+    Watch, Watched,
 };
 use crate::mcp::era::Era;
 use crate::mcp::jsonrpc::{self, code, IdKey};
@@ -86,8 +86,9 @@ pub struct SseGate {
     /// The session's watched calls: an answer to any of them may turn up on this stream.
     calls: Option<Arc<SessionCalls>>,
     replier: Option<Replier>,
-    /// The call this POST stream was opened for: every response on it may be taken as its answer.
-    own: Option<ToolCall>,
+    /// What this POST stream was opened for (a call, a tool list): every response on it may be
+    /// taken as its answer.
+    own: Option<Own>,
 }
 
 impl SseGate {
@@ -101,7 +102,7 @@ impl SseGate {
         let Exchange { upstream, session, calls, replier, agent: _ } = exchange;
         let max = shared.limits.max_response;
         let own = match scope {
-            Coverage::Watched => watched.calls().next().map(|(_, c)| c.clone()),
+            Coverage::Watched => Own::of(&watched),
             Coverage::AllResponses => None,
         };
         SseGate {

@@ -32,6 +32,7 @@ mod prometheus_e2e;
 mod real_checker;
 mod replicas;
 mod replicas_cache;
+mod routes;
 mod shadow;
 mod shell_differential;
 mod stdio;

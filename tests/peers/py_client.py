@@ -9,9 +9,17 @@ STEP is one of
     list                          tools/list
     call NAME JSON_ARGS           tools/call
     call-progress NAME JSON_ARGS  tools/call with a progress callback (sends a progressToken)
+    resources                     resources/list
+    templates                     resources/templates/list
+    read URI                      resources/read
+    subscribe URI                 resources/subscribe
+    prompts                       prompts/list
+    prompt NAME JSON_ARGS         prompts/get (string arguments)
+    complete PROMPT ARG VALUE     completion/complete of a prompt's argument
 
 stdout: exactly one JSON line per step, in order:
     {"step": "list", "tools": [names], "result": <ListToolsResult>}
+    {"step": "read"|"subscribe"|"prompt"|"complete"|..., "tool": URI or NAME, "result": <the SDK's result>}
     {"step": "call"|"call-progress", "tool": NAME, "result": <CallToolResult>, "progress": [...]}
     {"step": ..., "tool": ..., "error": {"code": int|null, "message": str, "data": ..., "kind": ...}}
 With --elicit the client declares the elicitation capability and answers each elicitation it
@@ -51,7 +59,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
-from mcp.types import ElicitResult, ErrorData, Implementation
+from mcp.types import ElicitResult, ErrorData, Implementation, PromptReference
 from mcp.types.version import LATEST_MODERN_VERSION, MODERN_PROTOCOL_VERSIONS
 
 warnings.simplefilter("ignore")  # deprecation chatter from the SDK would only clutter stderr
@@ -96,8 +104,26 @@ def parse_steps(parser: argparse.ArgumentParser, tokens: list[str]) -> list[tupl
                 parser.error(f"{kind} {tokens[i + 1]}: JSON_ARGS must be a JSON object")
             steps.append((kind, tokens[i + 1], args))
             i += 3
+        elif kind in ("resources", "templates", "prompts"):
+            steps.append((kind, None, None))
+            i += 1
+        elif kind in ("read", "subscribe"):
+            if i + 1 >= len(tokens):
+                parser.error(f"{kind} needs URI")
+            steps.append((kind, tokens[i + 1], None))
+            i += 2
+        elif kind == "prompt":
+            if i + 2 >= len(tokens):
+                parser.error("prompt needs NAME JSON_ARGS")
+            steps.append((kind, tokens[i + 1], json.loads(tokens[i + 2])))
+            i += 3
+        elif kind == "complete":
+            if i + 3 >= len(tokens):
+                parser.error("complete needs PROMPT ARG VALUE")
+            steps.append((kind, tokens[i + 1], {"name": tokens[i + 2], "value": tokens[i + 3]}))
+            i += 4
         else:
-            parser.error(f"unknown step {kind!r} (expected list, call, call-progress)")
+            parser.error(f"unknown step {kind!r} (expected list, call, call-progress, resources, templates, read, subscribe, prompts, prompt, complete)")
     return steps
 
 
@@ -170,6 +196,20 @@ async def run(args: argparse.Namespace, steps: list[tuple[str, str | None, dict[
                         if kind == "list":
                             result = await client.list_tools()
                             line["tools"] = [t.name for t in result.tools]
+                        elif kind == "resources":
+                            result = await client.list_resources()
+                        elif kind == "templates":
+                            result = await client.list_resource_templates()
+                        elif kind == "read":
+                            result = await client.read_resource(name)
+                        elif kind == "subscribe":
+                            result = await client.subscribe_resource(name)
+                        elif kind == "prompts":
+                            result = await client.list_prompts()
+                        elif kind == "prompt":
+                            result = await client.get_prompt(name, call_args)
+                        elif kind == "complete":
+                            result = await client.complete(PromptReference(type="ref/prompt", name=name), call_args)
                         else:
                             cb = on_progress if kind == "call-progress" else None
                             result = await client.call_tool(name, call_args, progress_callback=cb)

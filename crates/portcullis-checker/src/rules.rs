@@ -191,7 +191,7 @@ mod tests {
     use super::*;
 
     fn shell() -> KindSpec {
-        KindSpec::Shell { command: "/command".into(), allowlist: None }
+        KindSpec::bash("/command")
     }
 
     #[test]

@@ -24,6 +24,9 @@ pub mod code {
     pub const UPSTREAM_TIMEOUT: i64 = -32002;
     /// The agent did not authenticate to the proxy (sent with HTTP 401 or 503).
     pub const UNAUTHORIZED: i64 = -32003;
+    /// Policy refused a request other than `tools/call` (it was not sent), or withheld its
+    /// answer; the message says why. Sent over HTTP 200.
+    pub const REFUSED: i64 = -32004;
 }
 
 /// One JSON-RPC message, borrowed from the bytes it was parsed from.

@@ -79,17 +79,18 @@ enum Unit<'a> {
 
 impl<'a> Unit<'a> {
     /// The secret a file read may reveal, judged on the resolved path and on an absolute path
-    /// as written.
-    fn secret(&self) -> Option<portcullis_shell::secrets::Secret> {
+    /// as written; `cwd` is the jail's root.
+    fn secret(&self, cwd: Option<&str>) -> Option<portcullis_shell::secrets::Secret> {
         let Unit::Path { path, access, written } = self else { return None };
-        access.secret(path).or_else(|| written.starts_with('/').then(|| access.secret(written)).flatten())
+        let as_written = || written.starts_with('/').then(|| access.secret(written, cwd)).flatten();
+        access.secret(path, cwd).or_else(as_written)
     }
 
-    fn read_only(&self) -> bool {
+    fn read_only(&self, cwd: Option<&str>) -> bool {
         match self {
             Unit::Command { read_only, .. } => *read_only,
             // One secret policy for every reader: a read is read-only only off the stores.
-            Unit::Path { access, .. } => access.reads() && self.secret().is_none(),
+            Unit::Path { access, .. } => access.reads() && self.secret(cwd).is_none(),
             Unit::Fetch { .. } | Unit::Generic { .. } => false,
         }
     }
@@ -176,6 +177,11 @@ impl Engine {
         self.jail.root()
     }
 
+    /// The working directory the secret policy's tree rule knows: the jail's root.
+    fn cwd(&self) -> Option<&str> {
+        self.jail.root().and_then(|r| r.to_str())
+    }
+
     pub fn kinds(&self) -> &ToolKinds {
         &self.parts.kinds
     }
@@ -222,9 +228,31 @@ impl Engine {
                         matches(rule, name, &Unit::Fetch { url: arg, reading: read_url(arg) })
                     }
                     super::kinds::KindSpec::Generic => matches(rule, name, &Unit::Generic { args: arg }),
+                    super::kinds::KindSpec::Resource { .. } => self.resource_example(rule, name, arg),
                 }
             }
         }
+    }
+
+    /// Whether `rule` matches some reading of the resource URI `uri` requested as `qualified`.
+    fn resource_example(&self, rule: &Rule, qualified: &str, uri: &str) -> bool {
+        fn any(e: &Engine, rule: &Rule, qualified: &str, s: &Subject) -> bool {
+            match s {
+                Subject::File { path, access } => match e.jail.confine(path) {
+                    Confined::Inside(path) => {
+                        matches(rule, qualified, &Unit::Path { path: &path, access: *access, written: &path })
+                    }
+                    Confined::Refused(_) => false,
+                },
+                Subject::Fetch { url } => {
+                    matches(rule, qualified, &Unit::Fetch { url, reading: read_url(url) })
+                }
+                Subject::Generic { args } => matches(rule, qualified, &Unit::Generic { args }),
+                Subject::Readings(all) => all.iter().any(|s| any(e, rule, qualified, s)),
+                Subject::Shell { .. } | Subject::Unplaced { .. } | Subject::Malformed { .. } => false,
+            }
+        }
+        any(self, rule, qualified, &super::resource::subject(uri))
     }
 
     /// Whether deciding a call to `qualified` reads its arguments at all. A generic tool's
@@ -241,23 +269,31 @@ impl Engine {
     /// Decides a call to `qualified` (on `upstream`) with `args`.
     pub fn decide(&self, upstream: &str, qualified: &str, args: &Value) -> Decision {
         let profile = self.profile(upstream);
-        match self.parts.kinds.classify(qualified, args) {
-            Subject::Shell { command, allowlist: None } => self.shell(qualified, &command, profile),
-            Subject::Shell { command, allowlist: Some(list) } => match list.check(&command, &self.jail) {
-                Err(why) => Decision {
-                    effect: Effect::Deny,
-                    rule: "tools: allowlist".into(),
-                    scope: Scope::Config,
-                    reason: why,
-                    prefilter: Some(Prefilter::Inspect),
-                },
-                // An allowlisted invocation is the executor's contract: its floor allows, while
-                // configured denies and asks (and a readonly profile) still hold.
-                Ok(()) => {
-                    let floor = if profile == Profile::Readonly { profile } else { Profile::Privileged };
-                    self.shell(qualified, &command, floor)
+        self.subject(qualified, self.parts.kinds.classify(qualified, args), profile)
+    }
+
+    fn subject(&self, qualified: &str, subject: Subject, profile: Profile) -> Decision {
+        match subject {
+            Subject::Shell { command, allowlist: None, shell, cwd } => {
+                self.shell(qualified, &command, shell, cwd.as_deref(), profile)
+            }
+            Subject::Shell { command, allowlist: Some(list), shell, cwd } => {
+                match list.check(&command, &self.jail) {
+                    Err(why) => Decision {
+                        effect: Effect::Deny,
+                        rule: "tools: allowlist".into(),
+                        scope: Scope::Config,
+                        reason: why,
+                        prefilter: Some(Prefilter::Inspect),
+                    },
+                    // An allowlisted invocation is the executor's contract: its floor allows, while
+                    // configured denies and asks (and a readonly profile) still hold.
+                    Ok(()) => {
+                        let floor = if profile == Profile::Readonly { profile } else { Profile::Privileged };
+                        self.shell(qualified, &command, shell, cwd.as_deref(), floor)
+                    }
                 }
-            },
+            }
             Subject::File { path, access } => match self.jail.confine(&path) {
                 Confined::Refused(why) => Decision {
                     effect: Effect::Deny,
@@ -278,6 +314,19 @@ impl Engine {
                 self.unit(qualified, &Unit::Fetch { url: &url, reading }, profile, false)
             }
             Subject::Generic { args } => self.unit(qualified, &Unit::Generic { args: &args }, profile, false),
+            // The worst reading decides (the first of equals, so its reason is the plainest).
+            Subject::Readings(all) => all
+                .into_iter()
+                .map(|s| self.subject(qualified, s, profile))
+                .reduce(|worst, d| if d.effect > worst.effect { d } else { worst })
+                .unwrap_or_else(|| self.floor(&Unit::Generic { args: "" }, profile)),
+            Subject::Unplaced { reason } => Decision {
+                effect: Effect::Deny,
+                rule: "resource uri".into(),
+                scope: Scope::Builtin,
+                reason,
+                prefilter: None,
+            },
             Subject::Malformed { kind, pointer } => Decision {
                 effect: Effect::Ask,
                 rule: format!("tools: {kind} kind"),
@@ -290,8 +339,17 @@ impl Engine {
         }
     }
 
-    fn shell(&self, qualified: &str, line: &str, profile: Profile) -> Decision {
-        let analysis = shell::analyze(line);
+    /// A shell line as `dialect` runs it: each command is proven read-only for the shell that
+    /// runs it (`zsh -c` under bash is judged as zsh).
+    fn shell(
+        &self,
+        qualified: &str,
+        line: &str,
+        dialect: shell::Dialect,
+        cwd: Option<&str>,
+        profile: Profile,
+    ) -> Decision {
+        let analysis = shell::analyze_in(line, dialect);
         if let Some(err) = &analysis.parse_error {
             return Decision {
                 effect: Effect::Ask,
@@ -314,7 +372,7 @@ impl Engine {
         // The line is proven read-only (`shell::read_only`) exactly when it parsed, has a
         // command, and every command is: judged here once per command, without copying it.
         let mut line_read_only = true;
-        let effects = shell::effects::effects(&analysis, &self.start(None), None);
+        let effects = shell::effects::effects(&analysis, &self.start(cwd), None);
         for (cmd, fx) in analysis.commands.iter().zip(&effects) {
             let read_only = shell::command_proof(cmd, fx, None).is_ok();
             line_read_only &= read_only;
@@ -434,7 +492,7 @@ impl Engine {
         if let Some((Effect::Deny, rule)) = configured {
             return decision(Effect::Deny, rule, format!("{unit} is denied by {}", rule.spec.source));
         }
-        if profile == Profile::Readonly && !unit.read_only() {
+        if profile == Profile::Readonly && !unit.read_only(self.cwd()) {
             return Decision {
                 effect: Effect::Deny,
                 rule: "profile: readonly".into(),
@@ -490,11 +548,11 @@ impl Engine {
             reason,
             prefilter: None,
         };
-        if unit.read_only() {
+        if unit.read_only(self.cwd()) {
             return built(Effect::Allow, "floor: read-only", format!("{unit} is read-only"));
         }
         // A read of a secret store is loosened only where everything is: at trusted it asks.
-        let secret = unit.secret();
+        let secret = unit.secret(self.cwd());
         let loosened = match (profile, self.parts.posture) {
             (Profile::Privileged, _) | (_, Posture::Auto | Posture::Yolo) => true,
             (_, Posture::Trusted) => !matches!(unit, Unit::Command { .. }) && secret.is_none(),

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use portcullis_shell::Dialect;
 use serde_json::Value;
 
 use portcullis_shell::secrets;
@@ -29,16 +30,17 @@ impl Access {
     }
 
     /// The secret reading `path` (absolute, as the jail resolved it) may reveal, by the one
-    /// secret policy every file reader shares ([`portcullis_shell::secrets`]). Writes reveal
-    /// nothing.
-    pub fn secret(self, path: &str) -> Option<secrets::Secret> {
+    /// secret policy every file reader shares ([`portcullis_shell::secrets`]). `cwd` is the
+    /// working directory when known (the jail's root): a tree strictly below it can be proven.
+    /// Writes reveal nothing.
+    pub fn secret(self, path: &str, cwd: Option<&str>) -> Option<secrets::Secret> {
         let globbing = match self {
             Access::Read => secrets::Globbing::Literal,
             Access::Search => secrets::Globbing::Tool,
             Access::Write => return None,
         };
         let place = portcullis_shell::place::Place::Abs(portcullis_shell::place::normalize_abs(path));
-        let cx = secrets::Context { globbing, ..Default::default() };
+        let cx = secrets::Context { globbing, cwd, home: None };
         secrets::judge(&place, secrets::Reading::File, &cx).err()
     }
 }
@@ -46,10 +48,17 @@ impl Access {
 /// A configured kind, with JSON pointers into the arguments.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum KindSpec {
-    /// `allowlist`: executor mode, only listed plain invocations.
+    /// `allowlist`: executor mode, only listed plain invocations. `shell`: the shell that runs
+    /// the command (config `shell:`, default bash), unless `shell_pointer` names an argument
+    /// that says (Claude Code's `Bash`, see [`HOOK_SHELL_POINTER`]).
     Shell {
         command: String,
         allowlist: Option<Arc<Allowlist>>,
+        shell: Dialect,
+        shell_pointer: Option<String>,
+        /// An argument naming the directory the command runs in (a shell tool's own `cwd`, or
+        /// Claude Code's `Bash` through [`HOOK_CWD_POINTER`]): relative paths are placed there.
+        cwd_pointer: Option<String>,
     },
     File {
         path: String,
@@ -58,15 +67,40 @@ pub enum KindSpec {
     Fetch {
         url: String,
     },
+    /// An MCP request naming a resource by its URI (`resources/read`, `resources/subscribe`),
+    /// read by [`crate::resource::subject`]: built in, never configured.
+    Resource {
+        uri: String,
+    },
     Generic,
 }
 
+/// Where `portcullis hook` writes the dialect of the shell that runs Claude Code's `Bash`
+/// (from `$SHELL` in the hook's process, overwriting anything the tool input held there).
+pub const HOOK_SHELL_POINTER: &str = "/portcullis_shell";
+
+/// Where `portcullis hook` writes the session's working directory (the envelope's `cwd`) for
+/// Claude Code's `Bash`, overwriting anything the tool input held there.
+pub const HOOK_CWD_POINTER: &str = "/portcullis_cwd";
+
 impl KindSpec {
+    /// A shell kind run by bash, reading its command at `command`.
+    pub fn bash(command: &str) -> KindSpec {
+        KindSpec::Shell {
+            command: command.into(),
+            allowlist: None,
+            shell: Dialect::Bash,
+            shell_pointer: None,
+            cwd_pointer: None,
+        }
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             KindSpec::Shell { .. } => "shell",
             KindSpec::File { .. } => "file",
             KindSpec::Fetch { .. } => "fetch",
+            KindSpec::Resource { .. } => "resource",
             KindSpec::Generic => "generic",
         }
     }
@@ -78,6 +112,10 @@ pub enum Subject {
     Shell {
         command: String,
         allowlist: Option<Arc<Allowlist>>,
+        /// The shell that runs `command`.
+        shell: Dialect,
+        /// The directory the command runs in, when the call says (used only when absolute).
+        cwd: Option<String>,
     },
     File {
         path: String,
@@ -90,6 +128,13 @@ pub enum Subject {
     Generic {
         args: String,
     },
+    /// A subject a server may read more than one way (a resource URI): every reading is
+    /// judged and the worst decides.
+    Readings(Vec<Subject>),
+    /// A resource URI no reading places (a file URI naming another host): refused.
+    Unplaced {
+        reason: String,
+    },
     /// The kind's argument is missing or not a string: the call cannot be judged.
     Malformed {
         kind: &'static str,
@@ -97,10 +142,18 @@ pub enum Subject {
     },
 }
 
-/// Compiled `tools:` entries, then Claude Code's built-in tools ([`CLAUDE_CODE`]).
+/// The MCP methods that name a resource, decided as the pseudo-tool `mcp__{upstream}__{method}`
+/// with the resource's URI at `/uri` of the request's params. They come before any configured
+/// `tools:` entry: what they touch is fixed by the protocol, not by a glob that happens to match.
+pub const RESOURCE_METHODS: &[&str] = &["resources/read", "resources/subscribe"];
+
+/// The resource methods ([`RESOURCE_METHODS`]), then compiled `tools:` entries, then Claude
+/// Code's built-in tools ([`CLAUDE_CODE`]).
 #[derive(Debug, Clone)]
 pub struct ToolKinds {
     entries: Vec<(Glob, KindSpec)>,
+    /// The kind of every resource method ([`RESOURCE_METHODS`]).
+    resource: KindSpec,
 }
 
 impl Default for ToolKinds {
@@ -131,7 +184,13 @@ pub const CLAUDE_CODE: &[(&str, &str, &str, Option<Access>)] = &[
 fn claude_code() -> impl Iterator<Item = (Glob, KindSpec)> {
     CLAUDE_CODE.iter().map(|&(name, kind, pointer, access)| {
         let spec = match (kind, access) {
-            ("shell", _) => KindSpec::Shell { command: pointer.into(), allowlist: None },
+            ("shell", _) => KindSpec::Shell {
+                command: pointer.into(),
+                allowlist: None,
+                shell: Dialect::Bash,
+                shell_pointer: Some(HOOK_SHELL_POINTER.into()),
+                cwd_pointer: Some(HOOK_CWD_POINTER.into()),
+            },
             ("file", Some(access)) => KindSpec::File { path: pointer.into(), access },
             _ => KindSpec::Fetch { url: pointer.into() },
         };
@@ -142,10 +201,27 @@ fn claude_code() -> impl Iterator<Item = (Glob, KindSpec)> {
 impl ToolKinds {
     pub fn new(entries: impl IntoIterator<Item = (String, KindSpec)>) -> ToolKinds {
         let configured = entries.into_iter().map(|(m, k)| (Glob::new(&m, Flavour::Text), k));
-        ToolKinds { entries: configured.chain(claude_code()).collect() }
+        ToolKinds {
+            entries: configured.chain(claude_code()).collect(),
+            resource: KindSpec::Resource { uri: "/uri".into() },
+        }
+    }
+
+    /// Whether `qualified` is `mcp__{upstream}__{method}` for a resource method (a suffix test:
+    /// no glob is matched on a tool call's way).
+    pub fn is_resource_method(qualified: &str) -> bool {
+        qualified.starts_with("mcp__")
+            && RESOURCE_METHODS.iter().any(|m| {
+                qualified
+                    .strip_suffix(m)
+                    .is_some_and(|head| head.len() > "mcp____".len() && head.ends_with("__"))
+            })
     }
 
     pub fn kind_of(&self, qualified: &str) -> &KindSpec {
+        if Self::is_resource_method(qualified) {
+            return &self.resource;
+        }
         self.entries.iter().find(|(g, _)| g.matches(qualified)).map(|(_, k)| k).unwrap_or(&KindSpec::Generic)
     }
 
@@ -158,10 +234,22 @@ impl ToolKinds {
     pub fn classify(&self, qualified: &str, args: &Value) -> Subject {
         let text = |pointer: &str| args.pointer(pointer).and_then(Value::as_str).map(str::to_owned);
         match self.kind_of(qualified) {
-            KindSpec::Shell { command, allowlist } => match text(command) {
-                Some(c) => Subject::Shell { command: c, allowlist: allowlist.clone() },
-                None => Subject::Malformed { kind: "shell", pointer: command.clone() },
-            },
+            KindSpec::Shell { command, allowlist, shell, shell_pointer, cwd_pointer } => {
+                match text(command) {
+                    Some(c) => {
+                        // A dialect named at the pointer that is not one we know is judged as the
+                        // configured default's, never skipped.
+                        let named = shell_pointer.as_deref().and_then(text).and_then(|d| d.parse().ok());
+                        Subject::Shell {
+                            command: c,
+                            allowlist: allowlist.clone(),
+                            shell: named.unwrap_or(*shell),
+                            cwd: cwd_pointer.as_deref().and_then(text),
+                        }
+                    }
+                    None => Subject::Malformed { kind: "shell", pointer: command.clone() },
+                }
+            }
             KindSpec::File { path, access } => match text(path) {
                 Some(p) => Subject::File { path: p, access: *access },
                 None => Subject::Malformed { kind: "file", pointer: path.clone() },
@@ -169,6 +257,10 @@ impl ToolKinds {
             KindSpec::Fetch { url } => match text(url) {
                 Some(url) => Subject::Fetch { url },
                 None => Subject::Malformed { kind: "fetch", pointer: url.clone() },
+            },
+            KindSpec::Resource { uri } => match text(uri) {
+                Some(uri) => crate::resource::subject(&uri),
+                None => Subject::Malformed { kind: "resource", pointer: uri.clone() },
             },
             KindSpec::Generic => Subject::Generic { args: canonical_json(args) },
         }
@@ -200,13 +292,28 @@ mod tests {
     #[test]
     fn first_matching_entry_decides_and_pointers_read_arguments() {
         let kinds = ToolKinds::new([
-            ("mcp__sh__run".to_owned(), KindSpec::Shell { command: "/command".into(), allowlist: None }),
+            ("mcp__sh__run".to_owned(), KindSpec::bash("/command")),
+            (
+                "mcp__zsh__run".to_owned(),
+                KindSpec::Shell {
+                    command: "/command".into(),
+                    allowlist: None,
+                    shell: Dialect::Zsh,
+                    shell_pointer: None,
+                    cwd_pointer: None,
+                },
+            ),
             ("mcp__fs__read_*".to_owned(), KindSpec::File { path: "/path".into(), access: Access::Read }),
             ("mcp__fs__*".to_owned(), KindSpec::File { path: "/path".into(), access: Access::Write }),
         ]);
         assert_eq!(
             kinds.classify("mcp__sh__run", &json!({"command":"ls"})),
-            Subject::Shell { command: "ls".into(), allowlist: None }
+            Subject::Shell { command: "ls".into(), allowlist: None, shell: Dialect::Bash, cwd: None }
+        );
+        assert_eq!(
+            kinds.classify("mcp__zsh__run", &json!({"command":"ls", "portcullis_shell": "bash"})),
+            Subject::Shell { command: "ls".into(), allowlist: None, shell: Dialect::Zsh, cwd: None },
+            "only a kind with a shell pointer reads the shell from its arguments"
         );
         assert_eq!(
             kinds.classify("mcp__fs__read_file", &json!({"path":"/a"})),
@@ -227,11 +334,40 @@ mod tests {
     }
 
     #[test]
+    fn resource_methods_have_their_kind_before_any_configured_entry() {
+        let kinds = ToolKinds::new([("mcp__fs__*".to_owned(), KindSpec::Generic)]);
+        for name in ["mcp__fs__resources/read", "mcp__a__b__resources/subscribe"] {
+            assert!(matches!(kinds.kind_of(name), KindSpec::Resource { .. }), "{name}");
+        }
+        for name in
+            ["mcp__fs__resources/list", "mcp__fs__xresources/read", "mcp____resources/read", "resources/read"]
+        {
+            assert!(!matches!(kinds.kind_of(name), KindSpec::Resource { .. }), "{name}");
+        }
+        assert_eq!(
+            kinds.classify("mcp__fs__resources/read", &json!({"uri":"file:///etc/passwd"})),
+            Subject::File { path: "/etc/passwd".into(), access: Access::Read }
+        );
+        assert!(matches!(
+            kinds.classify("mcp__fs__resources/read", &json!({"uri": 1})),
+            Subject::Malformed { kind: "resource", .. }
+        ));
+    }
+
+    #[test]
     fn claude_codes_built_in_tools_have_kinds_and_a_configured_entry_wins() {
         let kinds = ToolKinds::default();
         assert_eq!(
             kinds.classify("Bash", &json!({"command":"ls"})),
-            Subject::Shell { command: "ls".into(), allowlist: None }
+            Subject::Shell { command: "ls".into(), allowlist: None, shell: Dialect::Bash, cwd: None }
+        );
+        assert_eq!(
+            kinds.classify("Bash", &json!({"command":"ls", "portcullis_shell": "zsh"})),
+            Subject::Shell { command: "ls".into(), allowlist: None, shell: Dialect::Zsh, cwd: None }
+        );
+        assert_eq!(
+            kinds.classify("Bash", &json!({"command":"ls", "portcullis_shell": "fish"})),
+            Subject::Shell { command: "ls".into(), allowlist: None, shell: Dialect::Bash, cwd: None }
         );
         assert_eq!(
             kinds.classify("NotebookEdit", &json!({"notebook_path":"/a.ipynb"})),

@@ -21,6 +21,9 @@ mod engine;
 pub mod glob;
 pub mod jail;
 pub mod kinds;
+pub mod resource;
+#[cfg(test)]
+mod resource_tests;
 #[cfg(test)]
 mod secret_floor_tests;
 pub mod spec;

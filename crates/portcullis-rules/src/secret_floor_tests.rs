@@ -107,3 +107,18 @@ fn writes_are_not_judged_by_the_secret_policy() {
         decide(Posture::Trusted, "Write", json!({"file_path": "/work/repo/.github/x.yml", "content": ""}));
     assert_eq!((d.effect, d.rule.as_str()), (Effect::Allow, "floor: posture"), "{d:?}");
 }
+
+#[test]
+fn a_jail_root_is_the_working_directory_whose_named_subdirectories_can_be_searched() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir(root.join("src")).unwrap();
+    let jail = crate::jail::Jail::new(Some(&root), &[], crate::jail::Resolve::Filesystem).unwrap();
+    let e = Engine::new(EngineParts { jail: Some(jail), posture: Posture::Trusted, ..Default::default() });
+    let grep = |p: String| e.decide("claude-code", "Grep", &json!({ "path": p }));
+    let below = grep(format!("{}/src/**", root.display()));
+    assert_eq!((below.effect, below.rule.as_str()), (Effect::Allow, "floor: read-only"), "{below:?}");
+    let whole = grep(format!("{}/**", root.display()));
+    assert_eq!((whole.effect, whole.rule.as_str()), (Effect::Ask, "floor: secret"), "{whole:?}");
+    assert!(whole.reason.contains("working directory"), "{}", whole.reason);
+}

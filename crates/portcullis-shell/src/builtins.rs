@@ -104,9 +104,13 @@ pub(crate) fn evaluation(program: &str, args: &[Word], shell: Dialect) -> Evalua
     let mut letters = String::new();
     while let Some(arg) = args.get(i) {
         let t = arg.text.as_str();
-        if arg.dynamic && t.starts_with(['-', '+']) {
-            // An option we cannot read could be any of them, a name-taking one included.
+        if arg.dynamic {
+            // A word in option position we cannot read could be any option, a name-taking one
+            // included (`printf "$o" 'a[$(cmd)]'` with o=-v): every argument may be a name.
             out.merge(Evaluation::unknown());
+            for word in args {
+                out.merge(name_word(word));
+            }
         }
         if t == "--" {
             i += 1;
@@ -133,7 +137,10 @@ pub(crate) fn evaluation(program: &str, args: &[Word], shell: Dialect) -> Evalua
             };
             if let Some((text, dynamic)) = value {
                 if spec.names.contains(letter) {
-                    out.merge(if dynamic { Evaluation::unknown() } else { subscript::name(text) });
+                    out.merge(subscript::name(text));
+                    if dynamic {
+                        out.merge(Evaluation::unknown());
+                    }
                 }
                 if spec.code.contains(letter) {
                     out.merge(code_value(letter, text, dynamic));
@@ -172,10 +179,11 @@ fn code_value(letter: char, text: &str, dynamic: bool) -> Evaluation {
 
 /// A name operand; a name only known at run time could hold any subscript.
 fn name_word(word: &Word) -> Evaluation {
-    match word.dynamic {
-        true => Evaluation::unknown(),
-        false => subscript::name(&word.text),
+    let mut out = subscript::name(&word.text);
+    if word.dynamic {
+        out.merge(Evaluation::unknown());
     }
+    out
 }
 
 /// `NAME[=VALUE]`: the name as a name; the value as a name for `-n`, as arithmetic for `-i`,

@@ -40,6 +40,7 @@ mod subscript;
 mod walk;
 mod word;
 mod wrappers;
+mod zsh;
 
 #[cfg(test)]
 mod corpus_tests;

@@ -1,7 +1,8 @@
 //! The calls a session is waiting on, shared by every stream of the session. Clients match a
 //! response to its request by id whatever stream it arrives on (the call's own POST stream, an
 //! earlier POST stream still open, the GET stream, a JSON answer), so a watch kept per stream
-//! would let an upstream answer a watched call where nobody looks.
+//! would let an upstream answer a watched call where nobody looks. A pending `tools/list` is
+//! kept here too: its answer is screened wherever it turns up.
 //!
 //! An entry stays after its first answer: a second answer to the same id is inspected too (the
 //! SDKs take the first and drop the rest, but which one a client sees first is a race between
@@ -41,8 +42,17 @@ struct Table {
 #[derive(Debug)]
 struct Entry {
     id: IdKey,
-    call: ToolCall,
+    pending: Pending,
     answered: bool,
+}
+
+/// What a session waits on under one id.
+#[derive(Debug, Clone)]
+pub enum Pending {
+    /// A call (a `tools/call`, or another request whose answer is judged).
+    Call(ToolCall),
+    /// A `tools/list` of the session's upstream: its answer is screened.
+    List,
 }
 
 impl SessionCalls {
@@ -57,6 +67,21 @@ impl SessionCalls {
 
     /// Remembers that `call` (a forwarded request with id `id`) awaits its result.
     pub fn watch(&self, id: IdKey, call: ToolCall) {
+        // The arguments stay with the stream's own watch; a table of many sessions holds names.
+        self.remember(id, Pending::Call(ToolCall { args: None, ..call }));
+    }
+
+    /// Remembers that a `tools/list` with id `id` awaits its answer.
+    pub fn watch_list(&self, id: IdKey) {
+        self.remember(id, Pending::List);
+    }
+
+    /// The upstream whose session this is.
+    pub fn upstream(&self) -> &Arc<str> {
+        &self.upstream
+    }
+
+    fn remember(&self, id: IdKey, pending: Pending) {
         let mut t = self.table.lock().unwrap_or_else(|p| p.into_inner());
         if t.entries.len() >= MAX_CALLS {
             // Forget an answered call first (clients drop answers to ids they no longer wait
@@ -71,9 +96,7 @@ impl SessionCalls {
                 }
             }
         }
-        // The arguments stay with the stream's own watch; a table of many sessions holds names.
-        let call = ToolCall { args: None, ..call };
-        t.entries.push_back(Entry { id, call, answered: false });
+        t.entries.push_back(Entry { id, pending, answered: false });
         self.active.store(true, Ordering::Release);
     }
 
@@ -83,9 +106,9 @@ impl SessionCalls {
         self.active.store(true, Ordering::Release);
     }
 
-    /// The call a response with id `id` may answer (marked answered), or, on an overflowed
+    /// What a response with id `id` may answer (marked answered), or, on an overflowed
     /// session, the upstream's unknown call. `None`: no client waits on this id.
-    pub fn answer(&self, id: &IdKey) -> Option<ToolCall> {
+    pub fn answer(&self, id: &IdKey) -> Option<Pending> {
         let mut t = self.table.lock().unwrap_or_else(|p| p.into_inner());
         // Pending calls first: a wild id is judged under a call still waiting.
         let i = t
@@ -97,9 +120,9 @@ impl SessionCalls {
             Some(i) => {
                 let e = &mut t.entries[i];
                 e.answered = true;
-                Some(e.call.clone())
+                Some(e.pending.clone())
             }
-            None if t.overflowed => Some(self.unknown_call()),
+            None if t.overflowed => Some(Pending::Call(self.unknown_call())),
             None => None,
         }
     }
@@ -126,6 +149,15 @@ mod tests {
         ToolCall::mcp("up".into(), name, None, Era::Legacy)
     }
 
+    /// The name of the call `id` answers, if it answers one.
+    fn answers(s: &SessionCalls, id: &str) -> Option<String> {
+        match s.answer(&key(id)) {
+            Some(Pending::Call(c)) => Some(c.name),
+            Some(Pending::List) => Some("(list)".into()),
+            None => None,
+        }
+    }
+
     #[test]
     fn a_session_that_watched_nothing_is_not_looked_at() {
         let s = calls();
@@ -138,9 +170,11 @@ mod tests {
     fn any_spelling_of_a_watched_id_finds_its_call_and_so_does_a_second_answer() {
         let s = calls();
         s.watch(key("4"), call("read"));
-        assert_eq!(s.answer(&key("\" 4 \"")).map(|c| c.name), Some("read".into()));
-        assert_eq!(s.answer(&key("4.0")).map(|c| c.name), Some("read".into()), "answered, still watched");
+        assert_eq!(answers(&s, "\" 4 \""), Some("read".into()));
+        assert_eq!(answers(&s, "4.0"), Some("read".into()), "answered, still watched");
         assert!(s.answer(&key("5")).is_none());
+        s.watch_list(key("6"));
+        assert_eq!(answers(&s, "\"6\""), Some("(list)".into()), "a pending list is kept beside calls");
     }
 
     #[test]
@@ -151,9 +185,9 @@ mod tests {
         }
         assert!(s.answer(&key("100000")).is_none());
         s.watch(key("100000"), call("read"));
-        let got = s.answer(&key("\"0\"")).expect("the dropped call's answer is still inspected");
-        assert_eq!(got.name, UNKNOWN_CALL);
-        assert_eq!(s.answer(&key("\"unrelated\"")).map(|c| c.name), Some(UNKNOWN_CALL.into()));
+        let got = answers(&s, "\"0\"").expect("the dropped call's answer is still inspected");
+        assert_eq!(got, UNKNOWN_CALL);
+        assert_eq!(answers(&s, "\"unrelated\""), Some(UNKNOWN_CALL.into()));
     }
 
     #[test]

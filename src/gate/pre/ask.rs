@@ -6,7 +6,7 @@ use serde_json::value::RawValue;
 
 use super::{Context, Held, One};
 use crate::approval::{Ask, Source, Via};
-use crate::call::ToolCall;
+use crate::call::{Method, ToolCall};
 use crate::gate::CallOutcome;
 use crate::mcp::era::Era;
 use crate::mcp::jsonrpc::CallParams;
@@ -78,6 +78,11 @@ pub(super) async fn refused(
             One::Forward(Some(cx.watch(&id, call)))
         }
         Some(ask) => match cx.approvals.route(client_elicits(cx, params)) {
+            // A modern-era client is asked by an `input_required` result and retries the call;
+            // only `tools/call` results carry one, so other requests stand refused.
+            Some(Via::Client) if cx.era == Era::Modern && call.method != Method::ToolsCall => {
+                One::Deny { id, call: Box::new(call), rule: d.rule, reason: d.reason, outcome: d.outcome }
+            }
             Some(Via::Client) if cx.era == Era::Modern => round_trip(id, call, *ask, cx, params).await,
             Some(via) => One::Ask(Box::new(Held {
                 // What the agent reads if the answer is no: why it was asked, then what happened

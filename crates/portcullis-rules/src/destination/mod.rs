@@ -76,6 +76,15 @@ pub fn read_url(text: &str) -> Reading {
 }
 
 impl Reading {
+    /// Every destination some reader connects to (none when the URL is unparsable).
+    pub fn destinations(&self) -> &[Destination] {
+        match self {
+            Reading::One(d) => std::slice::from_ref(d),
+            Reading::Ambiguous(ds) => ds,
+            Reading::Unparsable(_) => &[],
+        }
+    }
+
     /// Why the URL is suspect, for a decision's reason; `None` when every reader agrees.
     pub fn doubt(&self) -> Option<String> {
         match self {

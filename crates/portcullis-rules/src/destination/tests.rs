@@ -226,3 +226,15 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn destinations_lists_what_each_reading_connects_to() {
+    assert_eq!(read_url("https://docs.rs/").destinations().len(), 1);
+    let hosts: Vec<String> = read_url(r"https://evil.example\@docs.rs/")
+        .destinations()
+        .iter()
+        .map(|d| d.host.to_string())
+        .collect();
+    assert_eq!(hosts, ["evil.example", "docs.rs"]);
+    assert!(read_url("file:///etc/passwd").destinations().is_empty());
+}

@@ -47,6 +47,8 @@ fn name_arguments_with_code_in_their_subscript_return_the_code_and_are_never_pro
         "n='a[$(rm -f victim)]'; (( n ))",
         "compgen -V 'a[$(rm -f victim)]' x",
         "command printf -v 'a[$(rm -f victim)]' x",
+        "printf \"$opt\" 'a[$(rm -f victim)]' x",
+        "read \"a[\\$(rm -f victim)]$y\"",
     ];
     for line in lines {
         assert!(
@@ -136,4 +138,27 @@ fn zsh_rebinding_makes_every_later_command_opaque() {
     }
     let bash = analyze("hash cat=/bin/sh; cat -c x");
     assert!(bash.commands[1].opaque.is_empty());
+}
+
+proptest::proptest! {
+    /// Whatever name-taking builtin and spelling, code in a name's subscript reaches the
+    /// analysis, and the line is never proven.
+    #[test]
+    fn code_in_any_name_argument_is_returned(
+        builtin in proptest::sample::select(vec![
+            "printf -v", "printf -v x %s; printf -v", "read -r", "read -ra", "read -d , -a", "mapfile -t",
+            "readarray", "declare -g", "declare -n r=", "typeset -i n=", "local", "export", "readonly",
+            "unset -v", "test -v", "[ -v", "wait -p", "getopts ab", "let", "compgen -V", "builtin read",
+            "command unset",
+        ]),
+        open in proptest::sample::select(vec!["'a[", "'a[1+", "\"a[\\", "'b[c[", "'a['\"'\"'"]),
+        inner in "[a-z]{1,8}",
+    ) {
+        let line = format!("{builtin} {open}$(rm -f {inner})]'");
+        let line = if line.matches('"').count() % 2 == 1 { format!("{line}\"") } else { line };
+        let a = analyze(&line);
+        let want = format!("rm -f {inner}");
+        proptest::prop_assert!(a.commands.iter().any(|c| c.canonical() == want), "{}: {:?}", line, a.commands);
+        proptest::prop_assert!(matches!(read_only(&a), ReadOnly::NotProven(_)), "{}", line);
+    }
 }

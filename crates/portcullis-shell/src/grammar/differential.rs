@@ -40,6 +40,9 @@ const PROGRAMS: &[(&str, &Grammar, &[&str])] = &[
     // `seq -5 1`: negative numbers, which the table refuses as options.
     ("seq", &printing::SEQ, &["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"]),
     ("df", &printing::DF, &[]),
+    ("shuf", &printing::SHUF, &[]),
+    ("split", &printing::SPLIT, &[]),
+    ("join", &printing::JOIN, &[]),
     ("tty", &printing::TTY, &[]),
     ("groups", &shell::PLAIN, &[]),
     ("uptime", &printing::UPTIME, &[]),
@@ -252,6 +255,10 @@ fn the_installed_curl_knows_every_option_the_table_lists() {
     }
     let dir = std::env::temp_dir().join(format!("portcullis-grammar-curl-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch directory");
+    let control =
+        Command::new("curl").arg("--portcullis-frob").current_dir(&dir).stdin(Stdio::null()).output();
+    let err = control.map(|o| String::from_utf8_lossy(&o.stderr).into_owned()).unwrap_or_default();
+    assert!(err.contains("is unknown"), "curl control not refused: {err}");
     let (mut checked, mut unknown) = (0, Vec::new());
     for opt in net::CURL.options {
         let mut words = Vec::new();
@@ -296,6 +303,9 @@ fn the_installed_jq_knows_every_option_the_table_lists() {
         eprintln!("jq differential: jq not installed, skipped");
         return;
     }
+    let control = Command::new("jq").args(["--portcullis-frob", "-n", "."]).stdin(Stdio::null()).output();
+    let err = control.map(|o| String::from_utf8_lossy(&o.stderr).into_owned()).unwrap_or_default();
+    assert!(err.contains("Unknown option"), "jq control not refused: {err}");
     let (mut checked, mut unknown) = (0, Vec::new());
     for opt in scripts::JQ.options {
         let values: &[&str] = match opt.arity {

@@ -192,6 +192,9 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("portcullis-grammar-find-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("scratch directory");
         std::fs::write(dir.join("ref"), "").expect("reference file");
+        let control = Command::new("find").args([".", "-portcullis-frob"]).current_dir(&dir).output();
+        let err = control.map(|o| String::from_utf8_lossy(&o.stderr).into_owned()).unwrap_or_default();
+        assert!(err.contains("unknown predicate"), "find control not refused: {err}");
         let (mut checked, mut unknown) = (0, Vec::new());
         for (primary, takes) in PRIMARIES {
             let values: &[&str] = match takes {

@@ -17,6 +17,28 @@
 //! Each table was taken from the program's source (`long_options`, the getopt string) and is
 //! checked against the installed program in `differential` tests: every abbreviation accepted
 //! here is accepted there, every one refused as ambiguous or unknown is refused there.
+//!
+//! **Partial tables.** Some GNU tables list only part of a program's options (tar, wget, make,
+//! hostname). Reading their abbreviations by GNU rules is still safe: every listed option exists
+//! in the program, so the program's candidates for an abbreviation include the table's; where
+//! the table finds one option, the program finds the same one or calls the spelling ambiguous
+//! and stops. Programs whose parsers are not getopt (git's subcommands, curl, jq, clap and cobra
+//! programs) are read with exact names only, which can never be misread.
+//!
+//! **Items.** Items come in argument order, so a [`Role::Chdir`] item applies to the items after
+//! it (`tar -C dir -x`, `git -C a -C b`, `make -C dir` then its makefile). Some items name what
+//! the program uses without its being written: `.` for `grep -r`, `ls`, `du`, `find`, `rg`, `fd`,
+//! `tar -x` (written), `wget` and `curl -O` (written); `~` for a bare `cd`; `/tmp` for `mktemp`;
+//! `GNUmakefile`, `makefile`, `Makefile` for `make`. [`Role::Script`] text (sed scripts, awk
+//! programs, jq filters) can itself read, write and run (`sed 'w f'`, awk's `system`): its
+//! effects are not items, and the language's checker must judge it.
+//!
+//! **What the words do not say.** The environment changes some readings, and the caller must
+//! refuse them: `POSIXLY_CORRECT` stops GNU programs at the first operand (`grep x f -e
+//! /etc/shadow` then reads `/etc/shadow`, which this reading calls a pattern); `_POSIX2_VERSION`
+//! changes `tail +3`; configuration files and variables add options (`~/.curlrc`, `~/.wgetrc`,
+//! `RIPGREP_CONFIG_PATH`, `MAKEFLAGS`, `GIT_*`, `npm_config_*`), and git and make run what
+//! their own configuration and makefiles say.
 
 mod getopt;
 mod spec;
@@ -44,6 +66,8 @@ mod differential;
 mod subcommand_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod traced;
 
 /// What one argument word means to the program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -90,6 +90,17 @@ pub(crate) const CURL: Grammar = Grammar {
 /// header values starting with `@` (form values with `@` or `<`) are files read and sent.
 fn curl_operands(p: &mut Parsed<'_>) -> Result<(), Unread> {
     p.all(Connects);
+    // `file://` URLs are local files: read, or written by an upload (`-T secret file:///x`).
+    let upload = p.has("upload-file");
+    let globs = !p.has("globoff");
+    for item in p.items.iter_mut().filter(|i| i.option.is_none() || i.option == Some("url")) {
+        let Some(path) = local_file(item.text) else { continue };
+        if globs && item.text.contains(['{', '[']) {
+            return Err(Unread::Unplaced(item.text.to_string()));
+        }
+        item.text = path.map_err(|()| Unread::Unplaced(item.text.to_string()))?;
+        item.role = if upload { Writes } else { Reads };
+    }
     if p.has("remote-name") || p.has("remote-name-all") {
         p.implicit(".", Writes);
     }
@@ -114,6 +125,21 @@ fn curl_operands(p: &mut Parsed<'_>) -> Result<(), Unread> {
         }
     }
     Ok(())
+}
+
+/// The path of a `file:` URL (scheme in any case): `Some(Ok(path))` for `file:///p` and
+/// `file://localhost/p`, `Some(Err)` for any other host, `None` for other schemes.
+fn local_file(url: &str) -> Option<Result<&str, ()>> {
+    let scheme = url.get(..7)?;
+    if !scheme.eq_ignore_ascii_case("file://") {
+        return None;
+    }
+    let rest = &url[7..];
+    let rest = match rest.get(..9) {
+        Some(host) if host.eq_ignore_ascii_case("localhost") => &rest[9..],
+        _ => rest,
+    };
+    Some(if rest.starts_with('/') { Ok(rest) } else { Err(()) })
 }
 
 pub(crate) const WGET: Grammar = gnu(

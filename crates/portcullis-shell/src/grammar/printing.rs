@@ -225,3 +225,85 @@ pub(crate) const TTY: Grammar =
 /// procps' uptime.
 pub(crate) const UPTIME: Grammar =
     gnu(&[f("p", "pretty"), f("s", "since"), f("h", "help"), f("V", "version")], none);
+
+/// shuf: `-e` shuffles its operands (strings), `-i` a range; otherwise one input file.
+pub(crate) const SHUF: Grammar = gnu(
+    &[
+        f("e", "echo"),
+        v("i", "input-range", Inert),
+        v("n", "head-count", Inert),
+        v("o", "output", Role::Writes),
+        v("", "random-source", Reads),
+        f("r", "repeat"),
+        f("z", "zero-terminated"),
+        f("", "help"),
+        f("", "version"),
+    ],
+    shuf_operands,
+);
+
+fn shuf_operands(p: &mut Parsed<'_>) -> Result<(), Unread> {
+    p.all(if p.has("echo") { Inert } else { Reads });
+    Ok(())
+}
+
+/// split: `split [INPUT]` writes `xaa`, `xab`… in the working directory; `--filter` hands each
+/// piece to a shell command instead. `split INPUT PREFIX` writes files whose names only start
+/// with PREFIX, which no item can name: not read.
+pub(crate) const SPLIT: Grammar = Grammar {
+    digits: true,
+    ..gnu(
+        &[
+            v("b", "bytes", Inert),
+            v("l", "lines", Inert),
+            v("C", "line-bytes", Inert),
+            v("n", "number", Inert),
+            f("e", "elide-empty-files"),
+            f("u", "unbuffered"),
+            v("a", "suffix-length", Inert),
+            v("", "additional-suffix", Inert),
+            o("", "numeric-suffixes", Inert),
+            f("d", "").named("numeric-suffixes"),
+            o("", "hex-suffixes", Inert),
+            f("x", "").named("hex-suffixes"),
+            v("", "filter", Role::Executes),
+            f("", "verbose"),
+            v("t", "separator", Inert),
+            v("", "-io-blksize", Inert),
+            f("", "help"),
+            f("", "version"),
+        ],
+        split_operands,
+    )
+};
+
+fn split_operands(p: &mut Parsed<'_>) -> Result<(), Unread> {
+    super::coreutils::too_many(p, 1)?;
+    p.set(0, Reads);
+    if !p.has("filter") {
+        p.implicit(".", Role::Writes);
+    }
+    Ok(())
+}
+
+/// join: two input files; `-o` is an output format, not a file.
+pub(crate) const JOIN: Grammar = gnu(
+    &[
+        v("a", "", Inert),
+        v("e", "", Inert),
+        f("i", "ignore-case"),
+        v("1", "", Inert),
+        v("2", "", Inert),
+        v("j", "", Inert),
+        v("o", "", Inert),
+        v("t", "", Inert),
+        v("v", "", Inert),
+        f("z", "zero-terminated"),
+        f("", "check-order"),
+        f("", "nocheck-order"),
+        f("", "header"),
+        f("", "help"),
+        f("", "version"),
+    ],
+    reads,
+);

@@ -33,8 +33,13 @@ pub(crate) const SED: Grammar = gnu(
     sed_operands,
 );
 
-/// The first operand is the script unless `-e`/`-f` gave one; `-i` rewrites every file.
+/// The first operand is the script unless `-e`/`-f` gave one; `-i` rewrites every file. A
+/// backup suffix writes FILE+SUFFIX beside each file; one with `/` or `*` (`-i'bak/*'`) puts
+/// the backups elsewhere, which no item names: not read.
 fn sed_operands(p: &mut Parsed<'_>) -> Result<(), Unread> {
+    if let Some(suffix) = p.values("in-place").find(|s| s.contains(['/', '*'])) {
+        return Err(Unread::Unplaced(suffix.to_string()));
+    }
     let role = if p.has("in-place") { Writes } else { Reads };
     p.all(role);
     if !p.has("expression") && !p.has("file") {

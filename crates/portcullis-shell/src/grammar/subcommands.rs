@@ -172,3 +172,73 @@ fn python_m_pip(args: &[String]) -> Option<Reading<'_>> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::process::{Command, Stdio};
+
+    use super::super::spec::Arity;
+    use super::{Grammar, CARGO, DOCKER, KUBECTL, PIP};
+
+    /// Every global option listed, spelled long and short with a value when it takes one, before
+    /// a harmless subcommand, is known to the installed program (its own "unknown option"
+    /// diagnostic does not appear). Run in a scratch directory.
+    #[test]
+    fn the_installed_programs_know_every_global_option_the_tables_list() {
+        let programs: [(&str, &Grammar, &[&str], &str); 4] = [
+            ("cargo", &CARGO, &["version"], "unexpected argument"),
+            ("pip", &PIP, &["help"], "no such option"),
+            ("kubectl", &KUBECTL, &["version", "--client"], "unknown"),
+            ("docker", &DOCKER, &["--version"], "unknown"),
+        ];
+        let dir = std::env::temp_dir().join(format!("portcullis-grammar-globals-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("scratch directory");
+        let (mut checked, mut unknown, mut skipped) = (0, Vec::new(), Vec::new());
+        for (program, grammar, probe, refusal) in programs {
+            let present =
+                Command::new(program).args(probe).stdout(Stdio::null()).stderr(Stdio::null()).status();
+            if !present.is_ok_and(|s| s.success()) {
+                skipped.push(program);
+                continue;
+            }
+            // The control: a made-up option must be seen as unknown, or the check proves nothing.
+            let control =
+                Command::new(program).arg("--portcullis-frob").args(probe).current_dir(&dir).output();
+            let err = control.map(|o| String::from_utf8_lossy(&o.stderr).into_owned()).unwrap_or_default();
+            assert!(err.lines().any(|l| l.contains(refusal)), "{program}: control not refused: {err}");
+            for opt in grammar.options {
+                let value: &[&str] = match (opt.long, opt.arity) {
+                    ("color", _) => &["auto"],
+                    ("log-level", _) => &["info"],
+                    (_, Arity::Required(_)) => &["1"],
+                    _ => &[],
+                };
+                let spellings = [
+                    (!opt.long.is_empty()).then(|| format!("--{}", opt.long)),
+                    opt.short.map(|c| format!("-{c}")),
+                ];
+                for word in spellings.into_iter().flatten() {
+                    checked += 1;
+                    let out = Command::new(program)
+                        .arg(&word)
+                        .args(value)
+                        .args(probe)
+                        .current_dir(&dir)
+                        .stdin(Stdio::null())
+                        .output();
+                    let err =
+                        out.map(|o| String::from_utf8_lossy(&o.stderr).into_owned()).unwrap_or_default();
+                    if err.lines().any(|l| l.contains(refusal) && l.contains(word.trim_start_matches('-'))) {
+                        unknown.push(format!("{program} {word}: {err}"));
+                    }
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        eprintln!(
+            "global options: {checked} spellings checked, {} unknown, skipped {skipped:?}",
+            unknown.len()
+        );
+        assert!(unknown.is_empty(), "{}", unknown.join("\n"));
+    }
+}

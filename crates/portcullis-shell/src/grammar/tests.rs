@@ -173,6 +173,10 @@ fn every_spelling_of_a_value_option_finds_its_value() {
         ("curl -K cfg", "cfg", NamesFiles),
         ("curl -b jar https://x", "jar", Reads),
         ("curl -x http://proxy https://x", "http://proxy", Connects),
+        ("curl file:///etc/shadow", "/etc/shadow", Reads),
+        ("curl FILE://localhost/etc/shadow", "/etc/shadow", Reads),
+        ("curl -T key file:///home/u/.bashrc", "/home/u/.bashrc", Writes),
+        ("curl --url file:///etc/passwd", "/etc/passwd", Reads),
         ("wget https://x/f", ".", Writes),
         ("wget -O - https://x", "-", Writes),
         ("wget --post-file=/etc/shadow https://x", "/etc/shadow", Reads),
@@ -212,6 +216,8 @@ fn words_outside_the_grammar_are_refused() {
         ("uniq a b c", Unread::Unplaced("c".into())),
         ("uname x", Unread::Unplaced("x".into())),
         ("dd if=a xx=b", Unread::Unplaced("xx=b".into())),
+        ("split a pre", Unread::Unplaced("pre".into())),
+        ("sed -ibak/* s/a/b/ f", Unread::Unplaced("bak/*".into())),
         ("cd -", Unread::Unplaced("-".into())),
         ("rg -z x", Unread::UnknownOption("-z".into())),
         ("rg --search-zip x", Unread::UnknownOption("--search-zip".into())),
@@ -231,6 +237,8 @@ fn words_outside_the_grammar_are_refused() {
         ("curl --output=x https://x", Unread::UnknownOption("--output=x".into())),
         ("curl --out x https://x", Unread::UnknownOption("--out".into())),
         ("curl -q https://x", Unread::UnknownOption("-q".into())),
+        ("curl file://host/etc/passwd", Unread::Unplaced("file://host/etc/passwd".into())),
+        ("curl file:///etc/{passwd,shadow}", Unread::Unplaced("file:///etc/{passwd,shadow}".into())),
         ("wget -e robots=off https://x", Unread::UnknownOption("-e".into())),
         ("tar --checkpoint-action=exec=sh -cf a b", Unread::UnknownOption("--checkpoint-action".into())),
         ("tar xq", Unread::UnknownOption("q".into())),
@@ -316,6 +324,27 @@ proptest! {
         if let Ok(reading) = read("sort", &argv) {
             prop_assert!(
                 reading.items.iter().any(|i| i.text == "OUT" && i.role == Role::Writes),
+                "{argv:?}: {:?}", reading.items
+            );
+        }
+    }
+
+    /// `-r` slipped in anywhere before `--` makes grep read a tree (its directories, or the
+    /// working directory), whatever else the words say; never a plain read.
+    #[test]
+    fn a_recursion_flag_inserted_anywhere_makes_grep_read_a_tree(
+        args in proptest::collection::vec(word(), 0..6),
+        at in 0usize..6,
+        spelling in proptest::sample::select(&["-r", "-R", "--recursive", "--rec", "-d recurse", "--dir=rec", "-rn"][..]),
+    ) {
+        let end = args.iter().position(|a| a == "--").unwrap_or(args.len());
+        let at = at.min(end);
+        prop_assume!(at == 0 || !args[at - 1].starts_with('-'));
+        let mut argv = args.clone();
+        argv.splice(at..at, spelling.split(' ').map(str::to_string));
+        if let Ok(reading) = read("grep", &argv) {
+            prop_assert!(
+                reading.items.iter().any(|i| i.role == Role::ReadsTree),
                 "{argv:?}: {:?}", reading.items
             );
         }

@@ -48,7 +48,7 @@ pub(super) fn check(command: &Command, fx: &CommandEffects, home: Option<&str>) 
         let lister = LISTERS.contains(&command.program.as_str());
         // A recursive listing shows names, not contents: judged as its directory, which must be
         // off the stores and not a root that holds them all (home, `/`, a parent).
-        if reading == Reading::Tree && (lister || TREE_LISTERS.contains(&command.program.as_str())) {
+        if reading == Reading::Tree && (lister || names_only(command)) {
             if let Some(root) = broad_root(&p.place) {
                 return Err(format!("lists everything below {root}"));
             }
@@ -77,6 +77,16 @@ const LISTERS: &[&str] = &["ls", "dir", "vdir", "du", "stat"];
 
 /// Programs whose recursive reads are listings of names (`find .`, `tree src`, `ls -R`).
 const TREE_LISTERS: &[&str] = &["find", "tree", "fd", "fdfind"];
+
+/// Whether the command's recursive reads list names only: `find`, `tree`, `fd`, and `rg --files`
+/// (its long options may be abbreviated: `--fil`).
+fn names_only(command: &Command) -> bool {
+    let program = command.program.as_str();
+    TREE_LISTERS.contains(&program)
+        || ((program == "rg")
+            && grammar::read(program, &command.args)
+                .is_ok_and(|r| r.items.iter().any(|i| i.option == Some("files"))))
+}
 
 /// A directory whose listing shows every store's name: `/`, a home, the homes, a parent.
 fn broad_root(place: &Place) -> Option<String> {

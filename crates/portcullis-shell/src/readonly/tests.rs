@@ -338,7 +338,9 @@ fn issue_23s_secret_stores_are_not_proven_read_only() {
     ] {
         assert!(!proven(line), "{line} must not be proven");
     }
-    for line in ["cat .github/workflows/ci.yml", "grep -rn TODO src tests", "cat /etc/hostname", "cat .gitignore"] {
+    for line in
+        ["cat .github/workflows/ci.yml", "grep -rn TODO src tests", "cat /etc/hostname", "cat .gitignore"]
+    {
         assert!(proven(line), "{line}: {:?}", read_only(&analyze(line)));
     }
 }

@@ -45,6 +45,20 @@ pub enum Reading {
     Tree,
 }
 
+impl Reading {
+    /// How an effect's access reads its path, if it reads it: a file read for `Read`, `Execute`
+    /// (an error message prints a sourced file's lines) and `NamesFiles`; a tree read for
+    /// `ReadTree` and for `Any` (a command not understood may walk the directory).
+    pub fn of(access: crate::effects::Access) -> Option<Reading> {
+        use crate::effects::Access;
+        match access {
+            Access::Read | Access::Execute | Access::NamesFiles => Some(Reading::File),
+            Access::ReadTree | Access::Any => Some(Reading::Tree),
+            Access::Write => None,
+        }
+    }
+}
+
 /// What glob characters in a path mean.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Globbing {

@@ -146,6 +146,9 @@ fn a_known_working_directory_proves_trees_strictly_below_it() {
     let cx = Context { cwd: Some("/work/repo"), ..cx() };
     let abs = |p: &str| Place::Abs(p.into());
     assert_eq!(judge(&abs("/work/repo/src"), Reading::Tree, &cx), Ok(()));
+    let hidden_above = Context { cwd: Some("/tmp/.tmpab12/repo"), ..cx };
+    assert_eq!(judge(&abs("/tmp/.tmpab12/repo/src"), Reading::Tree, &hidden_above), Ok(()));
+    assert!(judge(&abs("/tmp/.tmpab12/repo/.git"), Reading::Tree, &hidden_above).is_err());
     for dir in ["/work/repo", "/work", "/work/repo/.git", "/work/repo/src/.hidden", "/work/other"] {
         assert!(judge(&abs(dir), Reading::Tree, &cx).is_err(), "{dir}");
     }
@@ -227,5 +230,43 @@ proptest::proptest! {
         let escaped = p.absolute().is_some_and(|a| !a.starts_with("/home/u/.aws"));
         proptest::prop_assume!(!escaped);
         proptest::prop_assert!(judge(&p, Reading::File, &cx()).is_err());
+    }
+}
+
+#[test]
+fn an_effects_access_says_how_it_reads() {
+    use crate::effects::Access;
+    assert_eq!(Reading::of(Access::Read), Some(Reading::File));
+    assert_eq!(Reading::of(Access::Any), Some(Reading::Tree));
+    assert_eq!(Reading::of(Access::ReadTree), Some(Reading::Tree));
+    assert_eq!(Reading::of(Access::Write), None);
+}
+
+proptest::proptest! {
+    /// A secret path respelt with `.`, doubled slashes and `x/..` detours, from `/`, `~` or
+    /// `~root`, is the same secret.
+    #[test]
+    fn respellings_of_a_secret_are_the_same_secret(
+        secret in proptest::sample::select(vec![
+            "/root/.ssh/id_rsa", "/home/u/.aws/credentials", "/work/repo/.git/config", "/etc/shadow",
+            "/proc/1/environ", "/home/u/.kaggle/kaggle.json",
+        ]),
+        detours in proptest::collection::vec(proptest::sample::select(vec!["", ".", "x/..", "./.", "a/b/../.."]), 6),
+    ) {
+        let mut word = String::new();
+        for (i, comp) in secret.split('/').skip(1).enumerate() {
+            word.push('/');
+            if let Some(d) = detours.get(i).filter(|d| !d.is_empty()) {
+                word.push_str(d);
+                word.push('/');
+            }
+            word.push_str(comp);
+        }
+        let word = match word.strip_prefix("/root/") {
+            Some(rest) => format!("~root/{rest}"),
+            None => word,
+        };
+        let p = place(&word, &Base::start(), None);
+        proptest::prop_assert!(judge(&p, Reading::File, &cx()).is_err(), "{} (from {})", word, secret);
     }
 }

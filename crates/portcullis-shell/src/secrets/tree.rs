@@ -54,7 +54,11 @@ pub(super) fn judge_tree(at: &Located, cx: &Context<'_>) -> Result<(), Secret> {
     // Components below an allowed home cache (`~/.cargo/registry/src`) are not hidden stores.
     let cached = home_depth
         .and_then(|d| home::ALLOWED.iter().find(|a| c[d..].starts_with(&own(a))).map(|a| d + a.len()));
-    if c[cached.unwrap_or(0)..].iter().any(|x| x.starts_with('.')) {
+    // Hidden names count below the working directory only (a checkout may live in `/tmp/.x`;
+    // a store above it was judged by the file rule already).
+    let cwd: Option<Vec<String>> = cx.cwd.map(split);
+    let below_cwd = cwd.as_ref().filter(|w| at.root == Root::Abs && c.starts_with(w)).map(Vec::len);
+    if c[cached.or(below_cwd).unwrap_or(0)..].iter().any(|x| x.starts_with('.')) {
         return refuse(Broad::Hidden);
     }
     match at.root {
@@ -69,7 +73,6 @@ pub(super) fn judge_tree(at: &Located, cx: &Context<'_>) -> Result<(), Secret> {
             if names::system_trees().any(|s| s.starts_with(&refs(c))) {
                 return refuse(Broad::HoldsASystemStore);
             }
-            let cwd: Option<Vec<String>> = cx.cwd.map(split);
             match cwd {
                 Some(w) if w.starts_with(c) => return refuse(Broad::HoldsTheWorkingDirectory),
                 Some(w) if c.starts_with(&w) => return Ok(()),

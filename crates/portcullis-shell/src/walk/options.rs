@@ -211,6 +211,8 @@ mod tests {
             ("PROMPT_COMMAND=id bash -ic ls", &[true]),
             ("BASH_ENV=./x; bash -c ls", &[true, true]),
             ("BASH_CMDS[ls]=./evil; ls", &[true, true]),
+            ("PATH=.:$PATH; ls", &[false, true]),
+            ("export PATH=/tmp; ls", &[false, true]),
             ("LANG=C bash -c ls", &[false]),
         ];
         for (line, want) in cases {

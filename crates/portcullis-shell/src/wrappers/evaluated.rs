@@ -4,8 +4,8 @@
 //! argv lists as commands, so deny rules see what these would run.
 
 use super::Unwrapped;
-use crate::builtins;
 use crate::word::Word;
+use crate::{builtins, zsh};
 use crate::{Dialect, Opacity};
 
 /// Builtins that run strings as code: `eval`, `trap`, `alias`; those that run code they do not
@@ -51,6 +51,16 @@ pub(super) fn strings(name: &str, args: &[Word], shell: Dialect, out: &mut Unwra
     if let Some(why) = builtins::runs_hidden_code(name, args, shell) {
         let _ = why; // the reason is for the table in `builtins`; the opacity says it all
         out.opaque.push(Opacity::Eval);
+    }
+    // zsh glob qualifiers run a command line per matching file: `ls *(e:'rm x':)`.
+    if shell == Dialect::Zsh {
+        for arg in args.iter().filter(|a| a.text.contains('(')) {
+            let (runs, code) = zsh::qualifier_code(&arg.text);
+            if runs {
+                out.opaque.push(Opacity::Eval);
+                out.scripts.extend(code);
+            }
+        }
     }
     // Names and arithmetic the builtin evaluates: `printf -v 'a[$(rm x)]'`, `let 'a[$(rm x)]'`.
     let evaluated = builtins::evaluation(name, args, shell);

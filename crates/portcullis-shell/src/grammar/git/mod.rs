@@ -7,6 +7,7 @@
 //! misread, so an abbreviation is refused instead.
 
 mod log;
+mod more;
 mod small;
 
 use super::getopt;
@@ -116,11 +117,37 @@ pub(crate) fn read(args: &[String]) -> Result<Reading<'_>, Unread> {
     let Some(sub) = args.get(at) else {
         return Ok(Reading::plain(items));
     };
+    if let Some((grammar, second)) = two_words(sub, args.get(at + 1).map(String::as_str)) {
+        let from = at + 1 + usize::from(second.is_some());
+        let mut parsed = getopt::split(grammar, args, from)?;
+        (grammar.operands)(&mut parsed)?;
+        items.extend(parsed.items);
+        let mut reading = Reading::placed(args, at, items);
+        reading.subcommand.extend(second);
+        return Ok(reading);
+    }
     let grammar = grammar(sub).ok_or_else(|| Unread::UnknownSubcommand(sub.clone()))?;
     let mut parsed = getopt::split(grammar, args, at + 1)?;
     (grammar.operands)(&mut parsed)?;
     items.extend(parsed.items);
     Ok(Reading::placed(args, at, items))
+}
+
+/// The listing forms of subcommands with subcommands of their own: `stash list`, `stash
+/// show`, `remote`, `remote -v`, `remote get-url`, `reflog` / `reflog show`. The second word is
+/// returned when it is one.
+fn two_words<'a>(sub: &str, next: Option<&'a str>) -> Option<(&'static Grammar, Option<&'a str>)> {
+    match (sub, next) {
+        ("stash", Some(w @ "list")) => Some((&log::LOG, Some(w))),
+        ("stash", Some(w @ "show")) => Some((&more::STASH_SHOW, Some(w))),
+        ("remote", None) => Some((&more::REMOTE, None)),
+        ("remote", Some(w)) if w.starts_with('-') => Some((&more::REMOTE, None)),
+        ("remote", Some(w @ "get-url")) => Some((&more::REMOTE_GET_URL, Some(w))),
+        ("reflog", Some(w @ "show")) => Some((&log::LOG, Some(w))),
+        ("reflog", Some(w)) if w.starts_with('-') => Some((&log::LOG, None)),
+        ("reflog", None) => Some((&log::LOG, None)),
+        _ => None,
+    }
 }
 
 fn grammar(sub: &str) -> Option<&'static Grammar> {
@@ -140,6 +167,14 @@ fn grammar(sub: &str) -> Option<&'static Grammar> {
         "show-ref" => &small::SHOW_REF,
         "cat-file" => &small::CAT_FILE,
         "version" => &small::VERSION,
+        "tag" => &more::TAG,
+        "for-each-ref" => &more::FOR_EACH_REF,
+        "check-ignore" => &more::CHECK_IGNORE,
+        "check-attr" => &more::CHECK_ATTR,
+        "name-rev" => &more::NAME_REV,
+        "cherry" => &more::CHERRY,
+        "show-branch" => &more::SHOW_BRANCH,
+        "count-objects" => &more::COUNT_OBJECTS,
         _ => return None,
     })
 }

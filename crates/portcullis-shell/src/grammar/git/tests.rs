@@ -12,6 +12,8 @@ fn words(line: &str) -> Vec<String> {
 
 #[test]
 fn global_options_are_skipped_by_gits_own_grammar() {
+    let stash = words("stash list -3");
+    assert_eq!(read("git", &stash).map(|r| r.subcommand), Ok(vec!["stash", "list"]));
     let cases: [(&str, &[&str]); 6] = [
         ("-C . -c color.ui=never --no-pager --git-dir=x push -f", &["push"]),
         ("--work-tree w --namespace n log", &["log"]),
@@ -70,6 +72,11 @@ fn reading_subcommands_are_read_exactly() {
         ("-C repo branch -a", "repo", Chdir),
         ("status -sb", "b", Flag),
         ("ls-files -X ex", "ex", Reads),
+        ("stash show -p --output=o stash@{0}", "o", Writes),
+        ("reflog -5 HEAD", "HEAD", Reads),
+        ("tag -l v1*", "v1*", Inert),
+        ("remote get-url origin", "origin", Inert),
+        ("check-ignore -v .env", ".env", Reads),
     ];
     for (line, text, role) in found {
         let args = words(line);
@@ -85,6 +92,12 @@ fn reading_subcommands_are_read_exactly() {
         ("branch new", Unread::Unplaced("new".into())),
         ("branch -D old", Unread::UnknownOption("-D".into())),
         ("push origin", Unread::UnknownSubcommand("push".into())),
+        ("stash", Unread::UnknownSubcommand("stash".into())),
+        ("stash pop", Unread::UnknownSubcommand("stash".into())),
+        ("remote add x y", Unread::UnknownSubcommand("remote".into())),
+        ("remote show origin", Unread::UnknownSubcommand("remote".into())),
+        ("reflog expire --all", Unread::UnknownSubcommand("reflog".into())),
+        ("tag v1", Unread::Unplaced("v1".into())),
         ("st", Unread::UnknownSubcommand("st".into())),
         ("-p --frob log", Unread::UnknownOption("--frob".into())),
     ];
@@ -120,8 +133,23 @@ fn the_installed_git_accepts_every_option_spelling_the_tables_list() {
     }
     let repo = std::env::temp_dir().join(format!("portcullis-grammar-git-{}", std::process::id()));
     std::fs::create_dir_all(&repo).expect("scratch repository");
-    let init = Command::new("git").args(["init", "-q"]).current_dir(&repo).env("HOME", &repo).status();
-    assert!(init.is_ok_and(|s| s.success()));
+    // A commit, so that log, show and blame get as far as reading their options.
+    std::fs::write(repo.join("f"), "x\n").expect("a file");
+    for step in [
+        &["init", "-q"][..],
+        &["add", "f"],
+        &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"],
+    ] {
+        let status = Command::new("git")
+            .args(step)
+            .current_dir(&repo)
+            .env("HOME", &repo)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .status();
+        assert!(status.is_ok_and(|s| s.success()), "git {step:?}");
+    }
+    assert!(git_refuses(&repo, "log", "--portcullis-frob"), "git control not refused");
+    assert!(git_refuses(&repo, "status", "--portcullis-frob"), "git control not refused");
     let (mut checked, mut wrong) = (0, Vec::new());
     for sub in [
         "log",
@@ -139,6 +167,14 @@ fn the_installed_git_accepts_every_option_spelling_the_tables_list() {
         "rev-list",
         "show-ref",
         "cat-file",
+        "tag",
+        "for-each-ref",
+        "check-ignore",
+        "check-attr",
+        "name-rev",
+        "cherry",
+        "show-branch",
+        "count-objects",
     ] {
         let Some(grammar) = super::grammar(sub) else { continue };
         for opt in grammar.options {

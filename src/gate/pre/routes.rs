@@ -1,0 +1,116 @@
+//! Requests other than `tools/call` that name a resource: the typed call Layer 1 decides.
+
+use serde_json::value::RawValue;
+
+use super::Context;
+use crate::call::{Method, ToolCall};
+use crate::mcp::jsonrpc::Message;
+
+/// The typed call of a request naming a resource (`resources/read`, `resources/subscribe`): the
+/// pseudo-tool `mcp__{upstream}__{method}` whose arguments are `{"uri": …}` (what the resource
+/// kind reads, the Layer 2 check judges and a waiver is keyed by; `_meta` changes per request).
+/// Params whose `uri` is not one string (absent, or given twice, which servers would read
+/// differently) are refused.
+pub(super) fn routed(method: Method, msg: &Message<'_>, cx: &Context<'_>) -> Result<ToolCall, String> {
+    #[derive(serde::Deserialize)]
+    struct Named<'a> {
+        #[serde(borrow)]
+        uri: std::borrow::Cow<'a, str>,
+        #[serde(borrow, default, rename = "_meta")]
+        meta: Option<&'a RawValue>,
+    }
+    let m = method.as_str();
+    let params = match msg.params.map(|p| serde_json::from_str::<Named<'_>>(p.get())) {
+        Some(Ok(p)) => p,
+        Some(Err(e)) => return Err(format!("{m} params: {e}")),
+        None => return Err(format!("{m} needs params")),
+    };
+    let task = ToolCall::task_in_meta(params.meta);
+    let args = serde_json::value::to_raw_value(&serde_json::json!({ "uri": params.uri }))
+        .map_err(|e| format!("{m} params: {e}"))?;
+    Ok(ToolCall::route(cx.upstream.clone(), method, Some(&args), cx.era)
+        .with_task(task.as_deref())
+        .with_session(cx.session.map(str::to_owned))
+        .with_caller(cx.principal)
+        .with_agent(cx.agent.cloned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::Value;
+
+    use super::super::{block_on, decide, Plan};
+    use super::*;
+    use crate::approval::Approvals;
+    use crate::mcp::era::Era;
+    use crate::mcp::jsonrpc::{code, parse};
+
+    fn refusal_json(d: Plan) -> (Value, bool) {
+        match d {
+            Plan::Refuse(r) => (serde_json::from_slice(&r.body).unwrap(), r.invalid),
+            Plan::Forward(_) | Plan::Ask(_) | Plan::Rewrite(..) => panic!("not refused"),
+        }
+    }
+
+    #[test]
+    fn a_refused_resource_request_is_a_json_rpc_error_and_other_routes_are_watched() {
+        let decide_with = |policy: &str, text: &str| {
+            let up: Arc<str> = "up".into();
+            let approvals = Approvals::headless();
+            let cx = Context {
+                agent: None,
+                upstream: &up,
+                era: Era::Legacy,
+                negotiated: None,
+                session: None,
+                approvals: &approvals,
+                elicits: false,
+                principal: None,
+                counter: None,
+            };
+            let guard = crate::gate::guard::tests::guard(policy);
+            block_on(decide(&parse(text.as_bytes()).unwrap(), &cx, &guard))
+        };
+        let policy = "permissions: { allow: [\"mcp__up__*\"], deny: [\"File(/etc/**)\"] }\n";
+        let read = |uri: &str| {
+            format!(r#"{{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{{"uri":"{uri}"}}}}"#)
+        };
+        let (v, invalid) = refusal_json(decide_with(policy, &read("file://localhost/etc/%2e%2e/etc/shadow")));
+        assert!(!invalid, "a policy refusal, not a protocol error");
+        assert_eq!((&v["id"], &v["error"]["code"]), (&Value::from("r"), &Value::from(code::REFUSED)), "{v}");
+        assert!(v["error"]["message"].as_str().unwrap().contains("mcp__up__resources/read"), "{v}");
+        let meta = r#"{"jsonrpc":"2.0","id":"r","method":"resources/read","params":{"uri":"file:///tmp/x","_meta":{"progressToken":7}}}"#;
+        let Plan::Forward(w) = decide_with(policy, meta) else { panic!("allowed") };
+        let (_, call) = w.calls().next().expect("watched");
+        assert_eq!(call.method, Method::ResourcesRead);
+        let args = call.args.as_deref().map(RawValue::get);
+        assert_eq!(
+            args,
+            Some(r#"{"uri":"file:///tmp/x"}"#),
+            "what is judged and keyed is the URI, not _meta"
+        );
+        for method in [
+            "resources/list",
+            "resources/templates/list",
+            "prompts/get",
+            "prompts/list",
+            "completion/complete",
+        ] {
+            let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{}}}}"#);
+            let Plan::Forward(w) = decide_with(policy, &text) else { panic!("{method} is forwarded") };
+            let name = w.calls().next().map(|(_, c)| c.qualified.clone());
+            assert_eq!(name, Some(format!("mcp__up__{method}")), "its answer is watched");
+        }
+        for text in [
+            r#"{"jsonrpc":"2.0","method":"resources/read","params":{"uri":"file:///etc/shadow"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///tmp/x","uri":"file:///etc/shadow"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":7}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"resources/read"}"#,
+        ] {
+            let (_, invalid) = refusal_json(decide_with(policy, text));
+            assert!(invalid, "{text}");
+        }
+    }
+}
