@@ -167,7 +167,7 @@ fn env_number(name: &str, default: u64) -> u64 {
 
 /// Every line the analyzer proves read-only keeps its promise under real bash.
 #[test]
-#[ignore = "fails on main at 8bd2734 (git's index refresh, a repository symlink into home, egrep, \
+#[ignore = "fails on main at 8578ad7 (git's index refresh, git remote -v's token, a symlink into home, egrep, \
             git's repository reads and glob listings outside the effect model): see findings.md; \
             un-ignore once fixed"]
 fn every_line_proven_read_only_changes_nothing_reads_no_secret_and_runs_only_what_was_predicted() {
