@@ -28,6 +28,14 @@ pub(super) fn check(command: &Command, fx: &CommandEffects, home: Option<&str>) 
             Ok(_) => "not every word is understood".into(),
         });
     }
+    // git prints its configuration's values (remote URLs carry tokens: `https://x:TOKEN@…`)
+    // without naming `.git/config`: those subcommands read a secret store.
+    if command.program == "git" && fx.canonical.get(1).is_some_and(|s| PRINTS_CONFIG.contains(&s.as_str())) {
+        return Err(format!(
+            "git {} prints the repository's config, where remote credentials live",
+            fx.canonical[1]
+        ));
+    }
     if let Some(dest) = fx.network.first() {
         return Err(format!("reaches {dest}"));
     }
@@ -70,6 +78,9 @@ pub(super) fn check(command: &Command, fx: &CommandEffects, home: Option<&str>) 
     }
     Ok(())
 }
+
+/// git subcommands that print values of the repository's config.
+const PRINTS_CONFIG: &[&str] = &["remote", "config", "var"];
 
 /// Programs that show names and metadata of what they are given, never content: `ls *` shows
 /// the names the glob matched (and the listings of directories among them).

@@ -344,3 +344,16 @@ fn issue_23s_secret_stores_are_not_proven_read_only() {
         assert!(proven(line), "{line}: {:?}", read_only(&analyze(line)));
     }
 }
+
+#[test]
+fn git_subcommands_that_print_the_config_are_not_proven_in_any_spelling() {
+    for line in [
+        "git remote -v",
+        "git rem''ote --verbose",
+        "git -C . remote get-url origin",
+        "git {remote,} -v",
+        "git config --get remote.origin.url",
+    ] {
+        assert!(matches!(read_only(&analyze(line)), ReadOnly::NotProven(_)), "{line} was proven");
+    }
+}
