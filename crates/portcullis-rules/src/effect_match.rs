@@ -37,6 +37,14 @@ pub(crate) fn path_hit(rule: &Glob, effect: &PathEffect) -> Option<Hit> {
             if rule.matches(p) {
                 return Some(Hit::Yes);
             }
+            // A word bash expands as a glob (`/e?c/hostname`, `/*/hostname`, after `cd /e*`)
+            // may name any path its fixed prefix leads to.
+            if let Some(at) = p.find(['*', '?', '[']) {
+                let (fixed, rule_fixed) = (&p[..at], literal_prefix(rule));
+                if rule_fixed.starts_with(fixed) || fixed.starts_with(rule_fixed) {
+                    return Some(Hit::Possibly);
+                }
+            }
             // A recursive reader of `/etc` reads `/etc/shadow`; one nobody understood may be.
             let below = format!("{}/", p.trim_end_matches('/'));
             let inside =

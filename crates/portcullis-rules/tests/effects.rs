@@ -136,3 +136,23 @@ fn a_fetch_rule_holds_for_a_shell_commands_destinations_in_every_spelling() {
     }
     assert_eq!(bash(&e, "curl https://docs.rs/").0, Effect::Allow);
 }
+
+#[test]
+fn locale_and_zone_variables_that_name_files_meet_file_rules() {
+    let e = engine(&["File(/etc/**)"], &[], &[], Posture::Yolo);
+    for line in
+        ["TZ=../../../etc/hostname date", "TZ=/etc/shadow date", "LANGUAGE=../../../../etc/x ls /nonexist"]
+    {
+        assert_eq!(bash(&e, line).0, Effect::Deny, "{line}: {:?}", bash(&e, line));
+    }
+    assert_eq!(bash(&e, "TZ=UTC date").0, Effect::Allow);
+}
+
+#[test]
+fn a_glob_that_may_expand_into_a_denied_tree_is_asked() {
+    let e = engine(&["File(/etc/**)"], &[], &[], Posture::Yolo);
+    for line in ["cat /e?c/hostname", "cat /[e]tc/hostname", "cat /*/hostname", "cd /e* && cat hostname"] {
+        assert!(bash(&e, line).0 >= Effect::Ask, "{line}: {:?}", bash(&e, line));
+    }
+    assert_eq!(bash(&e, "cat /usr/share/doc/*/README").0, Effect::Allow);
+}

@@ -31,7 +31,7 @@ fn prefilter(engine: &Engine, tool: &str, line: &str) -> Option<Prefilter> {
 #[test]
 fn a_zsh_tool_is_not_proven_read_only_where_zsh_differs_from_bash() {
     let e = engine();
-    let rebinding = "hash cat=/bin/sh; cat -c 'touch x'";
+    let rebinding = "hash cat=/bin/sh; cat notes.txt";
     assert_eq!(prefilter(&e, "mcp__bash__run", rebinding), Some(Prefilter::Skip));
     assert_eq!(prefilter(&e, "mcp__zsh__run", rebinding), Some(Prefilter::Inspect));
     for line in ["ls -la", "git status"] {

@@ -150,6 +150,20 @@ fn command_effects(cmd: &Command, bases: &[Base], home: Option<&str>) -> Command
             }
         }
     };
+    // Variables glibc reads as file names, relative to its data directories.
+    for (name, value) in &cmd.assignments {
+        let under = match name.as_str() {
+            "TZ" => "/usr/share/zoneinfo",
+            "LANGUAGE" | "LANG" | "LC_ALL" | "LC_MESSAGES" | "NLSPATH" | "LOCPATH" => "/usr/share/locale",
+            n if n.starts_with("LC_") => "/usr/share/locale",
+            "TZDIR" => "/",
+            _ => continue,
+        };
+        let base = [Base::Dir(under.into())];
+        for piece in value.split(':').filter(|p| !p.is_empty()) {
+            put(&mut out, piece, Access::Read, &base);
+        }
+    }
     if cmd.path_qualified || cmd.invoked_as.contains('/') {
         put(&mut out, &cmd.invoked_as.clone(), Access::Execute, bases);
     }

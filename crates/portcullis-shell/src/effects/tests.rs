@@ -129,3 +129,15 @@ fn a_grammars_directory_change_moves_the_words_after_it() {
     let e = all("git -C /usr -C ../root log", Base::start());
     assert!(e[0].paths.iter().all(|p| p.place != Place::Anywhere), "{:?}", places(&e[0]));
 }
+
+#[test]
+fn nested_parameter_expansions_are_refused_before_they_cost_exponential_time() {
+    let mut line = String::from("x");
+    for _ in 0..40 {
+        line = format!("${{x:{line}}}");
+    }
+    let a = analyze(&format!("echo {line}"));
+    assert!(a.parse_error.is_some());
+    let a = analyze("echo ${x:${y:-1}}");
+    assert!(a.parse_error.is_none());
+}

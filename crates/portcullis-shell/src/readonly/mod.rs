@@ -120,6 +120,11 @@ fn judge(command: &Command) -> Result<(), String> {
     if let Some((name, _)) = command.assignments.iter().find(|(name, _)| !is_harmless_variable(name)) {
         return Err(format!("sets {name}, which can change what runs"));
     }
+    // Locale and zone names are file names below the system's data directories: glibc joins
+    // `LANGUAGE=../../tmp/x` and `TZ=/root/.ssh/id_rsa` without checking.
+    if let Some((name, value)) = command.assignments.iter().find(|(_, value)| !is_plain_name(value)) {
+        return Err(format!("sets {name}={value}, which names a file"));
+    }
     redirects(command)?;
     if command.program.is_empty() {
         return Err("no program".into());
@@ -199,6 +204,14 @@ fn is_harmless_variable(name: &str) -> bool {
         name,
         "LANG" | "LANGUAGE" | "TZ" | "NO_COLOR" | "CLICOLOR" | "CLICOLOR_FORCE" | "COLUMNS" | "LINES"
     ) || (name.starts_with("LC_") && name[3..].bytes().all(|b| b.is_ascii_uppercase()))
+}
+
+/// A locale or zone name: letters, digits and `_.@+-`, `:` lists and `/` regions
+/// (`America/New_York`), never absolute, never climbing (`..`), never `:`-prefixed (a TZ path).
+fn is_plain_name(value: &str) -> bool {
+    value.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.@+-:/".contains(&b))
+        && !value.starts_with(['/', ':'])
+        && !value.split([':', '/']).any(|c| c == ".." || c == ".")
 }
 
 /// Characters that display differently from how the shell reads them.

@@ -357,3 +357,17 @@ fn git_subcommands_that_print_the_config_are_not_proven_in_any_spelling() {
         assert!(matches!(read_only(&analyze(line)), ReadOnly::NotProven(_)), "{line} was proven");
     }
 }
+
+#[test]
+fn locale_and_zone_values_that_name_files_are_not_proven() {
+    for line in [
+        "TZ=/root/.ssh/id_rsa date",
+        "LANG=C.UTF-8 LANGUAGE=../../../../tmp/x/locale/xx ls /nonexist",
+        "TZ=:/etc/x date",
+    ] {
+        assert!(matches!(read_only(&analyze(line)), ReadOnly::NotProven(_)), "{line} was proven");
+    }
+    for line in ["TZ=UTC date", "TZ=America/New_York date", "LANG=C.UTF-8 ls"] {
+        assert_eq!(read_only(&analyze(line)), ReadOnly::Proven, "{line}");
+    }
+}
