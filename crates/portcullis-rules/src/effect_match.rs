@@ -9,6 +9,7 @@
 use portcullis_shell::effects::{Access, Canonical, CommandEffects, PathEffect};
 use portcullis_shell::place::Place;
 
+use super::destination::{read_url, DomainPattern, HostMatch};
 use super::glob::Glob;
 use super::spec::{CommandPattern, Subject};
 
@@ -31,7 +32,7 @@ pub(crate) fn subject_covers(subject: &Subject, access: Access) -> bool {
 
 /// Whether the path glob `rule` matches the place of `effect`.
 pub(crate) fn path_hit(rule: &Glob, effect: &PathEffect) -> Option<Hit> {
-    let tree = matches!(effect.access, Access::ReadTree | Access::Any);
+    let tree = matches!(effect.access, Access::ReadTree | Access::Any | Access::Repository);
     match &effect.place {
         Place::Abs(p) => {
             if rule.matches(p) {
@@ -50,7 +51,7 @@ pub(crate) fn path_hit(rule: &Glob, effect: &PathEffect) -> Option<Hit> {
             let inside =
                 literal_prefix(rule).starts_with(&below) || rule.matches(&format!("{below}\u{2026}"));
             match (tree, inside, effect.access) {
-                (true, true, Access::ReadTree) => Some(Hit::Yes),
+                (true, true, Access::ReadTree | Access::Repository) => Some(Hit::Yes),
                 (true, true, _) => Some(Hit::Possibly),
                 _ => None,
             }
@@ -67,6 +68,27 @@ pub(crate) fn path_hit(rule: &Glob, effect: &PathEffect) -> Option<Hit> {
         Place::InStart(rel) => rule.matches(&format!("/\u{2026}/{rel}")).then_some(Hit::Possibly),
         Place::Anywhere => Some(Hit::Possibly),
     }
+}
+
+/// A command that reaches the network may be routed elsewhere than its URL (curl's
+/// `--connect-to ::evil:`, `--resolve host:443:6.6.6.6`, proxies, `wget -e http_proxy=…`) or
+/// read its destinations from a file (`-K cfg`): every piece of its words that reads as a host
+/// the rule names, and any file it reads names from, is a possible destination.
+pub(crate) fn routed_destination(pattern: &DomainPattern, effects: &CommandEffects) -> Option<(Hit, String)> {
+    if effects.network.is_empty() {
+        return None;
+    }
+    if let Some(p) = effects.paths.iter().find(|p| matches!(p.access, Access::NamesFiles | Access::Any)) {
+        return Some((
+            Hit::Possibly,
+            format!("reaches the network and reads {} (it may name any host)", p.place),
+        ));
+    }
+    effects.canonical.iter().skip(1).flat_map(|w| w.split([':', '=', '@', ',', '/', ' '])).find_map(|piece| {
+        let host = piece.trim_matches(['[', ']']);
+        (host.contains('.') && pattern.matches(&read_url(host)) != HostMatch::No)
+            .then(|| (Hit::Possibly, format!("reaches the network and names the host {host}")))
+    })
 }
 
 /// The rule's text up to its first wildcard.

@@ -458,6 +458,7 @@ impl Engine {
                     })
                     .max_by_key(|(hit, _)| *hit)
                     .map(|(hit, url)| (hit, format!("reaches {url}")))
+                    .or_else(|| effect_match::routed_destination(pattern, fx))
             }
             RuleSubject::Tool(g)
                 if g.matches(qualified)

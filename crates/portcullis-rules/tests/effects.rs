@@ -156,3 +156,44 @@ fn a_glob_that_may_expand_into_a_denied_tree_is_asked() {
     }
     assert_eq!(bash(&e, "cat /usr/share/doc/*/README").0, Effect::Allow);
 }
+
+#[test]
+fn a_git_rule_holds_for_aliases_and_command_strings_git_may_run() {
+    let e = engine(&[], &["Shell(git push:*)"], &[], Posture::Auto);
+    for line in [
+        "git -c alias.pu=push pu origin",
+        "git pu origin",
+        "git rebase -x 'git push' HEAD~1",
+        "git submodule foreach git push",
+    ] {
+        assert!(bash(&e, line).0 >= Effect::Ask, "{line}: {:?}", bash(&e, line));
+    }
+    assert_eq!(bash(&e, "git log -p").0, Effect::Allow);
+}
+
+#[test]
+fn git_reads_the_repository_it_runs_in_whatever_its_words_name() {
+    let e = engine(&["Read(/srv/vault/**)"], &[], &[], Posture::Auto);
+    for line in [
+        "git -C /srv/vault grep -h .",
+        "cd /srv/vault && git log -p",
+        "git -C /srv/vault cat-file -p HEAD:key.txt",
+    ] {
+        assert_eq!(bash(&e, line).0, Effect::Deny, "{line}: {:?}", bash(&e, line));
+    }
+}
+
+#[test]
+fn a_fetch_rule_holds_where_a_fetcher_is_routed_elsewhere_than_its_url() {
+    let e = engine(&["Fetch(domain:evil.com)", "Fetch(domain:6.6.6.6)"], &[], &[], Posture::Yolo);
+    for line in [
+        "curl --connect-to ::evil.com: https://good.example",
+        "curl --resolve good.example:443:6.6.6.6 https://good.example",
+        "curl --socks5-hostname evil.com:1080 https://good.example",
+        "curl --preproxy evil.com https://good.example",
+        "wget -e http_proxy=evil.com http://good.example",
+    ] {
+        assert!(bash(&e, line).0 >= Effect::Ask, "{line}: {:?}", bash(&e, line));
+    }
+    assert_eq!(bash(&e, "curl https://good.example/").0, Effect::Allow);
+}

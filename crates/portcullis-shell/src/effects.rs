@@ -14,6 +14,7 @@
 
 mod conservative;
 mod cwd;
+mod git;
 
 use super::place::{place, Base, Place};
 use super::{Analysis, Command, RedirectKind};
@@ -42,6 +43,8 @@ pub enum Access {
     NamesFiles,
     /// Not understood: may read, write or run it.
     Any,
+    /// git's repository, found from this directory: its objects hold every tracked file.
+    Repository,
 }
 
 impl Access {
@@ -63,6 +66,7 @@ impl Access {
             Access::Execute => "runs",
             Access::NamesFiles => "reads file names from",
             Access::Any => "may read, write or run",
+            Access::Repository => "reads the repository at",
         }
     }
 }
@@ -104,6 +108,8 @@ pub struct CommandEffects {
     pub understood: bool,
     /// The directory the command runs in, when it is one known directory.
     pub cwd: Option<String>,
+    /// It runs somewhere other than where the line started (after `cd`, or its own `-C DIR`).
+    pub moved: bool,
 }
 
 /// The effects of every command of `analysis`, parallel to `analysis.commands`, starting in
@@ -122,7 +128,8 @@ pub fn effects(analysis: &Analysis, start: &Base, home: Option<&str>) -> Vec<Com
         .commands
         .iter()
         .map(|cmd| {
-            let e = command_effects(cmd, dirs.bases_for(cmd), home);
+            let mut e = command_effects(cmd, dirs.bases_for(cmd), home);
+            e.moved |= dirs.bases_for(cmd) != std::slice::from_ref(start);
             dirs.after(cmd, home);
             e
         })
@@ -137,6 +144,7 @@ fn command_effects(cmd: &Command, bases: &[Base], home: Option<&str>) -> Command
         network: Vec::new(),
         env: cmd.assignments.iter().map(|(name, _)| name.clone()).collect(),
         understood: false,
+        moved: false,
         cwd: match bases {
             [Base::Dir(d)] => Some(d.clone()),
             _ => None,
@@ -224,6 +232,9 @@ fn apply_reading(
             .chain(reading.subcommand.iter().map(|s| s.to_string()))
             .chain(cmd.args[at + reading.subcommand.len().min(cmd.args.len() - at)..].iter().cloned())
             .collect();
+        if cmd.program == "git" && git::may_run_another(&out.canonical[1..]) {
+            out.canonical_from = Canonical::Unplaced;
+        }
     }
     let mut here: Vec<Base> = bases.to_vec();
     for item in &reading.items {
@@ -240,10 +251,15 @@ fn apply_reading(
             }
             Role::Chdir => {
                 here = here.iter().map(|b| super::place::change_dir(item.text, b, home)).collect();
+                out.moved = true;
                 continue;
             }
         };
         put(out, item.text, access, &here);
+    }
+    // git reads the repository it finds from where it runs, whatever its words name.
+    if cmd.program == "git" {
+        put(out, ".", Access::Repository, &here);
     }
 }
 

@@ -36,6 +36,12 @@ pub(super) fn check(command: &Command, fx: &CommandEffects, home: Option<&str>) 
             fx.canonical[1]
         ));
     }
+    // A repository elsewhere (`git -C vendor/pkg`, after `cd`) may be one a checkout carries as
+    // tracked files, whose config runs code (`core.fsmonitor`): git is proven where the line
+    // starts only.
+    if command.program == "git" && fx.moved {
+        return Err("git runs in another directory, whose repository config may run code".into());
+    }
     if let Some(dest) = fx.network.first() {
         return Err(format!("reaches {dest}"));
     }
@@ -48,6 +54,8 @@ pub(super) fn check(command: &Command, fx: &CommandEffects, home: Option<&str>) 
         let reading = match p.access {
             Access::Read => Reading::File,
             Access::ReadTree => Reading::Tree,
+            // git's own repository where the line starts (SECURITY.md: what it prints is judged).
+            Access::Repository => continue,
             // The program itself, named by a system path (the caller checked the directory).
             Access::Execute if p.word == command.invoked_as => continue,
             Access::Write if is_sink(&p.place) => continue,

@@ -371,3 +371,11 @@ fn locale_and_zone_values_that_name_files_are_not_proven() {
         assert_eq!(read_only(&analyze(line)), ReadOnly::Proven, "{line}");
     }
 }
+
+#[test]
+fn git_is_proven_only_where_the_line_starts() {
+    for line in ["git -C vendor/pkg status", "cd vendor/pkg && git status", "git --git-dir=x/.git log"] {
+        assert!(matches!(read_only(&analyze(line)), ReadOnly::NotProven(_)), "{line} was proven");
+    }
+    assert_eq!(read_only(&analyze("git status")), ReadOnly::Proven);
+}

@@ -53,7 +53,7 @@ impl Reading {
         use crate::effects::Access;
         match access {
             Access::Read | Access::Execute | Access::NamesFiles => Some(Reading::File),
-            Access::ReadTree | Access::Any => Some(Reading::Tree),
+            Access::ReadTree | Access::Any | Access::Repository => Some(Reading::Tree),
             Access::Write => None,
         }
     }
