@@ -42,6 +42,9 @@ pub(super) fn check(command: &Command, fx: &CommandEffects, home: Option<&str>) 
     if command.program == "git" && fx.moved {
         return Err("git runs in another directory, whose repository config may run code".into());
     }
+    if command.program == "git" {
+        names_object_by_id(&fx.canonical)?;
+    }
     if let Some(dest) = fx.network.first() {
         return Err(format!("reaches {dest}"));
     }
@@ -85,6 +88,24 @@ pub(super) fn check(command: &Command, fx: &CommandEffects, home: Option<&str>) 
             .map_err(|s| format!("{} {}: {s}", p.access.as_str(), p.place))?;
     }
     Ok(())
+}
+
+/// `git cat-file -p ID`, `git show ID`: an object named by its id may be the blob of any tracked
+/// file (a committed `.env`), which no path shows; `REV:path` forms are judged by their path.
+fn names_object_by_id(canonical: &[String]) -> Result<(), String> {
+    let hex = |w: &str| w.len() >= 4 && w.bytes().all(|b| b.is_ascii_hexdigit());
+    let sub = canonical.get(1).map(String::as_str);
+    let rest = canonical.get(2..).unwrap_or_default();
+    let only_facts = rest.iter().any(|w| matches!(w.as_str(), "-t" | "-s" | "-e"));
+    match sub {
+        Some("cat-file") if !only_facts => {
+            Err("git cat-file prints objects by id, which may be any tracked file".into())
+        }
+        Some("show") if rest.iter().any(|w| hex(w)) => {
+            Err("git show names an object by id, which may be any tracked file's blob".into())
+        }
+        _ => Ok(()),
+    }
 }
 
 /// git subcommands that print values of the repository's config.
