@@ -16,13 +16,13 @@
 //!    `/etc/shadow`, `/etc/sudoers*`, ssh host keys, `/run/secrets`, every `/proc` and `/dev`
 //!    file but a short list of harmless ones. This part is a list and cannot be complete; rules
 //!    1, 2 and 4 are what make the policy positive.
-//! 4. **A recursive read of a directory reads every store below it** ([`tree`]): a tree read is
+//! 4. **A recursive read of a directory reads every store below it** (the `tree` module): a tree read is
 //!    proven only for a named, non-hidden directory below the working directory (`src`,
 //!    `./tests`, or an absolute one strictly below a known working directory), or below the
 //!    system's library and documentation trees and the allowed home caches. The working
 //!    directory itself (it holds `.env` and `.git/config`), home, `/` and any other absolute
 //!    directory (it may be another checkout) are refused.
-//! 5. **Globs** are judged by what they could expand to ([`tree`]): the directory they walk (its
+//! 5. **Globs** are judged by what they could expand to (the `tree` module): the directory they walk (its
 //!    fixed prefix), whether they could reach a home store, and whether their last component
 //!    could match a secret's name (`*.pem`, `.e*`, `*`).
 
