@@ -1,18 +1,17 @@
 //! The engine: units of a call, the rules that match each, and the floor.
 
+mod shell_line;
+
 use std::collections::HashMap;
 use std::fmt;
 
 use serde_json::Value;
 
 use super::destination::{read_url, HostMatch, Reading};
-use super::effect_match::{self, Hit};
 use super::jail::{Confined, Jail};
 use super::kinds::{Access, Subject, ToolKinds};
 use super::spec::Subject as RuleSubject;
 use super::{Decision, Effect, Posture, Prefilter, Profile, Rule, Scope};
-use portcullis_shell::effects::{CommandEffects, PathEffect};
-use portcullis_shell::place::{normalize_abs, Base};
 use portcullis_shell::{self as shell, Command};
 
 /// Programs in these directories are the system's own; elsewhere a path-qualified program
@@ -339,140 +338,6 @@ impl Engine {
         }
     }
 
-    /// A shell line as `dialect` runs it: each command is proven read-only for the shell that
-    /// runs it (`zsh -c` under bash is judged as zsh).
-    fn shell(
-        &self,
-        qualified: &str,
-        line: &str,
-        dialect: shell::Dialect,
-        cwd: Option<&str>,
-        profile: Profile,
-    ) -> Decision {
-        let analysis = shell::analyze_in(line, dialect);
-        if let Some(err) = &analysis.parse_error {
-            return Decision {
-                effect: Effect::Ask,
-                rule: "shell: parse error".into(),
-                scope: Scope::Builtin,
-                reason: format!("the command could not be parsed ({err}), so it cannot be judged"),
-                prefilter: Some(Prefilter::Inspect),
-            };
-        }
-        if analysis.commands.is_empty() {
-            return Decision {
-                effect: Effect::Ask,
-                rule: "shell: empty".into(),
-                scope: Scope::Builtin,
-                reason: "the command line holds no command".into(),
-                prefilter: Some(Prefilter::Inspect),
-            };
-        }
-        let mut worst: Option<Decision> = None;
-        // The line is proven read-only (`shell::read_only`) exactly when it parsed, has a
-        // command, and every command is: judged here once per command, without copying it.
-        let mut line_read_only = true;
-        let effects = shell::effects::effects(&analysis, &self.start(cwd), None);
-        for (cmd, fx) in analysis.commands.iter().zip(&effects) {
-            let read_only = shell::command_proof(cmd, fx, None).is_ok();
-            line_read_only &= read_only;
-            let opaque = !cmd.opaque.is_empty();
-            let mut d = self.unit(qualified, &Unit::Command { cmd, read_only }, profile, opaque);
-            // What the command does meets the deny and ask rules too: `cat < //etc/shadow` is a
-            // read of /etc/shadow whatever tool performs it, `git -C . push` is a push. Only
-            // deny and ask rules: a path rule's allow must not loosen a shell floor.
-            if let Some(e) = self.effect_decision(qualified, cmd, fx) {
-                if e.effect > d.effect {
-                    d = e;
-                }
-            }
-            if worst.as_ref().is_none_or(|w| d.effect > w.effect) {
-                worst = Some(d);
-            }
-        }
-        let mut d = worst.expect("at least one command");
-        d.prefilter = Some(if line_read_only { Prefilter::Skip } else { Prefilter::Inspect });
-        d
-    }
-
-    /// The directory a shell line starts in: the caller's working directory when it is known
-    /// (the hook's `cwd`), else the jail's root, else the tool's own unplaced start directory.
-    fn start(&self, cwd: Option<&str>) -> Base {
-        match cwd.filter(|c| c.starts_with('/')).or_else(|| self.jail.root().and_then(|r| r.to_str())) {
-            Some(dir) => Base::Dir(normalize_abs(dir)),
-            None => Base::start(),
-        }
-    }
-
-    /// The strongest deny or ask rule that a command's effects meet: a path it may touch, its
-    /// canonical form, a subcommand that could not be placed. A possible match asks.
-    fn effect_decision(&self, qualified: &str, cmd: &Command, fx: &CommandEffects) -> Option<Decision> {
-        self.parts
-            .rules
-            .iter()
-            .filter(|r| r.effect != Effect::Allow)
-            .filter_map(|r| self.effect_rule(r, qualified, fx).map(|(hit, why)| (r, hit, why)))
-            .map(|(rule, hit, why)| {
-                let effect = if hit == Hit::Yes { rule.effect } else { Effect::Ask };
-                let reason = match hit {
-                    Hit::Yes => format!("`{cmd}` {why}, which {} matches", rule.spec.source),
-                    Hit::Possibly => {
-                        format!("`{cmd}` {why}, which {} may match, so it is asked", rule.spec.source)
-                    }
-                };
-                Decision {
-                    effect,
-                    rule: rule.spec.source.clone(),
-                    scope: rule.scope,
-                    reason,
-                    prefilter: None,
-                }
-            })
-            .max_by_key(|d| (d.effect, d.scope))
-    }
-
-    /// How one deny or ask `rule` meets a command's effects, and the words that say so.
-    fn effect_rule(&self, rule: &Rule, qualified: &str, fx: &CommandEffects) -> Option<(Hit, String)> {
-        let spec = rule.spec.specifier.as_ref()?;
-        match &rule.spec.subject {
-            RuleSubject::Read | RuleSubject::Write | RuleSubject::File => fx
-                .paths
-                .iter()
-                .filter(|p| effect_match::subject_covers(&rule.spec.subject, p.access))
-                .filter_map(|p| effect_match::path_hit(&spec.path, p).map(|hit| (hit, p)))
-                .max_by_key(|(hit, _)| *hit)
-                .map(|(hit, p)| (hit, describe(p))),
-            RuleSubject::Shell => {
-                effect_match::canonical_hit(&spec.command, fx).map(|hit| (hit, canonical_why(fx)))
-            }
-            // A command's destinations meet the fetch rules, read as the fetcher reads them
-            // (`curl http://2130706433/` is 127.0.0.1).
-            RuleSubject::Fetch => {
-                let pattern = spec.domain.as_ref()?;
-                fx.network
-                    .iter()
-                    .filter_map(|url| match pattern.matches(&read_url(url)) {
-                        HostMatch::Yes => Some((Hit::Yes, url)),
-                        HostMatch::Possibly => Some((Hit::Possibly, url)),
-                        HostMatch::No => None,
-                    })
-                    .max_by_key(|(hit, _)| *hit)
-                    .map(|(hit, url)| (hit, format!("reaches {url}")))
-                    .or_else(|| effect_match::routed_destination(pattern, fx))
-            }
-            RuleSubject::Tool(g)
-                if g.matches(qualified)
-                    && matches!(
-                        self.parts.kinds.kind_of(qualified),
-                        super::kinds::KindSpec::Shell { .. }
-                    ) =>
-            {
-                effect_match::canonical_hit(&spec.command, fx).map(|hit| (hit, canonical_why(fx)))
-            }
-            _ => None,
-        }
-    }
-
     /// The strongest configured rule matching `unit`, by effect then scope.
     fn configured(
         &self,
@@ -574,23 +439,6 @@ impl Engine {
             );
         }
         built(Effect::Ask, "floor: mutating", format!("{unit} is not proven read-only, so it is asked"))
-    }
-}
-
-/// "reads /etc/hostname (written //etc/hostname)".
-fn describe(p: &PathEffect) -> String {
-    match p.place.to_string() {
-        placed if placed == p.word => format!("{} {placed}", p.access.as_str()),
-        placed => format!("{} {placed} (written {})", p.access.as_str(), p.word),
-    }
-}
-
-fn canonical_why(fx: &CommandEffects) -> String {
-    match fx.canonical_from {
-        portcullis_shell::effects::Canonical::Unplaced => {
-            "takes an option before its subcommand that is not understood, so it may be any subcommand".into()
-        }
-        _ => format!("is `{}` once its global options are read", fx.canonical.join(" ")),
     }
 }
 
