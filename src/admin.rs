@@ -17,8 +17,8 @@ use http_body_util::BodyExt;
 use crate::approval::fleet::FleetDecideError;
 use crate::approval::pending::DecideError;
 use crate::approval::Choice;
-use crate::proxy::Shared;
 use crate::proxy::{full, Resp};
+use crate::runtime::Shared;
 use crate::telemetry::Metrics;
 
 /// The admin service. The current policy's guardrails decide `/readyz`; `token` (from

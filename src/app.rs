@@ -40,6 +40,7 @@ use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 use tower::{Service, ServiceBuilder};
 
+use crate::admin;
 use crate::config::Config;
 use crate::proxy::authenticate::AuthenticateLayer;
 use crate::proxy::delegations::DelegationsLayer;
@@ -47,15 +48,16 @@ use crate::proxy::error::RescueLayer;
 use crate::proxy::host::HostLayer;
 use crate::proxy::in_flight::InFlightLayer;
 use crate::proxy::limit::BodyLimitLayer;
+use crate::proxy::listener;
 use crate::proxy::post::PostGateLayer;
 use crate::proxy::pre::PreGateLayer;
 use crate::proxy::route::RouteLayer;
 use crate::proxy::telemetry::TelemetryLayer;
-use crate::proxy::{BoxError, Req, Resp, Shared};
+use crate::proxy::{BoxError, Req, Resp};
+use crate::runtime::Shared;
 use crate::runtime::{Runtime, StartError};
 use crate::telemetry::Metrics;
 use crate::upstream::Upstream;
-use crate::{admin, server};
 
 pub use crate::runtime::admin_token;
 
@@ -206,7 +208,7 @@ pub async fn serve(mut runtime: Runtime) -> Result<Running, StartError> {
                         Ok(listener) => {
                             let svc = proxy(&runtime);
                             let limits = runtime.config.limits.clone();
-                            server::serve(listener, svc, limits, stop_signal(stopped)).await;
+                            listener::serve(listener, svc, limits, stop_signal(stopped)).await;
                         }
                         Err(e) => tracing::error!(error = %e, "worker could not register its listener"),
                     }
@@ -217,7 +219,7 @@ pub async fn serve(mut runtime: Runtime) -> Result<Running, StartError> {
         workers.push(finished);
     }
     let admin_svc = admin::service(runtime.metrics.clone(), runtime.shared.clone(), runtime.token.clone());
-    let admin = tokio::spawn(server::serve(
+    let admin = tokio::spawn(listener::serve(
         admin_listener,
         admin_svc,
         runtime.config.limits.clone(),

@@ -50,7 +50,7 @@ pub mod outcome;
 pub mod pins;
 mod read_mostly;
 pub mod runtime;
-pub mod server;
+pub mod session;
 pub mod state;
 pub use portcullis_shell as shell;
 pub mod stdio;

@@ -14,7 +14,7 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 
 use crate::config::Config;
-use crate::proxy::Shared;
+use crate::runtime::Shared;
 
 /// Loads the whole configuration again, from the same sources as at start.
 pub type Loader = Box<dyn Fn() -> Result<Config, String> + Send + Sync>;
@@ -102,7 +102,7 @@ pub async fn run(shared: Arc<Shared>, reload: Reload, stop: impl std::future::Fu
                     // Credentials first: an agent the new config removed is refused at the door
                     // before its old policy could be swapped back in under it.
                     shared.identities.store(Arc::new(ids));
-                    crate::state::verdicts::attach(&guard, &shared.store);
+                    crate::runtime::share_verdicts(&guard, &shared.store);
                     shared.guard.store(Arc::new(guard));
                     // A configured agent removed takes every credential it delegated with it.
                     let agents = &config.policy.identity.agents;

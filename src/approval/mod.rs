@@ -30,6 +30,8 @@ use crate::telemetry::Metrics;
 pub use pending::{Parked, Parking};
 pub use waivers::Waivers;
 
+pub use crate::config::approvals::{Channel, Settings};
+
 /// What a human decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Choice {
@@ -57,33 +59,6 @@ impl Choice {
             Choice::AllowOnce => "allow_once",
             Choice::AllowSession => "allow_session",
         }
-    }
-}
-
-/// How asks reach a human (`approvals.channel`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Channel {
-    /// The client's user when the client can elicit, else the operator API when an admin token
-    /// is configured, else headless.
-    #[default]
-    Auto,
-    /// The client's user only: a client that cannot elicit gets the headless refusal.
-    Elicitation,
-    /// Parked at the admin API until decided or timed out.
-    Api,
-    /// Nobody can be asked: every ask is refused.
-    None,
-}
-
-impl Channel {
-    pub fn parse(s: &str) -> Option<Channel> {
-        Some(match s {
-            "auto" => Channel::Auto,
-            "elicitation" => Channel::Elicitation,
-            "api" => Channel::Api,
-            "none" => Channel::None,
-            _ => return None,
-        })
     }
 }
 
@@ -151,42 +126,6 @@ pub enum Resolution {
     Overloaded,
     /// The shared approval store could not record the ask (refused as headless).
     StoreDown,
-}
-
-/// Validated `approvals:` settings.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    pub channel: Channel,
-    pub timeout: Duration,
-    /// How often a waiting call's stream says it is still there.
-    pub keepalive: Duration,
-    pub waiver_capacity: u64,
-    pub waiver_idle: Duration,
-    /// Refusals in a row that flag a session.
-    pub flag_consecutive: u32,
-    /// Refusals in all that flag a session.
-    pub flag_total: u32,
-    /// Asks parked for an operator at once; beyond it a call is refused, never parked.
-    pub max_pending: usize,
-    /// The variable holding the key modern-era approval states are sealed with; required when
-    /// replicas share state (each would draw its own key otherwise).
-    pub seal_key_env: Option<String>,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            channel: Channel::Auto,
-            timeout: Duration::from_secs(120),
-            keepalive: Duration::from_secs(10),
-            waiver_capacity: 10_000,
-            waiver_idle: Duration::from_secs(3600),
-            flag_consecutive: 3,
-            flag_total: 20,
-            max_pending: 256,
-            seal_key_env: None,
-        }
-    }
 }
 
 /// A parked ask: in this replica's table, or in the fleet's (leaving the store when dropped).

@@ -14,9 +14,6 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
-
-use crate::rules::kinds::canonical_json;
 
 /// At most this many definitions are remembered in all, and this many per upstream.
 const MAX_TOOLS: usize = 16_384;
@@ -48,11 +45,7 @@ impl Default for Definitions {
     }
 }
 
-/// The digest of one tool definition (canonical JSON, so key order does not matter).
-pub fn digest(tool: &Value) -> String {
-    let d: [u8; 32] = Sha256::digest(canonical_json(tool).as_bytes()).into();
-    d[..16].iter().map(|b| format!("{b:02x}")).collect()
-}
+pub use crate::config::pins::digest;
 
 impl Definitions {
     pub fn with_capacity(max_tools: usize, max_per_upstream: usize) -> Definitions {

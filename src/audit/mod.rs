@@ -24,30 +24,12 @@ use crate::checker::detect::{self, Direction};
 use crate::rules::kinds::canonical_json;
 use crate::telemetry::Metrics;
 
-pub use sink::Destination;
+pub use crate::config::audit::{Destination, Settings};
 
 /// Characters of arguments or results shown in a preview.
 const PREVIEW: usize = 160;
 /// Lines waiting for the writer at most.
 const QUEUE: usize = 8_192;
-
-/// Validated `audit:` settings.
-#[derive(Debug, Clone)]
-pub struct Settings {
-    pub target: Destination,
-    /// A file is rotated (`F` → `F.1` → … → `F.keep`) when it would grow past this.
-    pub max_size: u64,
-    pub keep: u32,
-    /// Entries kept in memory for the console (200 when an `audit:` section is given).
-    pub recent: usize,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        // Off means off: no line written and none kept (no cost on the call path).
-        Settings { target: Destination::Off, max_size: 100 << 20, keep: 5, recent: 0 }
-    }
-}
 
 /// Which decision a line records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -2,17 +2,10 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+
 use std::path::PathBuf;
 
-/// `audit.to`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Destination {
-    Off,
-    Stdout,
-    /// Where `wrap` sends `stdout` (its stdout is the agent's protocol stream).
-    Stderr,
-    File(PathBuf),
-}
+use crate::config::audit::Destination;
 
 pub struct Writer {
     target: Destination,

@@ -1,10 +1,74 @@
 //! The `approvals:` section: how asks reach a human, and how long waivers live.
 
+use std::time::Duration;
+
 use serde::Deserialize;
 
 use super::raw::Scalar;
 use super::Problems;
-use crate::approval::{Channel, Settings};
+
+/// How asks reach a human (`approvals.channel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Channel {
+    /// The client's user when the client can elicit, else the operator API when an admin token
+    /// is configured, else headless.
+    #[default]
+    Auto,
+    /// The client's user only: a client that cannot elicit gets the headless refusal.
+    Elicitation,
+    /// Parked at the admin API until decided or timed out.
+    Api,
+    /// Nobody can be asked: every ask is refused.
+    None,
+}
+
+impl Channel {
+    pub fn parse(s: &str) -> Option<Channel> {
+        Some(match s {
+            "auto" => Channel::Auto,
+            "elicitation" => Channel::Elicitation,
+            "api" => Channel::Api,
+            "none" => Channel::None,
+            _ => return None,
+        })
+    }
+}
+
+/// Validated `approvals:` settings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub channel: Channel,
+    pub timeout: Duration,
+    /// How often a waiting call's stream says it is still there.
+    pub keepalive: Duration,
+    pub waiver_capacity: u64,
+    pub waiver_idle: Duration,
+    /// Refusals in a row that flag a session.
+    pub flag_consecutive: u32,
+    /// Refusals in all that flag a session.
+    pub flag_total: u32,
+    /// Asks parked for an operator at once; beyond it a call is refused, never parked.
+    pub max_pending: usize,
+    /// The variable holding the key modern-era approval states are sealed with; required when
+    /// replicas share state (each would draw its own key otherwise).
+    pub seal_key_env: Option<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            channel: Channel::Auto,
+            timeout: Duration::from_secs(120),
+            keepalive: Duration::from_secs(10),
+            waiver_capacity: 10_000,
+            waiver_idle: Duration::from_secs(3600),
+            flag_consecutive: 3,
+            flag_total: 20,
+            max_pending: 256,
+            seal_key_env: None,
+        }
+    }
+}
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,10 +1,39 @@
 //! The `audit:` section: where the decision log goes.
 
+use std::path::PathBuf;
+
 use serde::Deserialize;
 
 use super::raw::Scalar;
 use super::Problems;
-use crate::audit::{Destination, Settings};
+
+/// `audit.to`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Destination {
+    Off,
+    Stdout,
+    /// Where `wrap` sends `stdout` (its stdout is the agent's protocol stream).
+    Stderr,
+    File(PathBuf),
+}
+
+/// Validated `audit:` settings.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub target: Destination,
+    /// A file is rotated (`F` → `F.1` → … → `F.keep`) when it would grow past this.
+    pub max_size: u64,
+    pub keep: u32,
+    /// Entries kept in memory for the console (200 when an `audit:` section is given).
+    pub recent: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        // Off means off: no line written and none kept (no cost on the call path).
+        Settings { target: Destination::Off, max_size: 100 << 20, keep: 5, recent: 0 }
+    }
+}
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -5,16 +5,17 @@
 //! problem it finds instead of stopping at the first.
 
 pub mod agents;
-mod approvals;
-mod audit;
+pub mod approvals;
+pub mod audit;
 pub mod child_env;
 #[cfg(test)]
 mod child_env_tests;
 #[cfg(test)]
 mod engine_tests;
 mod guardrails;
+pub mod hosts;
 pub(crate) mod permissions;
-mod pins;
+pub mod pins;
 mod problems;
 mod raw;
 pub mod state;
@@ -34,7 +35,7 @@ pub use agents::Identity;
 pub use child_env::{Built, ChildEnv, GuardSecrets, StdioServer};
 pub use guardrails::{Backend, GuardrailsConfig};
 pub(crate) use problems::Problems;
-pub use problems::{ConfigError, Problem};
+pub use problems::{Chain, ConfigError, Problem};
 pub use upstream_auth::{ClientCredentials, EnvName, UpstreamAuth};
 use upstreams::Upstreams;
 
@@ -47,7 +48,7 @@ pub struct Config {
     pub listen: SocketAddr,
     /// The `Host` / `Origin` names the agent listener answers (DNS-rebinding protection); the
     /// listen address is added when the stack is built.
-    pub allowed_hosts: crate::proxy::host::AllowedHosts,
+    pub allowed_hosts: hosts::AllowedHosts,
     pub admin: Admin,
     pub upstreams: BTreeMap<String, Upstream>,
     /// The stdio servers' settings (`upstreams` entries without `url:`), by the name `wrap
@@ -56,9 +57,9 @@ pub struct Config {
     pub policy: Policy,
     pub limits: Limits,
     /// How asks reach a human.
-    pub approvals: crate::approval::Settings,
+    pub approvals: approvals::Settings,
     /// Where the decision log goes (off unless configured).
-    pub audit: crate::audit::Settings,
+    pub audit: audit::Settings,
     /// Where state replicas share lives (`memory` unless configured).
     pub state: state::StateSettings,
     /// Things that are legal but probably not meant (a rule that can never match).
@@ -93,7 +94,7 @@ pub struct Policy {
     /// Who may call, and each agent's engine (anonymous by default).
     pub identity: Identity,
     /// The pinned tool definitions (`pins:`); `None` when no lock file is configured.
-    pub pins: Option<std::sync::Arc<crate::pins::Pins>>,
+    pub pins: Option<std::sync::Arc<crate::config::pins::Pins>>,
 }
 
 #[derive(Debug, Clone)]
@@ -339,12 +340,12 @@ impl Compiler {
             );
         }
         let allowed_hosts = match allowed_hosts {
-            None => crate::proxy::host::AllowedHosts::loopback(),
-            Some(list) => crate::proxy::host::AllowedHosts::from_list(&list).unwrap_or_else(|errors| {
+            None => hosts::AllowedHosts::loopback(),
+            Some(list) => hosts::AllowedHosts::from_list(&list).unwrap_or_else(|errors| {
                 for e in errors {
                     self.problem("allowed_hosts", e);
                 }
-                crate::proxy::host::AllowedHosts::loopback()
+                hosts::AllowedHosts::loopback()
             }),
         };
         let config = Config {

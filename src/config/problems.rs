@@ -74,3 +74,18 @@ impl Problems {
         self.warnings.push(Problem { path: path.into(), message: message.into() });
     }
 }
+
+/// Shows an error with its whole chain of causes, `: `-separated (as `anyhow`'s `{:#}` does).
+pub struct Chain<'a>(pub &'a dyn std::error::Error);
+
+impl std::fmt::Display for Chain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut source = self.0.source();
+        while let Some(s) = source {
+            write!(f, ": {s}")?;
+            source = s.source();
+        }
+        Ok(())
+    }
+}

@@ -43,7 +43,7 @@ pub struct Guard {
     /// a new guard, so they are compiled again under the new root engines.
     delegated: Mutex<HashMap<Arc<str>, Arc<Engine>>>,
     /// The pinned tool definitions (`pins:`), if a lock file is configured.
-    pins: Option<Arc<crate::pins::Pins>>,
+    pins: Option<Arc<crate::config::pins::Pins>>,
     /// Listed tool definitions and their verdicts (the process's, kept across reloads).
     tool_defs: Arc<super::tool_defs::ToolDefs>,
 }
@@ -213,7 +213,7 @@ impl Guard {
     }
 
     /// The pinned tool definitions, if a lock file is configured.
-    pub fn pins(&self) -> Option<&crate::pins::Pins> {
+    pub fn pins(&self) -> Option<&crate::config::pins::Pins> {
         self.pins.as_deref()
     }
 
@@ -529,8 +529,8 @@ pub(crate) mod tests {
         assert!(refusal(&g, call("e", "add", &kid)).contains("revoked or has expired"));
         // Waivers, flags and session state are keyed apart.
         assert_ne!(
-            crate::proxy::sessions::key("s1", Some(&dev)),
-            crate::proxy::sessions::key("s1", Some(&*kid))
+            crate::session::table::key("s1", Some(&dev)),
+            crate::session::table::key("s1", Some(&*kid))
         );
     }
 

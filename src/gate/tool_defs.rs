@@ -22,8 +22,8 @@ use serde_json::Value;
 
 use super::{CallOutcome, Denial, Guard};
 use crate::call::{ToolCall, Transport};
+use crate::config::pins::PinStatus;
 use crate::guardrails::PostJudgement;
-use crate::pins::PinStatus;
 
 /// Tools remembered, in all.
 const MAX_TOOLS: usize = 16_384;

@@ -27,7 +27,8 @@ use crate::gate::pre::Context;
 use crate::gate::CallOutcome;
 use crate::identity::Agent;
 use crate::mcp::era::Era;
-use crate::proxy::{full, Resp, Shared};
+use crate::proxy::{full, Resp};
+use crate::runtime::Shared;
 use crate::shell::Dialect;
 
 /// The header naming the configured agent to decide as (`--agent`).

@@ -6,7 +6,7 @@
 //! each grant of the chain in turn (see [`crate::gate::Guard`]), so a reload that narrows the root
 //! narrows every descendant, and a root the reload removes takes its descendants with it.
 //!
-//! The store lives for the process (in [`crate::proxy::Shared`]), not per config generation: a
+//! The store lives for the process (in [`crate::runtime::Shared`]), not per config generation: a
 //! reload does not log children out. It keeps only SHA-256 digests of the tokens, is bounded in
 //! all and per root agent, and drops expired grants as it goes. Revoking a grant revokes its
 //! descendants: a child never outlives its parent (its expiry is within its parent's, too).

@@ -12,7 +12,7 @@ use http_body_util::Full;
 use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-use super::lock::{Lock, LockError};
+use crate::config::pins::lock::{Lock, LockError};
 use crate::config::Config;
 use crate::oauth::fetch::Fetcher;
 

@@ -26,9 +26,10 @@ use http::{header, HeaderValue, Method, Request, StatusCode};
 use tower::{Layer, Service};
 
 use super::route::Targets;
-use super::{json_response, BoxError, Resp, Shared};
+use super::{json_response, BoxError, Resp};
 use crate::identity::{bearer, AuthError, Identities};
 use crate::mcp::jsonrpc::{self, code};
+use crate::runtime::Shared;
 
 /// Where RFC 9728 puts a resource's metadata.
 pub const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";

@@ -23,10 +23,11 @@ use serde_json::json;
 use tower::{Layer, Service};
 
 use super::route::Targets;
-use super::{json_response, BoxError, Resp, Shared};
+use super::{json_response, BoxError, Resp};
 use crate::identity::delegation::{self, MintError, MintRequest, Minting};
 use crate::identity::Agent;
 use crate::mcp::jsonrpc::{self, code};
+use crate::runtime::Shared;
 
 const ROOT: &str = "/delegations";
 

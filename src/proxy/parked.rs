@@ -27,11 +27,12 @@ use tower::{Service, ServiceExt};
 
 use super::error::ProxyError;
 use super::watch::PostWatch;
-use super::{BoxError, Req, Resp, Shared};
+use super::{BoxError, Req, Resp};
 use crate::approval::{Resolution, Via};
 use crate::gate::pre::Held;
 use crate::mcp::era::Era;
 use crate::mcp::sse;
+use crate::runtime::Shared;
 
 type Tx = mpsc::Sender<Result<Frame<Bytes>, BoxError>>;
 

@@ -16,11 +16,12 @@ use super::error::{ErrorKind, ProxyError};
 use super::route::{Route, RouteKind};
 use super::sse_body::{Coverage, Exchange, Replier, SseGate};
 use super::watch::PostWatch;
-use super::{full, BoxError, Req, Resp, Shared};
+use super::{full, BoxError, Req, Resp};
 use crate::gate::post::{adopt, inspect_from_upstream, Envelope, Release, Watch, Watched};
 use crate::gate::{CallOutcome, PostOutcome};
 use crate::mcp::era::HEADER_SESSION;
 use crate::mcp::jsonrpc::{self, code};
+use crate::runtime::Shared;
 use serde_json::value::RawValue;
 
 #[derive(Clone)]
@@ -230,7 +231,7 @@ async fn mcp(
         .headers()
         .get(HEADER_SESSION)
         .and_then(|v| v.to_str().ok())
-        .map(|id| super::sessions::key(id, exchange.agent.as_deref()))
+        .map(|id| crate::session::key(id, exchange.agent.as_deref()))
         .or(exchange.session.clone());
     let Exchange { upstream, calls, replier, .. } = exchange.clone();
     // Fast path: nothing to inspect in results and no version to learn — relay the answer as it

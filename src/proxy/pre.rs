@@ -19,13 +19,14 @@ use tracing::Instrument;
 use super::error::{ErrorKind, ProxyError};
 use super::route::{Route, RouteKind};
 pub use super::watch::PostWatch;
-use super::{json_response, BoxError, Req, Resp, Shared};
+use super::{json_response, BoxError, Req, Resp};
 use crate::call::ToolCall;
 use crate::gate::pre::typed::{decide_typed, CallPlan};
 use crate::gate::pre::{decide, Context as GateContext, Plan};
 use crate::gate::CallOutcome;
 use crate::mcp::era::{self, check_request, Era, HEADER_SESSION};
 use crate::mcp::jsonrpc::{self, code, Payload};
+use crate::runtime::Shared;
 
 #[derive(Clone)]
 pub struct PreGateLayer {
@@ -120,7 +121,7 @@ fn principal_of(req: &Req) -> Option<String> {
     if let Some(auth) = req.headers().get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
         return Some(auth.to_owned());
     }
-    req.extensions().get::<crate::server::Peer>().map(|p| format!("peer:{}", p.0.ip()))
+    req.extensions().get::<super::listener::Peer>().map(|p| format!("peer:{}", p.0.ip()))
 }
 
 /// The legacy `Mcp-Session-Id`, else the agent's own session header, scoped by the agent
@@ -128,7 +129,7 @@ fn principal_of(req: &Req) -> Option<String> {
 pub(crate) fn session_of(req: &Req) -> Option<String> {
     let h = req.headers();
     let id = h.get(HEADER_SESSION).or_else(|| h.get(HEADER_AGENT_SESSION)).and_then(|v| v.to_str().ok())?;
-    Some(super::sessions::key(id, req.extensions().get::<Arc<crate::identity::Agent>>().map(|a| &**a)))
+    Some(crate::session::key(id, req.extensions().get::<Arc<crate::identity::Agent>>().map(|a| &**a)))
 }
 
 impl<S> PreGate<S>

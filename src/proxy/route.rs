@@ -15,7 +15,6 @@ pub mod well_known;
 
 pub use path::PathError;
 
-use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -28,62 +27,11 @@ use tower::{Layer, Service};
 
 use super::error::{ErrorKind, ProxyError};
 use super::{json_response, BoxError, Resp};
-use crate::config::Config;
 use crate::mcp::jsonrpc::{self, code};
-use crate::oauth::fetch::Fetcher;
 use crate::oauth::passthrough::{host_of, metadata_url, Point};
-use crate::oauth::secret::SecretError;
-use crate::oauth::Auth;
 use well_known::WellKnown;
 
-/// One configured upstream, ready to address.
-#[derive(Debug)]
-pub struct Target {
-    pub name: Arc<str>,
-    pub url: Uri,
-    /// What crosses to it in `Authorization`.
-    pub auth: Auth,
-}
-
-/// Upstreams by name, and the client OAuth discovery and token requests use.
-#[derive(Debug)]
-pub struct Targets {
-    by_name: HashMap<String, Arc<Target>>,
-    fetcher: Fetcher,
-}
-
-impl Targets {
-    /// The upstreams of `config`, with any secret their `auth` names read from the environment.
-    pub fn from_config(config: &Config) -> Result<Targets, SecretError> {
-        let fetcher = Fetcher::new(config.limits.connect_timeout);
-        let mut by_name = HashMap::new();
-        for u in config.upstreams.values() {
-            let auth = Auth::new(&u.name, &u.auth, &fetcher)?;
-            by_name.insert(
-                u.name.clone(),
-                Arc::new(Target { name: u.name.as_str().into(), url: u.url.clone(), auth }),
-            );
-        }
-        Ok(Targets { by_name, fetcher })
-    }
-
-    pub fn get(&self, name: &str) -> Option<Arc<Target>> {
-        self.by_name.get(name).cloned()
-    }
-
-    /// The upstreams with `auth: passthrough`, by name.
-    pub fn passthrough(&self) -> Vec<Arc<Target>> {
-        let mut v: Vec<_> =
-            self.by_name.values().filter(|t| t.auth.passthrough().is_some()).cloned().collect();
-        v.sort_by(|a, b| a.name.cmp(&b.name));
-        v
-    }
-
-    /// Whether an upstream of this name is configured.
-    pub fn contains(&self, name: &str) -> bool {
-        self.by_name.contains_key(name)
-    }
-}
+pub use crate::runtime::targets::{Target, Targets};
 
 /// What a request addresses.
 #[derive(Debug, Clone)]
@@ -261,7 +209,7 @@ where
                 })
             }
             Err(e) => match WellKnown::claim(&self.targets, req.method(), req.uri()) {
-                Some(answer) => Box::pin(answer.answer(req, self.targets.fetcher.clone())),
+                Some(answer) => Box::pin(answer.answer(req, self.targets.fetcher())),
                 None => Box::pin(std::future::ready(e.into_result())),
             },
         }
@@ -285,7 +233,8 @@ mod tests {
     use super::*;
 
     fn targets() -> Targets {
-        let c = Config::parse("upstreams:\n  fs: { url: \"http://127.0.0.1:9/mcp\" }\n", "t").unwrap();
+        let c = crate::config::Config::parse("upstreams:\n  fs: { url: \"http://127.0.0.1:9/mcp\" }\n", "t")
+            .unwrap();
         Targets::from_config(&c).unwrap()
     }
 

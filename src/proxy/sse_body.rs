@@ -22,7 +22,7 @@ use bytes::Bytes;
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use serde_json::value::RawValue;
 
-use super::{Body, BoxError, Shared};
+use super::{Body, BoxError};
 use crate::call::ToolCall;
 use crate::gate::post::{
     adopt, adopt_strays, inspect_from_upstream, waits, Envelope, Inspection, Own, Release, SessionCalls,
@@ -31,6 +31,7 @@ use crate::gate::post::{
 use crate::mcp::era::Era;
 use crate::mcp::jsonrpc::{self, code, IdKey};
 use crate::mcp::sse::{self, Framer};
+use crate::runtime::Shared;
 use futures_util::FutureExt;
 
 /// Which responses the gate inspects.

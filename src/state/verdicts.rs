@@ -63,12 +63,3 @@ impl SharedTier for SharedVerdicts {
         .boxed()
     }
 }
-
-/// Puts the shared tier behind `guard`'s verdict cache, when replicas share a store and a model
-/// is configured. Called when the guard is built and after each reload (a reload that keeps the
-/// cache keeps its tier; one that builds a new cache gets the tier here).
-pub fn attach(guard: &crate::gate::Guard, store: &super::Store) {
-    if let (Some(g), Some(s)) = (guard.guardrails(), store.shared()) {
-        g.share_verdicts(Arc::new(SharedVerdicts::new(s.clone())));
-    }
-}

@@ -87,7 +87,7 @@ where
         .header("host", format!("127.0.0.1:{}", runtime.config.listen.port()))
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
-        .extension(portcullis::server::Peer("127.0.0.1:40000".parse().unwrap()))
+        .extension(portcullis::proxy::listener::Peer("127.0.0.1:40000".parse().unwrap()))
         .body(Full::new(body.into()))
         .unwrap();
     let resp = portcullis::app::proxy_over(runtime, upstream).oneshot(req).await.unwrap();
@@ -181,7 +181,7 @@ fn echo_call(runtime: &Runtime, id: u32, headers: &[(&str, &str)]) -> http::Requ
         .header("host", format!("127.0.0.1:{}", runtime.config.listen.port()))
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
-        .extension(portcullis::server::Peer("127.0.0.1:40000".parse().unwrap()));
+        .extension(portcullis::proxy::listener::Peer("127.0.0.1:40000".parse().unwrap()));
     for (k, v) in headers {
         req = req.header(*k, *v);
     }

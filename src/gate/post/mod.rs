@@ -13,12 +13,11 @@ use crate::mcp::jsonrpc::{IdKey, Message};
 
 pub mod envelope;
 pub mod server;
-pub mod session;
 mod watched;
 
 pub use envelope::Envelope;
 
-pub use session::{Pending, SessionCalls};
+pub use crate::session::{Pending, SessionCalls};
 pub use watched::{Watch, Watched};
 
 /// What inspection saw in one message.

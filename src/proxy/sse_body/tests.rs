@@ -20,7 +20,8 @@ use crate::gate::post::{Watch, Watched};
 use crate::gate::Guard;
 use crate::mcp::era::Era;
 use crate::mcp::jsonrpc::IdKey;
-use crate::proxy::{Body, BoxError, Shared};
+use crate::proxy::{Body, BoxError};
+use crate::runtime::Shared;
 use crate::telemetry::Metrics;
 
 /// Redaction only: results are rewritten on the spot, nothing waits.

@@ -7,6 +7,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::rules::kinds::canonical_json;
 
 /// The format version written in every lock file.
 pub const VERSION: u32 = 1;
@@ -99,14 +102,17 @@ impl Lock {
             .iter()
             .filter_map(|t| {
                 let name = t.get("name").and_then(Value::as_str)?;
-                Some((
-                    name.to_owned(),
-                    Pin { digest: crate::approval::tools::digest(t), description: summary(t) },
-                ))
+                Some((name.to_owned(), Pin { digest: digest(t), description: summary(t) }))
             })
             .collect();
         self.upstreams.insert(upstream.to_owned(), pins);
     }
+}
+
+/// The digest of one tool definition (canonical JSON, so key order does not matter).
+pub fn digest(tool: &Value) -> String {
+    let d: [u8; 32] = Sha256::digest(canonical_json(tool).as_bytes()).into();
+    d[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The first line of a tool's description, cut short, without control characters.

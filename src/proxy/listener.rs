@@ -15,8 +15,8 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tower::{Service, ServiceExt};
 
+use super::Resp;
 use crate::config::Limits;
-use crate::proxy::Resp;
 
 /// The address a request's connection came from, in its extensions: who is calling when the
 /// request carries no credential (the repeated-denial breaker keys on it).

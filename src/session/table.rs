@@ -9,9 +9,9 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::gate::post::SessionCalls;
 use crate::mcp::era::Version;
 use crate::read_mostly::ReadMostly;
+use crate::session::SessionCalls;
 
 const MAX_SESSIONS: usize = 65_536;
 
@@ -32,7 +32,7 @@ pub fn key(id: &str, agent: Option<&crate::identity::Agent>) -> String {
 }
 
 /// How many sessions' call tables are kept (each holds at most
-/// [`MAX_CALLS`](crate::gate::post::session::MAX_CALLS) calls, without their arguments).
+/// [`MAX_CALLS`](crate::session::calls::MAX_CALLS) calls, without their arguments).
 const MAX_CALL_TABLES: usize = 4_096;
 
 /// A session's call tables, one per upstream it was seen on (upstreams choose session ids, so

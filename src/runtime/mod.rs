@@ -18,9 +18,7 @@ use crate::audit::{Audit, Destination};
 use crate::checker::openai::ClientError;
 use crate::config::Config;
 use crate::gate::Guard;
-use crate::proxy::route::Targets;
-use crate::proxy::sessions::Sessions;
-use crate::proxy::Shared;
+use crate::session::table::Sessions;
 use crate::telemetry::Metrics;
 
 /// Why portcullis could not start. Each variant names what failed; the checker's says which
@@ -61,20 +59,13 @@ pub enum StartError {
     },
 }
 
-/// Shows an error with its whole chain of causes, `: `-separated (as `anyhow`'s `{:#}` does).
-pub struct Chain<'a>(pub &'a dyn std::error::Error);
+pub use crate::config::Chain;
 
-impl std::fmt::Display for Chain<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.0)?;
-        let mut source = self.0.source();
-        while let Some(s) = source {
-            write!(f, ": {s}")?;
-            source = s.source();
-        }
-        Ok(())
-    }
-}
+mod shared;
+pub mod targets;
+
+pub use shared::Shared;
+use targets::Targets;
 
 /// What one proxy shares across its workers, built once from its config.
 pub struct Runtime {
@@ -112,7 +103,7 @@ impl Runtime {
             .with_delegations(delegations.clone());
         let in_flight = Arc::new(Semaphore::new(config.limits.concurrency));
         let store = crate::state::Store::open(&config.state, metrics.clone())?;
-        crate::state::verdicts::attach(&guard, &store);
+        share_verdicts(&guard, &store);
         let seal_key = match &config.approvals.seal_key_env {
             None => None,
             Some(var) => Some(
@@ -165,6 +156,15 @@ impl Runtime {
     /// The guard for `check`: offline decisions record no audit lines and no metrics anyone reads.
     pub fn offline(config: &Config) -> Result<Guard, StartError> {
         Ok(Guard::new(&config.policy, Arc::new(Metrics::new()))?)
+    }
+}
+
+/// Puts the shared tier behind `guard`'s verdict cache, when replicas share a store and a model
+/// is configured. Called when the guard is built and after each reload (a reload that keeps the
+/// cache keeps its tier; one that builds a new cache gets the tier here).
+pub fn share_verdicts(guard: &Guard, store: &crate::state::Store) {
+    if let (Some(g), Some(s)) = (guard.guardrails(), store.shared()) {
+        g.share_verdicts(Arc::new(crate::state::verdicts::SharedVerdicts::new(s.clone())));
     }
 }
 
