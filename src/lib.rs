@@ -46,6 +46,7 @@ pub use portcullis_mcp as mcp;
 pub mod proxy;
 pub mod reload;
 pub use portcullis_rules as rules;
+pub mod layers;
 pub mod outcome;
 pub mod pins;
 mod read_mostly;

@@ -16,6 +16,7 @@ pub mod cli;
 pub mod elicit;
 pub mod flags;
 pub mod fleet;
+mod listen;
 pub mod mrtr;
 pub mod pending;
 mod shared;
@@ -206,7 +207,7 @@ impl Approvals {
             self.flags.share(s.clone());
             self.waivers.share(s.clone());
             let fleet = fleet::Fleet::new(s.clone(), self.pending.clone(), self.timeout);
-            shared::listen(s, self.flags.clone(), self.waivers.clone(), fleet.clone());
+            listen::listen(s, self.flags.clone(), self.waivers.clone(), fleet.clone());
             self.fleet = Some(fleet);
         }
         self

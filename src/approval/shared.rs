@@ -21,9 +21,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::flags::Flags;
-use super::waivers::Waivers;
-use crate::state::{Event, RedisStore};
+use crate::state::RedisStore;
 
 /// One event on the store's channel, as JSON.
 #[derive(Debug, Serialize, Deserialize)]
@@ -44,7 +42,7 @@ pub(super) enum Message {
 }
 
 impl Message {
-    fn bytes(&self) -> Vec<u8> {
+    pub(super) fn bytes(&self) -> Vec<u8> {
         serde_json::to_vec(self).unwrap_or_default()
     }
 }
@@ -69,42 +67,5 @@ pub(super) fn publish_flag(store: Arc<RedisStore>, key: String, flagged: bool) {
 pub(super) fn publish_waivers_cleared(store: Arc<RedisStore>) {
     tokio::spawn(async move {
         let _ = store.publish(&Message::WaiversCleared.bytes()).await;
-    });
-}
-
-/// Applies what other replicas publish to this replica's tables, until the store is dropped.
-pub(super) fn listen(
-    store: &Arc<RedisStore>,
-    flags: Arc<Flags>,
-    waivers: Arc<Waivers>,
-    fleet: Arc<super::fleet::Fleet>,
-) {
-    let mut events = store.events();
-    let store = Arc::downgrade(store);
-    tokio::spawn(async move {
-        loop {
-            let event = match events.recv().await {
-                Ok(e) => e,
-                // Missed some: reload what can be reloaded.
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => Event::Resync,
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-            };
-            match event {
-                Event::Resync => {
-                    let Some(store) = store.upgrade() else { return };
-                    match store.run::<Vec<String>>(redis::cmd("SMEMBERS").arg(store.key("flags"))).await {
-                        Ok(keys) => keys.iter().for_each(|k| flags.mark(k)),
-                        Err(e) => tracing::warn!(error = %e, "could not reload the shared flags"),
-                    }
-                }
-                Event::Message(bytes) => match serde_json::from_slice::<Message>(&bytes) {
-                    Ok(Message::Flag { key }) => flags.mark(&key),
-                    Ok(Message::Unflag { key }) => flags.unmark(&key),
-                    Ok(Message::WaiversCleared) => waivers.clear_local(),
-                    Ok(Message::Decided { id, decision }) => fleet.decided_elsewhere(id, &decision),
-                    Err(_) => {}
-                },
-            }
-        }
     });
 }

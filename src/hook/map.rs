@@ -10,29 +10,19 @@
 //! (`mcp__{server}__{tool}`) keep their names, so a rule covers them whether they reach the
 //! tool through the proxy or straight from Claude Code.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
 use super::envelope::Envelope;
+use super::shape::absolute;
+pub use super::shape::ShapeError;
 use crate::call::{ToolCall, Transport};
 use crate::rules::kinds::{HOOK_CWD_POINTER, HOOK_SHELL_POINTER};
 use crate::shell::Dialect;
 
 /// The `upstream` label of Claude Code's built-in tools.
 pub const BUILT_IN: &str = "claude-code";
-
-/// A tool input the hook cannot read as its tool defines it.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ShapeError {
-    #[error("{tool}: tool_input is not a JSON object")]
-    NotAnObject { tool: String },
-    #[error("{tool}: tool_input.{field} is missing or not a string")]
-    Field { tool: String, field: &'static str },
-    #[error("{tool}: the path {path:?} is relative and the session's cwd is not an absolute path")]
-    Relative { tool: String, path: String },
-}
 
 /// What a built-in tool's input means to the gate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,19 +130,6 @@ fn build(tool: &str, args: Map<String, Value>) -> ToolCall {
         transport: Transport::Hook,
         method: crate::call::Method::ToolsCall,
         task: None,
-    }
-}
-
-/// `path` made absolute against `cwd` (`.` and `..` are left for the jail to resolve). A
-/// home-relative path (`~/…`) is left as it is: the jail refuses it by name.
-pub(super) fn absolute(tool: &str, path: &str, cwd: Option<&Path>) -> Result<String, ShapeError> {
-    if path.starts_with('/') || path.starts_with('~') {
-        return Ok(path.to_owned());
-    }
-    match cwd.filter(|c| c.is_absolute()) {
-        Some(cwd) if path == "." => Ok(cwd.display().to_string()),
-        Some(cwd) => Ok(cwd.join(path).display().to_string()),
-        None => Err(ShapeError::Relative { tool: tool.to_owned(), path: path.to_owned() }),
     }
 }
 

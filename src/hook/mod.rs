@@ -27,4 +27,5 @@ pub mod install;
 pub mod map;
 pub mod search;
 pub mod serve;
+mod shape;
 pub mod standalone;

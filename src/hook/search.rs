@@ -19,7 +19,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::map::{absolute, ShapeError};
+use super::shape::{absolute, ShapeError};
 
 /// `Glob`'s `pattern`, placed under its `path` (the working directory when it names none).
 pub fn glob(input: &Map<String, Value>, cwd: Option<&Path>) -> Result<String, ShapeError> {
