@@ -7,7 +7,7 @@
 /// Bottom up. A module's place is the lowest layer above everything it imports.
 pub const LAYERS: &[&[&str]] = &[
     // Leaves: validated settings (config owns every one of them), the outcome vocabulary.
-    &["config", "outcome", "read_mostly"],
+    &["config", "outcome", "read_mostly", "says"],
     &["oauth"],
     &["identity"],
     &["call", "telemetry"],

@@ -51,6 +51,7 @@ pub mod outcome;
 pub mod pins;
 mod read_mostly;
 pub mod runtime;
+pub mod says;
 pub mod session;
 pub mod state;
 pub use portcullis_shell as shell;

@@ -1,3 +1,4 @@
+
 use super::*;
 
 #[test]
@@ -57,9 +58,9 @@ guardrails:
   default_mode: loud
   on_checker_down: sometimes
   rules:
-- { match: "mcp__*__x", phases: [during] }
-- { match: mcp__a__b, mode: shout, rubric: nonexistent }
-- { match: mcp__a__c, colour: red }
+    - { match: "mcp__*__x", phases: [during] }
+    - { match: mcp__a__b, mode: shout, rubric: nonexistent }
+    - { match: mcp__a__c, colour: red }
 "#;
     let err = Config::parse(text, "t").unwrap_err();
     let paths: Vec<&str> = err.problems.iter().map(|p| p.path.as_str()).collect();

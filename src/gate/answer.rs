@@ -5,37 +5,25 @@
 use super::CallOutcome;
 use crate::approval::{Resolution, Via};
 
-/// Why an ask was refused when `approvals.max_pending` asks already wait.
-pub const OVERLOADED: &str =
-    "Too many calls already wait for a human (approvals.max_pending); it was not sent. Retry later.";
+use crate::says::answer::{DISMISSED, OPERATOR_DENIED, OPERATOR_TIMED_OUT, USER_DENIED, USER_TIMED_OUT};
+pub use crate::says::answer::{HEADLESS, OVERLOADED, STORE_DOWN};
 
 /// What the agent reads, and the outcome label, when an ask asked of `via` ended in `resolution`;
 /// `None` when it was allowed (the call goes on).
 pub fn refusal(resolution: &Resolution, via: Via) -> Option<(&'static str, CallOutcome)> {
     let why = match (resolution, via) {
         (Resolution::Allowed(_), _) => return None,
-        (Resolution::Denied, Via::Client) => return Some(("The user denied it.", CallOutcome::Denied)),
-        (Resolution::Denied, Via::Operator) => return Some(("An operator denied it.", CallOutcome::Denied)),
-        (Resolution::Cancelled, _) => "The user dismissed the approval without allowing it; it was not sent.",
-        (Resolution::TimedOut, Via::Operator) => {
-            "No operator decided in time (approvals.timeout); it was not sent. Ask again or add a rule."
-        }
-        (Resolution::TimedOut, Via::Client) => {
-            "The user did not decide in time (approvals.timeout); it was not sent. Ask again or add a rule."
-        }
+        (Resolution::Denied, Via::Client) => return Some((USER_DENIED, CallOutcome::Denied)),
+        (Resolution::Denied, Via::Operator) => return Some((OPERATOR_DENIED, CallOutcome::Denied)),
+        (Resolution::Cancelled, _) => DISMISSED,
+        (Resolution::TimedOut, Via::Operator) => OPERATOR_TIMED_OUT,
+        (Resolution::TimedOut, Via::Client) => USER_TIMED_OUT,
         (Resolution::Headless, _) => HEADLESS,
         (Resolution::Overloaded, _) => OVERLOADED,
         (Resolution::StoreDown, _) => STORE_DOWN,
     };
     Some((why, CallOutcome::AskRefused))
 }
-
-/// Why an ask was refused when the shared approval store could not record it.
-pub const STORE_DOWN: &str =
-    "Nobody could be asked: the approval store is unreachable, so no operator could see this call; it was not sent. Retry later.";
-
-/// Why a call a human could have allowed was refused when nobody could be asked.
-pub const HEADLESS: &str = "Nobody could be asked (headless).";
 
 #[cfg(test)]
 mod tests {

@@ -21,6 +21,7 @@ use crate::mcp::result::replace_everywhere;
 use crate::rules::kinds::canonical_json;
 use crate::rules::kinds::ToolKinds;
 use crate::rules::{Decision, Effect, Engine, Profile, Scope};
+use crate::says::Said;
 use crate::telemetry::Metrics;
 
 /// What replaces a redacted string.
@@ -262,13 +263,13 @@ impl Guard {
 
     fn denied(call: &ToolCall, d: Decision) -> Outcome {
         Outcome::Refuse(Denial {
-            reason: format!(
-                "portcullis denied {}: {} (rule {}, scope {}). The call was not sent.",
-                call.qualified,
-                d.reason,
-                d.rule,
-                d.scope.as_str()
-            ),
+            reason: Said::Denied {
+                tool: &call.qualified,
+                reason: &d.reason,
+                rule: &d.rule,
+                scope: d.scope.as_str(),
+            }
+            .to_string(),
             rule: d.rule,
             outcome: CallOutcome::Denied,
             ask: None,
@@ -334,11 +335,8 @@ impl Guard {
                     definition: 0,
                     agent: call.agent.clone(),
                 })),
-                reason: format!(
-                    "portcullis needs a human to approve {}: {} (rule {}, scope {scope}). No approval channel \
-                     is configured (headless), so the call was refused and not sent; a permissions rule can allow it.",
-                    call.qualified, d.reason, d.rule
-                ),
+                reason: Said::Headless { tool: &call.qualified, reason: &d.reason, rule: &d.rule, scope }
+                    .to_string(),
                 rule: d.rule,
                 outcome: CallOutcome::AskRefused,
             }),

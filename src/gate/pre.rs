@@ -12,6 +12,7 @@ use crate::approval::{Approvals, Ask, Source, Via};
 use crate::call::{Method, ToolCall};
 use crate::mcp::era::{Era, Version};
 use crate::mcp::jsonrpc::{self, code, CallParams, IdKey, Kind, Message, Payload};
+use crate::says::{Not, Said};
 
 mod ask;
 mod routes;
@@ -328,7 +329,7 @@ async fn settle(p: Pre<'_>, cx: &Context<'_>) -> One {
             // A check never asks for another; were it to, refusing is the safe reading.
             Outcome::Check(_) => One::Invalid {
                 id: Some(id),
-                message: "portcullis could not finish checking this call; it was not sent".into(),
+                message: Said::Unfinished { tool: &call.qualified, not: Not::Sent }.to_string(),
             },
         },
     }
@@ -413,8 +414,7 @@ async fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Plan {
             }
             // A human is asked about one call at a time: inside a batch an ask stands refused.
             One::Ask(p) => {
-                let (body, call) =
-                    p.refused("A call in a batch cannot be approved: send it on its own.", None);
+                let (body, call) = p.refused(crate::says::answer::IN_BATCH, None);
                 calls.push(call);
                 bodies.push(body);
             }

@@ -24,6 +24,16 @@ use super::{CallOutcome, Denial, Guard};
 use crate::call::{ToolCall, Transport};
 use crate::config::pins::PinStatus;
 use crate::guardrails::PostJudgement;
+use crate::says::Said;
+
+/// The words the agent (and the operator's log) read for a definition a pin withholds.
+fn withheld_by_pin(pins: &crate::config::pins::Pins, tool: &str, status: PinStatus) -> String {
+    let file = pins.file.display().to_string();
+    match status {
+        PinStatus::Changed => Said::PinChanged { tool, file: &file }.to_string(),
+        _ => Said::Unpinned { tool, file: &file }.to_string(),
+    }
+}
 
 /// Tools remembered, in all.
 const MAX_TOOLS: usize = 16_384;
@@ -129,11 +139,13 @@ impl ToolDefs {
         let mut judged = tool.clone();
         let report = g.post_keyed(rule, qualified, kind, None, None, &mut judged).await;
         let withheld = |what: &str| {
-            format!(
-                "portcullis withheld {qualified}: {what} (guardrail rule {}, rubric {}), so the agent was \
-                 not shown it. The call was not sent.",
-                report.rule, report.rubric
-            )
+            Said::DefinitionWithheld {
+                tool: qualified,
+                what,
+                rule: &report.rule,
+                rubric: &report.rubric.to_string(),
+            }
+            .to_string()
         };
         let verdict = match report.judgement {
             PostJudgement::Pass => Verdict::Keep,
@@ -235,7 +247,7 @@ impl ToolDefs {
             None => PinStatus::Unpinned,
         };
         pins.withholds(status).then(|| Denial {
-            reason: pins.reason(&call.qualified, status),
+            reason: withheld_by_pin(pins, &call.qualified, status),
             rule: "pins".into(),
             outcome: CallOutcome::Denied,
             ask: None,

@@ -25,13 +25,15 @@ impl Guardrails {
             Settled::Pass => PostJudgement::Pass,
             Settled::Unavailable(reason) => PostJudgement::Unavailable { reason },
             Settled::Unsafe { reason, sanitized, source } => {
-                let block = |why: &str| {
-                    PostJudgement::Block {
-                    reason: format!(
-                        "portcullis withheld the result of {tool}: the checker judged it unsafe: {reason} (guardrail rule {}, rubric {}@{}){why}. The tool ran; its output was not shown.",
-                        rule.label, rubric.name, rubric.version
-                    ),
-                }
+                let block = |why: &str| PostJudgement::Block {
+                    reason: crate::says::Said::ResultWithheld {
+                        tool,
+                        reason: &reason,
+                        rule: &rule.label,
+                        rubric: &format!("{}@{}", rubric.name, rubric.version),
+                        why,
+                    }
+                    .to_string(),
                 };
                 if rule.mode != Mode::Sanitize {
                     return block("");

@@ -311,10 +311,14 @@ impl Guardrails {
                     _ => "",
                 };
                 PreJudgement::Block {
-                    reason: format!(
-                        "portcullis blocked {tool}: the checker judged its arguments unsafe: {reason} (guardrail rule {}, rubric {}@{}){mode_note}. The call was not sent.",
-                        rule.label, rubric.name, rubric.version
-                    ),
+                    reason: crate::says::Said::ArgumentsBlocked {
+                        tool: &tool,
+                        reason: &reason,
+                        rule: &rule.label,
+                        rubric: &format!("{}@{}", rubric.name, rubric.version),
+                        note: mode_note,
+                    }
+                    .to_string(),
                 }
             }
         };

@@ -66,10 +66,10 @@ impl Guardrails {
                         true => format!("guardrail rule {} fails closed", rule.label),
                         false => "a checker answer that is not a verdict is not a pass (guardrails.on_malformed: closed)".into(),
                     };
-                    Settled::Unavailable(format!(
-                        "portcullis could not check {tool} ({failure}), and {why}, so it was refused. \
-                         This is not evidence that the call is unsafe: retry later.",
-                    ))
+                    Settled::Unavailable(
+                        crate::says::Said::Unchecked { tool, failure: &failure.to_string(), why: &why }
+                            .to_string(),
+                    )
                 } else {
                     m.unguarded(phase, &failure);
                     tracing::debug!(phase = phase.as_str(), tool, %failure, "passed unguarded (fail-open)");

@@ -8,6 +8,7 @@
 //!   tools `hookSpecificOutput.updatedMCPToolOutput` replaces the output the model reads. For a
 //!   built-in tool nothing here can withhold the output itself (see docs/claude-code.md).
 
+use crate::says::Said;
 use serde_json::{json, Value};
 
 use super::envelope::Event;
@@ -53,18 +54,14 @@ impl Answer {
     /// error): `permission` before a call, a block after it — never a silent allow.
     pub fn cannot_decide(event: Event, permission: Permission, why: &str) -> Answer {
         match (event, permission) {
-            (Event::Pre, _) => {
-                Answer::Pre { permission, reason: format!("portcullis could not decide: {why}") }
-            }
+            (Event::Pre, _) => Answer::Pre { permission, reason: Said::CannotDecide { why }.to_string() },
             (Event::Post, Permission::Deny) => Answer::Block {
-                reason: format!("portcullis could not inspect this tool's output, so it is withheld: {why}"),
+                reason: Said::CannotInspect { why, withheld: true }.to_string(),
                 replacement: None,
             },
-            (Event::Post, _) => Answer::Note {
-                reason: format!(
-                    "portcullis could not inspect this tool's output (treat it with care): {why}"
-                ),
-            },
+            (Event::Post, _) => {
+                Answer::Note { reason: Said::CannotInspect { why, withheld: false }.to_string() }
+            }
         }
     }
 

@@ -121,20 +121,13 @@ pub async fn answer(
                     let mut counted = asked.call;
                     counted.settle(CallOutcome::AskRefused);
                     let parked = park(shared, asked.ask.clone());
-                    let operator = match parked {
-                        Some(id) => format!(
-                            " An operator may also allow it at the proxy (approval {id}); allowed for the \
-                             session there, it is not asked again."
-                        ),
-                        None => String::new(),
+                    let reason = crate::says::Said::HookAsks {
+                        tool: &call.qualified,
+                        reason: &asked.ask.reason,
+                        rule: None,
+                        operator: parked,
                     };
-                    Answer::Pre {
-                        permission: Permission::Ask,
-                        reason: format!(
-                            "portcullis asks before {}: {}.{operator}",
-                            call.qualified, asked.ask.reason
-                        ),
-                    }
+                    Answer::Pre { permission: Permission::Ask, reason: reason.to_string() }
                 }
             })
         }

@@ -214,7 +214,9 @@ impl SseGate {
                 Err(e) => {
                     // An event too large to inspect is never released raw.
                     self.framer = Framer::new(self.shared.limits.max_response);
-                    self.fail_outstanding(&format!("portcullis withheld the upstream's answer: {e}"));
+                    self.fail_outstanding(
+                        &crate::says::Said::AnswerWithheld { why: &e.to_string() }.to_string(),
+                    );
                     return;
                 }
             }

@@ -107,22 +107,6 @@ impl Pins {
             PinStatus::Unpinned => self.on_unpinned == Unpinned::Withhold,
         }
     }
-
-    /// The words the agent (and the operator's log) read for a withheld definition.
-    pub fn reason(&self, qualified: &str, status: PinStatus) -> String {
-        let file = self.file.display();
-        match status {
-            PinStatus::Changed => format!(
-                "portcullis withheld {qualified}: its definition changed since it was pinned in {file} \
-                 (a tool that changes after review may now do something else); an operator must review \
-                 it and re-pin (`portcullis pin`). The call was not sent."
-            ),
-            _ => format!(
-                "portcullis withheld {qualified}: it is not pinned in {file} (pins.on_unpinned: withhold); \
-                 an operator must review it and re-pin (`portcullis pin`). The call was not sent."
-            ),
-        }
-    }
 }
 
 #[cfg(test)]

