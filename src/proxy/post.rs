@@ -301,7 +301,7 @@ async fn mcp(
 
 /// JSON-RPC errors for every call whose answer was withheld.
 fn withheld_answer(watched: &mut Watched, upstream: &str) -> Vec<u8> {
-    let why = crate::says::Said::MalformedAnswer { upstream: &upstream }.to_string();
+    let why = crate::says::Said::MalformedAnswer { upstream }.to_string();
     let errors: Vec<Vec<u8>> = watched
         .drain()
         .filter(|(_, w)| matches!(w, Watch::Call(_)))
