@@ -81,6 +81,7 @@ fn main() {
             elicits: false,
             principal,
             counter: Some(&counter),
+            explain: false,
         };
         // Warm up: first-use tables, label handles, the flags table's first entries.
         for _ in 0..100 {

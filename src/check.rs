@@ -103,7 +103,7 @@ async fn decide(
     summary: &mut Summary,
 ) -> Result<Value, String> {
     let (_, call) = parse(line, agent)?;
-    let d = guard.decide(&call);
+    let (outcome, d) = guard.pre_explained(&call);
     let mut v = json!({
         "effect": d.effect.as_str(),
         "rule": d.rule,
@@ -121,7 +121,7 @@ async fn decide(
         Effect::Ask => summary.ask += 1,
         Effect::Deny => summary.deny += 1,
     }
-    match guard.pre(&call) {
+    match outcome {
         Outcome::Forward => {}
         Outcome::Refuse(_) => v["outcome"] = json!("refuse"),
         Outcome::Check(check) => {

@@ -280,10 +280,29 @@ impl Guard {
     /// reason that says a human could have allowed it. An allowed call a guardrail rule covers
     /// comes back as [`Outcome::Check`]: a Layer 1 deny never spends a checker call.
     pub fn pre(&self, call: &ToolCall) -> Outcome {
+        self.layer1(call, false).0
+    }
+
+    /// The pre-call outcome and Layer 1's decision behind it (for `check`, `eval` and the hook,
+    /// which report the rule that allowed a call): Layer 1 evaluated once.
+    pub fn pre_explained(&self, call: &ToolCall) -> (Outcome, Decision) {
+        let (outcome, d) = self.layer1(call, true);
+        (outcome, d.expect("kept when asked"))
+    }
+
+    /// [`Self::pre`], keeping Layer 1's decision when `keep` (a clone: never on the proxy's path).
+    fn layer1(&self, call: &ToolCall, keep: bool) -> (Outcome, Option<Decision>) {
         // A tool whose definition was withheld from the agent is not called either.
         if let Some(withheld) = self.tool_defs.refusal(self, call) {
             self.metrics.rule_decision(Effect::Deny, Scope::Builtin);
-            return Outcome::Refuse(withheld);
+            let d = keep.then(|| Decision {
+                effect: Effect::Deny,
+                rule: withheld.rule.clone(),
+                scope: Scope::Builtin,
+                reason: withheld.reason.clone(),
+                prefilter: None,
+            });
+            return (Outcome::Refuse(withheld), d);
         }
         let kind = self.engine.kinds().kind_of(&call.qualified);
         let checker = self.guardrails.as_ref().filter(|g| g.covers(&call.qualified, kind, Phase::Pre));
@@ -300,8 +319,9 @@ impl Guard {
         };
         let d = Self::attributed(call, d);
         self.metrics.rule_decision(d.effect, d.scope);
+        let kept = keep.then(|| d.clone());
         let scope = d.scope.as_str();
-        match d.effect {
+        let outcome = match d.effect {
             Effect::Allow => match checker {
                 None => Outcome::Forward,
                 Some(g) => match g.pre_job(&call.qualified, kind, &args, d.prefilter) {
@@ -326,7 +346,9 @@ impl Guard {
                         true => args,
                         false => match self.args(call, true) {
                             Ok(args) => args,
-                            Err(unreadable) => return Self::denied(call, unreadable),
+                            Err(unreadable) => {
+                                return (Self::denied(call, unreadable.clone()), keep.then_some(unreadable))
+                            }
                         },
                     }),
                     reason: d.reason.clone(),
@@ -340,15 +362,8 @@ impl Guard {
                 rule: d.rule,
                 outcome: CallOutcome::AskRefused,
             }),
-        }
-    }
-
-    /// The pre-call outcome with any Layer 2 check awaited.
-    pub async fn pre_checked(&self, call: &ToolCall) -> Outcome {
-        match self.pre(call) {
-            Outcome::Check(c) => c.run().await,
-            other => other,
-        }
+        };
+        (outcome, kept)
     }
 
     /// True when results need to be held and inspected at all; lets the proxy skip the post path.

@@ -7,17 +7,18 @@ use serde_json::value::RawValue;
 
 use super::post::{Watch, Watched};
 use super::tally::{Counted, SharedCounter};
-use super::{CallOutcome, Guard, Outcome};
-use crate::approval::{Approvals, Ask, Source, Via};
+use super::{CallOutcome, Guard};
+use crate::approval::{Approvals, Ask, Via};
 use crate::call::{Method, ToolCall};
 use crate::mcp::era::{Era, Version};
 use crate::mcp::jsonrpc::{self, code, CallParams, IdKey, Kind, Message, Payload};
-use crate::says::{Not, Said};
 
 mod ask;
+pub mod judge;
 mod routes;
 pub mod typed;
-use ask::{declares_elicitation, flagged, refused};
+use ask::{asked, client_elicits, declares_elicitation};
+use judge::Verdict;
 use routes::routed;
 
 /// What the transport knows about the exchange a payload belongs to.
@@ -40,6 +41,9 @@ pub struct Context<'a> {
     pub principal: Option<&'a str>,
     /// Where call outcomes are counted (none offline).
     pub counter: Option<&'a SharedCounter>,
+    /// The transport tells the agent why a call was allowed (the hook: Claude Code logs it), so
+    /// Layer 1's decision is kept with the verdict rather than evaluated a second time.
+    pub explain: bool,
 }
 
 impl Context<'_> {
@@ -132,23 +136,11 @@ pub struct Refusal {
     pub calls: Vec<Counted>,
 }
 
-/// One message's Layer 1 decision: final, or waiting on a Layer 2 check.
+/// One message's decision: final, or a call to put through the door ([`judge::judge`]), which may
+/// wait on a Layer 2 check, a waiver lookup or a modern-era retry's sealed state.
 enum Pre<'a> {
     Done(One),
-    Check {
-        id: Box<RawValue>,
-        call: ToolCall,
-        check: Box<super::guard::PreCheck>,
-        params: Option<&'a RawValue>,
-    },
-    /// A refusal a human may overrule: a waiver looked up, an ask routed or a modern-era retry
-    /// checked — which may take a round trip to a shared store, so it is settled asynchronously.
-    Refused {
-        id: Box<RawValue>,
-        call: ToolCall,
-        denial: super::Denial,
-        params: Option<&'a RawValue>,
-    },
+    Judge { id: Box<RawValue>, call: ToolCall, params: Option<&'a RawValue> },
 }
 
 impl From<One> for Pre<'_> {
@@ -185,11 +177,11 @@ enum One {
     },
 }
 
-fn one<'a>(msg: &Message<'a>, cx: &Context<'_>, guard: &Guard) -> Pre<'a> {
+fn one<'a>(msg: &Message<'a>, cx: &Context<'_>) -> Pre<'a> {
     match (msg.method(), msg.kind(), msg.id) {
         (Some("tools/call"), Kind::Request, Some(id)) => match call(msg, cx) {
             Err(message) => One::Invalid { id: Some(id.to_owned()), message }.into(),
-            Ok(call) => decided(id, call, msg.params, cx, guard),
+            Ok(call) => decided(id, call, msg.params),
         },
         // A `tools/call` that is not a well-formed request (no id, or an id of null) is refused:
         // the proxy must not guess how the server treats it.
@@ -215,7 +207,7 @@ fn one<'a>(msg: &Message<'a>, cx: &Context<'_>, guard: &Guard) -> Pre<'a> {
             // A request naming a resource is decided like a tool call.
             (Some(method), Kind::Request, Some(id)) if method.decided() => match routed(method, msg, cx) {
                 Err(message) => One::Invalid { id: Some(id.to_owned()), message }.into(),
-                Ok(call) => decided(id, call, msg.params, cx, guard),
+                Ok(call) => decided(id, call, msg.params),
             },
             (Some(method), _, _) if method.decided() => One::Invalid {
                 id: None,
@@ -236,30 +228,9 @@ fn one<'a>(msg: &Message<'a>, cx: &Context<'_>, guard: &Guard) -> Pre<'a> {
     }
 }
 
-/// Layer 1 (and the Layer 2 check it asks for) on a call that is a request with `id`.
-fn decided<'a>(
-    id: &RawValue,
-    call: ToolCall,
-    params: Option<&'a RawValue>,
-    cx: &Context<'_>,
-    guard: &Guard,
-) -> Pre<'a> {
-    match (guard.pre(&call), cx.approvals.flagged(cx.session, cx.principal)) {
-        // A flagged session: nothing passes without a human, whatever the rules allow.
-        (Outcome::Forward | Outcome::Check(_), true) => {
-            let denial = flagged(&call);
-            Pre::Refused { id: id.to_owned(), call, denial, params }
-        }
-        (Outcome::Refuse(mut d), true) => {
-            if let Some(ask) = d.ask.as_mut() {
-                ask.source = Source::Flagged;
-            }
-            Pre::Refused { id: id.to_owned(), call, denial: d, params }
-        }
-        (Outcome::Forward, false) => One::Forward(Some(cx.watch(id, call))).into(),
-        (Outcome::Check(check), false) => Pre::Check { id: id.to_owned(), call, check, params },
-        (Outcome::Refuse(d), false) => Pre::Refused { id: id.to_owned(), call, denial: d, params },
-    }
+/// A call that is a request with `id`, to be judged.
+fn decided<'a>(id: &RawValue, call: ToolCall, params: Option<&'a RawValue>) -> Pre<'a> {
+    Pre::Judge { id: id.to_owned(), call, params }
 }
 
 /// The typed call of a `tools/call` request, or why its params are unusable.
@@ -277,61 +248,38 @@ fn call(msg: &Message<'_>, cx: &Context<'_>) -> Result<ToolCall, String> {
         .with_agent(cx.agent.cloned()))
 }
 
-/// What the repeated-denial breaker counts: calls let through and calls refused.
-fn record(one: &One, cx: &Context<'_>) {
-    match one {
-        // Only decided calls: a stream of lists must not wash out a streak of refusals.
-        One::Forward(Some((_, Watch::Call(c)))) if c.method.decided() => {
-            cx.approvals.flags.record(cx.session, cx.principal, false)
-        }
-        One::Rewrite(..) => cx.approvals.flags.record(cx.session, cx.principal, false),
-        One::Deny { .. } => cx.approvals.flags.record(cx.session, cx.principal, true),
-        // Asks are counted when they resolve; initialize, notifications and malformed input not at all.
-        _ => {}
-    }
-}
-
-/// Writes the audit line of one message's pre-call decision (calls only).
-fn audited(one: One, guard: &Guard, started: std::time::Instant) -> One {
-    use crate::audit::Stage;
-    let audit = guard.audit();
-    if !audit.is_on() {
-        return one;
-    }
-    let latency = started.elapsed();
-    match &one {
+/// Records one message's decision (calls only) through the one [`judge::decided`] event.
+fn recorded(one: One, cx: &Context<'_>, guard: &Guard, started: std::time::Instant) -> One {
+    use judge::Decided;
+    let what = match &one {
         One::Forward(Some((_, Watch::Call(call)))) | One::Rewrite((_, Watch::Call(call)), _) => {
-            audit.call(Stage::Pre, call, "forwarded", None, None, None, latency)
+            Some((&**call, Decided::Forwarded))
         }
-        One::Ask(p) => audit.call(Stage::Pre, p.call(), "ask", None, Some(&p.ask.reason), None, latency),
-        One::Answer { call, .. } => audit.call(Stage::Pre, call, "ask", None, None, None, latency),
+        One::Ask(p) => Some((p.call(), Decided::Asked { reason: Some(&p.ask.reason) })),
+        One::Answer { call, .. } => Some((&**call, Decided::Asked { reason: None })),
         One::Deny { call, rule, reason, outcome, .. } => {
-            audit.call(Stage::Pre, call, outcome.as_str(), Some(rule), Some(reason), None, latency)
+            Some((&**call, Decided::Refused { rule, reason, outcome: *outcome }))
         }
-        _ => {}
+        _ => None,
+    };
+    if let Some((call, what)) = what {
+        judge::decided(call, what, cx, guard, started);
     }
     one
 }
 
-fn recorded(one: One, cx: &Context<'_>) -> One {
-    record(&one, cx);
-    one
-}
-
-/// Runs a pending Layer 2 check, turning it into a forward, an ask or a refusal.
-async fn settle(p: Pre<'_>, cx: &Context<'_>) -> One {
-    match p {
-        Pre::Done(one) => one,
-        Pre::Refused { id, call, denial, params } => refused(id, call, denial, cx, params).await,
-        Pre::Check { id, call, check, params } => match check.run().await {
-            Outcome::Forward => One::Forward(Some(cx.watch(&id, call))),
-            Outcome::Refuse(d) => refused(id, call, d, cx, params).await,
-            // A check never asks for another; were it to, refusing is the safe reading.
-            Outcome::Check(_) => One::Invalid {
-                id: Some(id),
-                message: Said::Unfinished { tool: &call.qualified, not: Not::Sent }.to_string(),
-            },
-        },
+/// Puts a call through the door and renders the verdict as JSON-RPC.
+async fn settle(p: Pre<'_>, cx: &Context<'_>, guard: &Guard) -> One {
+    let Pre::Judge { id, call, params } = p else {
+        let Pre::Done(one) = p else { unreachable!("two variants") };
+        return one;
+    };
+    match judge::judge(&call, cx, guard, client_elicits(cx, params)).await {
+        Verdict::Forward(_) => One::Forward(Some(cx.watch(&id, call))),
+        Verdict::Refuse(d) => {
+            One::Deny { id, call: Box::new(call), rule: d.rule, reason: d.reason, outcome: d.outcome }
+        }
+        Verdict::Ask { denial, ask, via } => asked(id, call, denial, *ask, via, cx, params).await,
     }
 }
 
@@ -340,35 +288,33 @@ async fn settle(p: Pre<'_>, cx: &Context<'_>) -> One {
 pub async fn decide(payload: &Payload<'_>, cx: &Context<'_>, guard: &Guard) -> Plan {
     let started = std::time::Instant::now();
     match payload {
-        Payload::Single(msg) => {
-            match audited(recorded(settle(one(msg, cx, guard), cx).await, cx), guard, started) {
-                One::Forward(w) => Plan::Forward(Watched::from_iter(w).with_counter(cx.counter.cloned())),
-                One::Rewrite(w, body) => {
-                    Plan::Rewrite(Watched::from_iter([w]).with_counter(cx.counter.cloned()), body)
-                }
-                One::Ask(p) => Plan::Ask(p),
-                One::Answer { id, result, .. } => Plan::Refuse(Refusal {
-                    body: jsonrpc::result_response(&id, &result.to_string()),
-                    invalid: false,
-                    calls: Vec::new(),
-                }),
-                One::Rejected { id, message } => Plan::Refuse(Refusal {
-                    body: jsonrpc::error_response(Some(&id), code::INVALID_PARAMS, &message),
-                    invalid: true,
-                    calls: Vec::new(),
-                }),
-                One::Deny { id, call, reason, outcome, .. } => Plan::Refuse(Refusal {
-                    body: call.method.refusal(&id, &reason, cx.era),
-                    invalid: false,
-                    calls: vec![cx.refused(*call, outcome)],
-                }),
-                One::Invalid { id, message } => Plan::Refuse(Refusal {
-                    body: jsonrpc::error_response(id.as_deref(), code::INVALID_REQUEST, &message),
-                    invalid: true,
-                    calls: Vec::new(),
-                }),
+        Payload::Single(msg) => match recorded(settle(one(msg, cx), cx, guard).await, cx, guard, started) {
+            One::Forward(w) => Plan::Forward(Watched::from_iter(w).with_counter(cx.counter.cloned())),
+            One::Rewrite(w, body) => {
+                Plan::Rewrite(Watched::from_iter([w]).with_counter(cx.counter.cloned()), body)
             }
-        }
+            One::Ask(p) => Plan::Ask(p),
+            One::Answer { id, result, .. } => Plan::Refuse(Refusal {
+                body: jsonrpc::result_response(&id, &result.to_string()),
+                invalid: false,
+                calls: Vec::new(),
+            }),
+            One::Rejected { id, message } => Plan::Refuse(Refusal {
+                body: jsonrpc::error_response(Some(&id), code::INVALID_PARAMS, &message),
+                invalid: true,
+                calls: Vec::new(),
+            }),
+            One::Deny { id, call, reason, outcome, .. } => Plan::Refuse(Refusal {
+                body: call.method.refusal(&id, &reason, cx.era),
+                invalid: false,
+                calls: vec![cx.refused(*call, outcome)],
+            }),
+            One::Invalid { id, message } => Plan::Refuse(Refusal {
+                body: jsonrpc::error_response(id.as_deref(), code::INVALID_REQUEST, &message),
+                invalid: true,
+                calls: Vec::new(),
+            }),
+        },
         Payload::Batch(msgs) => batch(msgs, cx, guard).await,
     }
 }
@@ -390,10 +336,10 @@ async fn batch(msgs: &[Message<'_>], cx: &Context<'_>, guard: &Guard) -> Plan {
     // 2025-03-26: every element is decided. If any is refused, none is forwarded — a partial
     // batch would make the proxy splice its answers into the server's, and a caller that mixes a
     // refused call into a batch gets a clear per-element answer to resend the rest alone.
-    let decided: Vec<Pre> = msgs.iter().map(|m| one(m, cx, guard)).collect();
-    let decided: Vec<One> = futures_util::future::join_all(decided.into_iter().map(|p| settle(p, cx))).await;
-    decided.iter().for_each(|o| record(o, cx));
-    let decided: Vec<One> = decided.into_iter().map(|o| audited(o, guard, started)).collect();
+    let decided: Vec<Pre> = msgs.iter().map(|m| one(m, cx)).collect();
+    let decided: Vec<One> =
+        futures_util::future::join_all(decided.into_iter().map(|p| settle(p, cx, guard))).await;
+    let decided: Vec<One> = decided.into_iter().map(|o| recorded(o, cx, guard, started)).collect();
     if decided.iter().all(|d| matches!(d, One::Forward(_))) {
         return Plan::Forward(
             decided
@@ -477,7 +423,7 @@ mod properties {
             let up: Arc<str> = "up".into();
             for negotiated in [None, Some(Version::V2025_03_26)] {
                 let approvals = Approvals::headless();
-        let cx = Context { upstream: &up, agent: None, era: Era::Legacy, negotiated, session: None, approvals: &approvals, elicits: false, principal: None, counter: None };
+        let cx = Context { upstream: &up, agent: None, era: Era::Legacy, negotiated, session: None, approvals: &approvals, elicits: false, principal: None, counter: None, explain: false };
                 if let Ok(payload) = parse(body.as_bytes()) {
                     let _ = block_on(decide(&payload, &cx, &guard));
                 }

@@ -11,21 +11,26 @@ use crate::gate::{CallOutcome, Denial, Guard, Outcome, PostOutcome};
 use crate::guardrails::PostJudgement;
 use crate::mcp::era::Era;
 use crate::mcp::result::refusal_value;
+use crate::rules::Decision;
 
 use crate::says::{Not, Said, BUILT_IN_BLOCKED, WITHHELD};
 
-/// Layer 1's answer, or the Layer 2 check it asks for first.
-pub fn layer1(guard: &Guard, call: &ToolCall) -> Result<Answer, Box<crate::gate::guard::PreCheck>> {
-    match guard.pre(call) {
-        Outcome::Check(check) => Err(check),
-        other => Ok(settled(guard, call, other)),
+/// Layer 1's answer, or the Layer 2 check it asks for first (with Layer 1's decision, which an
+/// allow after the check reports): Layer 1 is evaluated once.
+pub fn layer1(
+    guard: &Guard,
+    call: &ToolCall,
+) -> Result<Answer, (Box<crate::gate::guard::PreCheck>, Decision)> {
+    match guard.pre_explained(call) {
+        (Outcome::Check(check), d) => Err((check, d)),
+        (other, d) => Ok(settled(call, other, &d)),
     }
 }
 
-/// The answer to a settled pre-call outcome.
-pub fn settled(guard: &Guard, call: &ToolCall, outcome: Outcome) -> Answer {
+/// The answer to a settled pre-call outcome; `d`: Layer 1's decision.
+pub fn settled(call: &ToolCall, outcome: Outcome, d: &Decision) -> Answer {
     match outcome {
-        Outcome::Forward => allowed(guard, call),
+        Outcome::Forward => allowed(call, d),
         Outcome::Refuse(d) => refused(call, d),
         // A check that asks for another is refused, never allowed.
         Outcome::Check(_) => Answer::Pre {
@@ -36,8 +41,7 @@ pub fn settled(guard: &Guard, call: &ToolCall, outcome: Outcome) -> Answer {
 }
 
 /// An allow, with the rule that allowed it (Claude Code logs the reason).
-pub fn allowed(guard: &Guard, call: &ToolCall) -> Answer {
-    let d = guard.decide(call);
+pub fn allowed(call: &ToolCall, d: &Decision) -> Answer {
     Answer::Pre {
         permission: Permission::Allow,
         reason: Said::HookAllows { tool: &call.qualified, reason: &d.reason, rule: &d.rule }.to_string(),

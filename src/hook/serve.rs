@@ -110,11 +110,24 @@ pub async fn answer(
                 elicits: false,
                 principal: None,
                 counter: shared.counter(),
+                explain: true,
             };
             Ok(match decide_typed(call.clone(), &cx, &guard).await {
-                CallPlan::Forward(mut counted) => {
+                CallPlan::Forward(mut counted, d) => {
                     counted.settle(CallOutcome::Forwarded);
-                    decide::allowed(&guard, &call)
+                    match d {
+                        Some(d) => decide::allowed(&call, &d),
+                        // A session waiver answered it: no rule allowed it.
+                        None => Answer::Pre {
+                            permission: Permission::Allow,
+                            reason: crate::says::Said::HookAllows {
+                                tool: &call.qualified,
+                                reason: "an operator allowed it for this session",
+                                rule: "session waiver",
+                            }
+                            .to_string(),
+                        },
+                    }
                 }
                 CallPlan::Refuse(_counted, d) => decide::refused(&call, d),
                 CallPlan::Ask(asked) => {

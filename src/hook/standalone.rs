@@ -43,9 +43,9 @@ pub fn decide(config: Config, env: &Envelope, agent: Option<&str>, shell: Dialec
     match env.event {
         Event::Pre => Ok(match decide::layer1(&guard, &call) {
             Ok(answer) => answer,
-            Err(check) => {
+            Err((check, d)) => {
                 let outcome = block_on(check.run())?;
-                decide::settled(&guard, &call, outcome)
+                decide::settled(&call, outcome, &d)
             }
         }),
         Event::Post => {

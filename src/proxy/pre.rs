@@ -225,6 +225,7 @@ where
         elicits,
         principal: principal.as_deref(),
         counter: shared.counter(),
+        explain: false,
     };
     let guard = shared.guard.load_full();
     let decision = decide(&payload, &cx, &guard).await;
@@ -376,10 +377,11 @@ where
         elicits: false,
         principal: principal.as_deref(),
         counter: shared.counter(),
+        explain: false,
     };
     let guard = shared.guard.load_full();
     let (call, denial) = match decide_typed(call, &cx, &guard).await {
-        CallPlan::Forward(call) => (call, None),
+        CallPlan::Forward(call, _) => (call, None),
         CallPlan::Refuse(call, d) => (call, Some(d)),
         // Held (the request stays open) until an operator decides or it times out; an agent
         // that hangs up drops this future, which withdraws the ask.

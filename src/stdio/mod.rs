@@ -226,6 +226,7 @@ async fn agent_to_server<R>(
             // The process that launched `wrap` is the only principal a stdio relay has.
             principal: None,
             counter: Some(&relay.counter),
+            explain: false,
         };
         match decide(&payload, &cx, &relay.guard).await {
             Plan::Refuse(r) => {

@@ -1,4 +1,3 @@
-
 use super::*;
 use crate::config::Config;
 use crate::mcp::era::Era;

@@ -7,10 +7,8 @@ use serde_json::value::RawValue;
 use super::{Context, Held, One};
 use crate::approval::{Ask, Source, Via};
 use crate::call::{Method, ToolCall};
-use crate::gate::CallOutcome;
 use crate::mcp::era::Era;
 use crate::mcp::jsonrpc::CallParams;
-use crate::rules::kinds::canonical_json;
 use crate::says::Said;
 
 /// True when `params` at `pointer` holds an elicitation capability that allows forms: `{}`
@@ -36,75 +34,38 @@ pub(super) fn progress_token(params: Option<&RawValue>) -> Option<Box<RawValue>>
     serde_json::from_str::<Meta>(p.meta?.get()).ok()?.token
 }
 
-/// The ask every call of a flagged session or caller becomes.
-pub(super) fn flagged(call: &ToolCall) -> crate::gate::Denial {
-    let args = call
-        .args
-        .as_deref()
-        .and_then(|a| serde_json::from_str::<serde_json::Value>(a.get()).ok())
-        .map(|v| canonical_json(&v))
-        .unwrap_or_else(|| "{}".into());
-    let why = crate::says::FLAGGED;
-    crate::gate::Denial {
-        reason: Said::Flagged { tool: &call.qualified }.to_string(),
-        rule: "flagged session".into(),
-        outcome: CallOutcome::AskRefused,
-        ask: Some(Box::new(Ask {
-            tool: call.qualified.clone(),
-            args,
-            reason: why.into(),
-            source: Source::Flagged,
-            session: call.session.clone(),
-            definition: 0,
-            agent: call.agent.clone(),
-        })),
-    }
-}
-
-/// A refusal, unless a human may overrule it: a session waiver for the exact call forwards it,
-/// a reachable human turns it into an ask, and otherwise it stands (headless).
-pub(super) async fn refused(
+/// A call a human must decide (`via`), as the JSON-RPC transports ask: a modern-era client by an
+/// `input_required` result it retries (only `tools/call` results carry one, so other requests
+/// stand refused), everyone else by holding the call ([`Held`]).
+pub(super) async fn asked(
     id: Box<RawValue>,
     call: ToolCall,
-    mut d: crate::gate::Denial,
+    d: crate::gate::Denial,
+    ask: Ask,
+    via: Via,
     cx: &Context<'_>,
     params: Option<&RawValue>,
 ) -> One {
-    if let Some(ask) = d.ask.as_mut() {
-        ask.definition = cx.approvals.tools.version(&ask.tool);
-    }
-    match d.ask {
-        Some(ask) if cx.approvals.waived(&ask).await => {
-            tracing::info!(tool = %call.qualified, "session waiver: forwarded without asking");
-            One::Forward(Some(cx.watch(&id, call)))
+    match via {
+        Via::Client if cx.era == Era::Modern && call.method != Method::ToolsCall => {
+            One::Deny { id, call: Box::new(call), rule: d.rule, reason: d.reason, outcome: d.outcome }
         }
-        Some(ask) => match cx.approvals.route(client_elicits(cx, params)) {
-            // A modern-era client is asked by an `input_required` result and retries the call;
-            // only `tools/call` results carry one, so other requests stand refused.
-            Some(Via::Client) if cx.era == Era::Modern && call.method != Method::ToolsCall => {
-                One::Deny { id, call: Box::new(call), rule: d.rule, reason: d.reason, outcome: d.outcome }
-            }
-            Some(Via::Client) if cx.era == Era::Modern => round_trip(id, call, *ask, cx, params).await,
-            Some(via) => One::Ask(Box::new(Held {
-                // What the agent reads if the answer is no: why it was asked, then what happened
-                // (a Layer 1 reason says "headless", which is no longer true once someone is asked).
-                reason: match ask.source {
-                    Source::Checker => d.reason,
-                    _ => Said::Asked { tool: &ask.tool, reason: &ask.reason, answer: None }.to_string(),
-                },
-                ask: *ask,
-                via,
-                progress: progress_token(params),
-                id,
-                call: cx.counted(call),
-                outcome: d.outcome,
-                era: cx.era,
-            })),
-            None => {
-                One::Deny { id, call: Box::new(call), rule: d.rule, reason: d.reason, outcome: d.outcome }
-            }
-        },
-        None => One::Deny { id, call: Box::new(call), rule: d.rule, reason: d.reason, outcome: d.outcome },
+        Via::Client if cx.era == Era::Modern => round_trip(id, call, ask, cx, params).await,
+        via => One::Ask(Box::new(Held {
+            // What the agent reads if the answer is no: why it was asked, then what happened
+            // (a Layer 1 reason says "headless", which is no longer true once someone is asked).
+            reason: match ask.source {
+                Source::Checker => d.reason,
+                _ => Said::Asked { tool: &ask.tool, reason: &ask.reason, answer: None }.to_string(),
+            },
+            ask,
+            via,
+            progress: progress_token(params),
+            id,
+            call: cx.counted(call),
+            outcome: d.outcome,
+            era: cx.era,
+        })),
     }
 }
 

@@ -69,6 +69,7 @@ mod tests {
                 elicits: false,
                 principal: None,
                 counter: None,
+                explain: false,
             };
             let guard = crate::gate::guard::tests::guard(policy);
             block_on(decide(&parse(text.as_bytes()).unwrap(), &cx, &guard))

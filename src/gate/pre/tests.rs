@@ -21,6 +21,7 @@ fn decide_text(text: &str, negotiated: Option<Version>) -> Plan {
         elicits: false,
         principal: None,
         counter: None,
+        explain: false,
     };
     block_on(decide(&parse(text.as_bytes()).unwrap(), &cx, &guard()))
 }

@@ -5,18 +5,21 @@
 //! operator decides and then [`Asked::resolve`] it).
 
 use crate::approval::{Ask, Resolution, Source, Via};
+
+use super::judge::{decided, judge, Decided, Verdict};
 use crate::call::ToolCall;
 use crate::gate::tally::Counted;
-use crate::gate::{CallOutcome, Denial, Guard, Outcome};
-use crate::says::{Not, Said};
+use crate::gate::{Denial, Guard};
+use crate::says::Said;
 
 use super::Context;
 
 /// What to do with a typed call.
 #[derive(Debug)]
 pub enum CallPlan {
-    /// Send it on; its outcome is counted when the answer is done with.
-    Forward(Counted),
+    /// Send it on; its outcome is counted when the answer is done with. With Layer 1's decision
+    /// when the context asked to explain it.
+    Forward(Counted, Option<Box<crate::rules::Decision>>),
     /// Refuse it with `denial`'s reason; counted as the call is dropped.
     Refuse(Counted, Denial),
     /// Hold it while an operator decides ([`Asked`]).
@@ -51,73 +54,33 @@ impl Asked {
     }
 }
 
-/// Decides `call`. Nothing but an operator can be asked about a typed call (its client cannot
-/// elicit), so an ask nobody can answer is refused here, as headless.
+/// Decides `call` through the same door as a JSON-RPC call ([`super::judge`]). Nothing but an
+/// operator can be asked about a typed call (its client cannot elicit), so an ask nobody can
+/// answer is refused, as headless.
 pub async fn decide_typed(call: ToolCall, cx: &Context<'_>, guard: &Guard) -> CallPlan {
     let started = std::time::Instant::now();
-    let decided = match guard.pre_checked(&call).await {
-        Outcome::Refuse(d) => Some(d),
-        Outcome::Forward => None,
-        // `pre_checked` settles every check; an unsettled one is refused, never forwarded.
-        Outcome::Check(_) => Some(Denial {
-            reason: Said::Unfinished { tool: &call.qualified, not: Not::Sent }.to_string(),
-            rule: "guardrail".into(),
-            outcome: CallOutcome::CheckerDown,
-            ask: None,
-        }),
+    let plan = match judge(&call, cx, guard, false).await {
+        Verdict::Forward(d) => CallPlan::Forward(cx.counted(call), d),
+        Verdict::Ask { denial, ask, via: Via::Operator } => {
+            CallPlan::Ask(Asked { call: cx.counted(call), ask: *ask, denial })
+        }
+        // Only an operator is reachable without elicitation; were anyone else routed, the
+        // refusal stands.
+        Verdict::Ask { denial: d, .. } | Verdict::Refuse(d) => {
+            let outcome = d.outcome;
+            CallPlan::Refuse(cx.refused(call, outcome), d)
+        }
     };
-    // A flagged session or caller: nothing passes without a human, whatever the rules allow. A
-    // deny stays a deny.
-    let decided = match decided {
-        Some(d) if d.ask.is_none() => Some(d),
-        Some(mut d) if cx.approvals.flagged(cx.session, cx.principal) => {
-            if let Some(ask) = d.ask.as_mut() {
-                ask.source = Source::Flagged;
-            }
-            Some(d)
-        }
-        None if cx.approvals.flagged(cx.session, cx.principal) => Some(super::ask::flagged(&call)),
-        d => d,
+    let what = match &plan {
+        CallPlan::Forward(..) => Decided::Forwarded,
+        CallPlan::Refuse(_, d) => Decided::Refused { rule: &d.rule, reason: &d.reason, outcome: d.outcome },
+        CallPlan::Ask(a) => Decided::Asked { reason: Some(&a.ask.reason) },
     };
-    let plan = match decided {
-        None => CallPlan::Forward(cx.counted(call)),
-        Some(mut d) => match d.ask.take() {
-            Some(mut ask) => {
-                ask.definition = cx.approvals.tools.version(&ask.tool);
-                if cx.approvals.waived(&ask).await {
-                    tracing::info!(tool = %call.qualified, "session waiver: forwarded without asking");
-                    CallPlan::Forward(cx.counted(call))
-                } else if cx.approvals.route(false) == Some(Via::Operator) {
-                    CallPlan::Ask(Asked { call: cx.counted(call), ask: *ask, denial: d })
-                } else {
-                    let outcome = d.outcome;
-                    CallPlan::Refuse(cx.refused(call, outcome), d)
-                }
-            }
-            None => {
-                let outcome = d.outcome;
-                CallPlan::Refuse(cx.refused(call, outcome), d)
-            }
-        },
+    let call = match &plan {
+        CallPlan::Forward(c, _) | CallPlan::Refuse(c, _) => c,
+        CallPlan::Ask(a) => &a.call,
     };
-    // The breaker counts what was let through and what was refused; an ask is counted when the
-    // operator's answer is in (by the approvals table).
-    let latency = started.elapsed();
-    let audit = guard.audit();
-    match &plan {
-        CallPlan::Forward(call) => {
-            cx.approvals.flags.record(cx.session, cx.principal, false);
-            audit.call(crate::audit::Stage::Pre, call, "forwarded", None, None, None, latency);
-        }
-        CallPlan::Refuse(call, d) => {
-            cx.approvals.flags.record(cx.session, cx.principal, true);
-            let (rule, reason) = (Some(d.rule.as_str()), Some(d.reason.as_str()));
-            audit.call(crate::audit::Stage::Pre, call, d.outcome.as_str(), rule, reason, None, latency);
-        }
-        CallPlan::Ask(a) => {
-            audit.call(crate::audit::Stage::Pre, &a.call, "ask", None, Some(&a.ask.reason), None, latency)
-        }
-    }
+    decided(call, what, cx, guard, started);
     plan
 }
 
@@ -128,6 +91,7 @@ mod tests {
     use crate::gate::pre::{block_on, decide, Plan};
     use crate::gate::tally::tests::Recorded;
     use crate::gate::tally::SharedCounter;
+    use crate::gate::CallOutcome;
     use crate::mcp::era::Era;
     use std::sync::Arc;
 
@@ -148,6 +112,7 @@ mod tests {
             elicits: false,
             principal: None,
             counter,
+            explain: false,
         };
         f(&cx, &guard)
     }
@@ -162,7 +127,7 @@ mod tests {
     fn a_typed_call_is_forwarded_or_refused_and_counted_once_when_done_with() {
         let rec = Arc::new(Recorded::default());
         let counter: SharedCounter = rec.clone();
-        let CallPlan::Forward(mut call) = plan("/ls", &counter) else { panic!("allowed") };
+        let CallPlan::Forward(mut call, _) = plan("/ls", &counter) else { panic!("allowed") };
         call.settle(CallOutcome::Forwarded);
         drop(call);
         let CallPlan::Refuse(call, d) = plan("/rm", &counter) else { panic!("denied") };

@@ -1,0 +1,142 @@
+//! The one door every call goes through before it runs, whatever carried it — a `tools/call` or a
+//! resource request in JSON-RPC (HTTP or stdio), a plain HTTP tool's typed call, a hook's call:
+//! Layer 1; the repeated-denial breaker (a flagged session or caller needs a human for every
+//! call, and spends no checker call on one); the Layer 2 check Layer 1 asked for; then, for a
+//! refusal a human may overrule, a session waiver for the exact call, else whoever can be asked.
+//! The transports only render the [`Verdict`]; the breaker's count and the audit line of what was
+//! decided are written by [`decided`], once per call.
+
+use std::time::Instant;
+
+use super::Context;
+use crate::approval::{Ask, Source, Via};
+use crate::audit::Stage;
+use crate::call::ToolCall;
+use crate::gate::{CallOutcome, Denial, Guard, Outcome};
+use crate::rules::kinds::canonical_json;
+use crate::rules::Decision;
+use crate::says::{Not, Said, FLAGGED};
+
+/// What the gate decided for one call, before any human answered.
+#[derive(Debug)]
+pub enum Verdict {
+    /// Send it on; with Layer 1's decision when the context asks to explain it (`None` for a
+    /// waiver, and wherever nobody reads it).
+    Forward(Option<Box<Decision>>),
+    /// Refuse it with these words; nobody can overrule it here.
+    Refuse(Denial),
+    /// A human (`via`) must decide; the refusal stands if the answer is no.
+    Ask { denial: Denial, ask: Box<Ask>, via: Via },
+}
+
+/// Decides `call`. `elicits`: the client that sent it can be asked (elicitation); without it only
+/// an operator can be.
+pub async fn judge(call: &ToolCall, cx: &Context<'_>, guard: &Guard, elicits: bool) -> Verdict {
+    let flagged = cx.approvals.flagged(cx.session, cx.principal);
+    let (pre, allowed) = match cx.explain {
+        true => {
+            let (o, d) = guard.pre_explained(call);
+            (o, Some(Box::new(d)))
+        }
+        false => (guard.pre(call), None),
+    };
+    let outcome = match (pre, flagged) {
+        // A flagged session: nothing passes without a human, whatever the rules allow — and a
+        // human decides anyway, so no checker call is spent first.
+        (Outcome::Forward | Outcome::Check(_), true) => Outcome::Refuse(flagged_denial(call)),
+        (Outcome::Refuse(mut d), true) => {
+            if let Some(ask) = d.ask.as_mut() {
+                ask.source = Source::Flagged;
+            }
+            Outcome::Refuse(d)
+        }
+        (Outcome::Check(check), false) => check.run().await,
+        (other, false) => other,
+    };
+    match outcome {
+        Outcome::Forward => Verdict::Forward(allowed),
+        Outcome::Refuse(d) => human(d, cx, elicits).await,
+        // A check never asks for another; were it to, refusing is the safe reading.
+        Outcome::Check(_) => Verdict::Refuse(Denial {
+            reason: Said::Unfinished { tool: &call.qualified, not: Not::Sent }.to_string(),
+            rule: "guardrail".into(),
+            outcome: CallOutcome::CheckerDown,
+            ask: None,
+        }),
+    }
+}
+
+/// A refusal, unless a human may overrule it: a session waiver for the exact call forwards it, a
+/// reachable human is asked, and otherwise it stands (headless).
+async fn human(mut d: Denial, cx: &Context<'_>, elicits: bool) -> Verdict {
+    let Some(mut ask) = d.ask.take() else { return Verdict::Refuse(d) };
+    ask.definition = cx.approvals.tools.version(&ask.tool);
+    if cx.approvals.waived(&ask).await {
+        tracing::info!(tool = %ask.tool, "session waiver: forwarded without asking");
+        return Verdict::Forward(None);
+    }
+    match cx.approvals.route(elicits) {
+        Some(via) => Verdict::Ask { denial: d, ask, via },
+        None => Verdict::Refuse(d),
+    }
+}
+
+/// The ask every call of a flagged session or caller becomes.
+fn flagged_denial(call: &ToolCall) -> Denial {
+    let args = call
+        .args
+        .as_deref()
+        .and_then(|a| serde_json::from_str::<serde_json::Value>(a.get()).ok())
+        .map(|v| canonical_json(&v))
+        .unwrap_or_else(|| "{}".into());
+    Denial {
+        reason: Said::Flagged { tool: &call.qualified }.to_string(),
+        rule: "flagged session".into(),
+        outcome: CallOutcome::AskRefused,
+        ask: Some(Box::new(Ask {
+            tool: call.qualified.clone(),
+            args,
+            reason: FLAGGED.into(),
+            source: Source::Flagged,
+            session: call.session.clone(),
+            definition: 0,
+            agent: call.agent.clone(),
+        })),
+    }
+}
+
+/// What one call's pre-call decision came to, as recorded.
+#[derive(Debug, Clone, Copy)]
+pub enum Decided<'a> {
+    /// Let through (a waiver, an approved retry and an allow alike).
+    Forwarded,
+    /// Refused before the upstream.
+    Refused { rule: &'a str, reason: &'a str, outcome: CallOutcome },
+    /// Waiting on a human; its end is recorded by the approvals table.
+    Asked { reason: Option<&'a str> },
+}
+
+/// The one place a pre-call decision is recorded: the repeated-denial breaker's count (decided
+/// calls only: a stream of lists must not wash out a streak of refusals; an ask counts when it
+/// resolves) and the audit line. The outcome metric is the call's own ([`super::super::tally`]).
+pub fn decided(call: &ToolCall, what: Decided<'_>, cx: &Context<'_>, guard: &Guard, started: Instant) {
+    match what {
+        Decided::Forwarded if call.method.decided() => {
+            cx.approvals.flags.record(cx.session, cx.principal, false)
+        }
+        Decided::Refused { .. } => cx.approvals.flags.record(cx.session, cx.principal, true),
+        _ => {}
+    }
+    let audit = guard.audit();
+    if !audit.is_on() {
+        return;
+    }
+    let latency = started.elapsed();
+    match what {
+        Decided::Forwarded => audit.call(Stage::Pre, call, "forwarded", None, None, None, latency),
+        Decided::Refused { rule, reason, outcome } => {
+            audit.call(Stage::Pre, call, outcome.as_str(), Some(rule), Some(reason), None, latency)
+        }
+        Decided::Asked { reason } => audit.call(Stage::Pre, call, "ask", None, reason, None, latency),
+    }
+}
