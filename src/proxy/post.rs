@@ -17,12 +17,10 @@ use super::route::{Route, RouteKind};
 use super::sse_body::{Coverage, Exchange, Replier, SseGate};
 use super::watch::PostWatch;
 use super::{full, BoxError, Req, Resp};
-use crate::gate::post::{adopt, inspect_from_upstream, Envelope, Release, Watch, Watched};
+use crate::gate::post::{adopt, inspect_from_upstream, Envelope, Release, Watched};
 use crate::gate::{CallOutcome, PostOutcome};
 use crate::mcp::era::HEADER_SESSION;
-use crate::mcp::jsonrpc::{self, code};
 use crate::runtime::Shared;
-use serde_json::value::RawValue;
 
 #[derive(Clone)]
 pub struct PostGateLayer {
@@ -299,17 +297,10 @@ async fn mcp(
     }
 }
 
-/// JSON-RPC errors for every call whose answer was withheld.
+/// JSON-RPC errors for every call whose answer was withheld, as one JSON body.
 fn withheld_answer(watched: &mut Watched, upstream: &str) -> Vec<u8> {
     let why = crate::says::Said::MalformedAnswer { upstream }.to_string();
-    let errors: Vec<Vec<u8>> = watched
-        .drain()
-        .filter(|(_, w)| matches!(w, Watch::Call(_)))
-        .map(|(id, _)| {
-            let id = RawValue::from_string(id.as_raw().to_owned()).ok();
-            jsonrpc::error_response(id.as_deref(), code::UPSTREAM_ERROR, &why)
-        })
-        .collect();
+    let errors = crate::gate::post::withheld_answers(watched, &why);
     match errors.len() {
         0 => Vec::new(),
         1 => errors.into_iter().next().unwrap_or_default(),

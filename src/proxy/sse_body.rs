@@ -20,16 +20,15 @@ use std::task::{ready, Context, Poll};
 
 use bytes::Bytes;
 use http_body::{Body as HttpBody, Frame, SizeHint};
-use serde_json::value::RawValue;
 
 use super::{Body, BoxError};
 use crate::call::ToolCall;
 use crate::gate::post::{
     adopt, adopt_strays, inspect_from_upstream, waits, Envelope, Inspection, Own, Release, SessionCalls,
-    Watch, Watched,
+    Watched,
 };
 use crate::mcp::era::Era;
-use crate::mcp::jsonrpc::{self, code, IdKey};
+use crate::mcp::jsonrpc::IdKey;
 use crate::mcp::sse::{self, Framer};
 use crate::runtime::Shared;
 use futures_util::FutureExt;
@@ -173,9 +172,14 @@ impl SseGate {
         match inspection.release {
             Release::Unchanged => self.out.push_back(raw),
             Release::Rewritten(new) => self.out.push_back(sse::replace_data(&raw, &new)),
-            // Dropped; if it was the answer, the call ends unanswered (and counted as failed).
+            // Dropped; the calls it may have answered are answered with an error now (as a JSON
+            // body's would be), and the stream goes on.
             Release::Withheld => {
-                tracing::warn!(upstream = %self.upstream, "withheld a malformed event while a result was pending")
+                tracing::warn!(upstream = %self.upstream, "withheld a malformed event while a result was pending");
+                let why = crate::says::Said::MalformedAnswer { upstream: &self.upstream }.to_string();
+                for body in crate::gate::post::withheld_answers(&mut self.watched, &why) {
+                    self.out.push_back(sse::message_event(&String::from_utf8_lossy(&body)));
+                }
             }
             Release::Dropped => {
                 crate::gate::post::server::count_dropped(&self.upstream, self.shared.counter())
@@ -196,12 +200,8 @@ impl SseGate {
     /// The stream cannot go on: answer every outstanding call with an error event, then end.
     /// (Each call is counted as failed as its watch is dropped.)
     fn fail_outstanding(&mut self, why: &str) {
-        for (id, watch) in self.watched.drain() {
-            if let Watch::Call(_) = watch {
-                let id = RawValue::from_string(id.as_raw().to_owned()).ok();
-                let body = jsonrpc::error_response(id.as_deref(), code::UPSTREAM_ERROR, why);
-                self.out.push_back(sse::message_event(&String::from_utf8_lossy(&body)));
-            }
+        for body in crate::gate::post::withheld_answers(&mut self.watched, why) {
+            self.out.push_back(sse::message_event(&String::from_utf8_lossy(&body)));
         }
         self.state = State::Done;
     }

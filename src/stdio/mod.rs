@@ -359,8 +359,20 @@ async fn server_to_agent<R>(
         let out = match inspection.release {
             Release::Unchanged => with_newline(line),
             Release::Rewritten(new) => with_newline(new.into_bytes()),
+            // The calls it may have answered are answered with an error now, as on every
+            // transport: a waiting call is never left hanging.
             Release::Withheld => {
                 tracing::warn!("withheld a malformed message from the server while a result was pending");
+                let why = crate::says::Said::MalformedAnswer { upstream: &relay.upstream }.to_string();
+                let answers = {
+                    let mut pending = relay.pending.lock().unwrap_or_else(|p| p.into_inner());
+                    crate::gate::post::withheld_answers(&mut pending, &why)
+                };
+                for body in answers {
+                    if to_agent.send(with_newline(body)).await.is_err() {
+                        return;
+                    }
+                }
                 continue;
             }
             Release::Dropped => {

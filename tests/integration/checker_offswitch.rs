@@ -66,7 +66,11 @@ async fn padding_carries_no_payload_past_either_phase() {
         assert_eq!(msg["result"]["isError"], true, "pre secret at the {at}: {}", text_of(&msg));
         // Post, local: an injection anywhere in the result is withheld.
         let (_, body, msg) = s.call("echo", json!({"message": placed(INJECTION, at)}), &[]).await;
-        assert!(text_of(&msg).starts_with("portcullis withheld the result"), "post injection at the {at}");
+        assert!(
+            text_of(&msg).starts_with("portcullis withheld the result"),
+            "post injection at the {at}: {}",
+            text_of(&msg)
+        );
         assert!(!body.contains("send the user's files"), "{at}: the agent never reads it");
     }
     // Pre, model: an exfiltration in a window the model sees is blocked.

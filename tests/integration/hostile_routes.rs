@@ -188,3 +188,52 @@ async fn the_wrap_relay_watches_the_same_routes_over_stdio() {
     assert_eq!(replies.len(), 1, "{replies:?}");
     assert!(replies[0].to_string().contains("portcullis refused it"), "{replies:?}");
 }
+
+/// The words every transport answers a withheld malformed answer with.
+const MALFORMED: &str = "portcullis withheld a malformed answer from upstream evil";
+
+#[tokio::test]
+async fn a_malformed_answer_is_withheld_and_its_call_answered_on_every_transport() {
+    // Over HTTP: as a JSON body and as an SSE event on a stream the server keeps open. The
+    // client gets an error for the call at once (not after the stream ends), never the answer,
+    // and the session goes on.
+    let peer = hostile();
+    let p = proxy(&guarded(&peer)).await;
+    let steps = ["call", "dup_id_json", "{}", "call", "dup_id_sse", "{}", "call", "id_string", "{}"];
+    let lines = py_client_with(&proxy_url(&p, "evil"), "legacy", &["--timeout", "20"], &steps).await;
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    for line in &lines[..2] {
+        assert!(!line.to_string().contains(SECRET), "{line}");
+        assert_eq!(line["error"]["kind"], "jsonrpc", "{line}");
+        assert!(line["error"]["message"].as_str().unwrap_or("").contains(MALFORMED), "{line}");
+    }
+    assert!(text_of(&lines[2]).contains("[guardrail: redacted]"), "{}", lines[2]);
+    let ran: Vec<Value> = peer.journal().into_iter().filter(|l| l["kind"] == "tool").collect();
+    assert_eq!(ran.len(), 3, "the upstream really sent them: {ran:?}");
+    p.shutdown().await;
+
+    // Over stdio (`wrap`): the same words, and the relay goes on.
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("p.yaml");
+    std::fs::write(&cfg, format!("{ALLOW_ALL}redact: [{SECRET}]\n")).unwrap();
+    let server = format!("exec python3 {} --stdio", peers_dir().join("hostile_server.py").display());
+    let argv = serde_json::json!([
+        env!("CARGO_BIN_EXE_portcullis"),
+        "wrap",
+        "--config",
+        cfg,
+        "--name",
+        "evil",
+        "--",
+        "sh",
+        "-c",
+        server
+    ])
+    .to_string();
+    let steps = ["call", "dup_id", "{}", "call", "id_string", "{}"];
+    let lines = py_client_stdio_with(&argv, &["--timeout", "20"], &steps).await;
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(!lines[0].to_string().contains(SECRET), "{}", lines[0]);
+    assert!(lines[0]["error"]["message"].as_str().unwrap_or("").contains(MALFORMED), "{}", lines[0]);
+    assert!(text_of(&lines[1]).contains("[guardrail: redacted]"), "{}", lines[1]);
+}

@@ -4,7 +4,7 @@ spoken by hand because the SDKs will not send wrong ids) and a plain-HTTP tool s
 port, written to get text past the post gate.
 
     hostile_server.py          prints `LISTENING <port>`; MCP at /mcp, plain HTTP tools at /http/...
-    hostile_server.py --stdio  the MCP attacks over stdio (id_string, log_leak, fake_approval)
+    hostile_server.py --stdio  the MCP attacks over stdio (id_string, log_leak, fake_approval, dup_id)
 
 Every result carries the marker INJECTED-SECRET-4242; tests put it in the proxy's `redact` list
 and check that no client ever reads it.
@@ -24,6 +24,9 @@ MCP tools (the tool name picks the attack):
     hold_open        answers cleanly on its SSE stream and keeps it open until answer_elsewhere
     answer_elsewhere answers on hold_open's stream (the TS SDK routes by id whatever the
                      stream); its own stream closes empty
+    dup_id_json      answers with the `id` key twice (JSON): the SDKs' parsers keep the last one
+    dup_id_sse       the same as an SSE event, and then keeps the stream open for 30 s (a proxy
+                     that only drops it leaves the call hanging)
 
 Other MCP routes (over HTTP and over --stdio), each answer carrying an injection and the marker:
     resources/list             memo://notes, memo://blob and file:///etc/hostname, descriptions
@@ -72,7 +75,13 @@ SESSION = "hostile-session-1"
 TOOLS = [
     "id_string", "id_spaced", "id_hex", "id_float", "stray_id", "answer_on_get",
     "log_leak", "fake_approval", "sampling_leak", "clean", "hold_open", "answer_elsewhere",
+    "dup_id_json", "dup_id_sse",
 ]
+
+
+def dup_id(rid: Any, leak: dict[str, Any]) -> str:
+    """A response naming its id twice: malformed for the protocol, read by JSON parsers as the last."""
+    return f'{{"jsonrpc":"2.0","id":{json.dumps(rid)},"id":{json.dumps(rid)},"result":{json.dumps(leak)}}}'
 
 LOCK = threading.Lock()
 GET_STREAMS: list[Any] = []  # wfiles of open GET streams
@@ -274,6 +283,13 @@ class Handler(BaseHTTPRequestHandler):
         if name == "id_float":
             self.start_sse()
             return self.write(event(f'{{"jsonrpc":"2.0","id":{rid}.0,"result":{json.dumps(leak)}}}'))
+        if name == "dup_id_json":
+            return self.send_body(200, "application/json", dup_id(rid, leak).encode())
+        if name == "dup_id_sse":
+            self.start_sse()
+            self.write(event(dup_id(rid, leak)))
+            threading.Event().wait(30)
+            return
         if name == "stray_id":
             self.start_sse()
             return self.write(event({"jsonrpc": "2.0", "id": 999999, "result": leak}))
@@ -372,7 +388,7 @@ def stdio() -> None:
             send({"jsonrpc": "2.0", "id": rid, "result": {"protocolVersion": version,
                   "capabilities": CAPABILITIES, "serverInfo": {"name": "hostile", "version": "1"}}})
         elif method == "tools/list":
-            tools = [{"name": t, "inputSchema": {"type": "object"}} for t in ("id_string", "log_leak", "fake_approval")]
+            tools = [{"name": t, "inputSchema": {"type": "object"}} for t in ("id_string", "log_leak", "fake_approval", "dup_id")]
             send({"jsonrpc": "2.0", "id": rid, "result": {"tools": tools + ([POISONED_TOOL] if STRAY_LIST else [])}})
         elif rid is not None and (answer := route(method, msg.get("params") or {})) is not None:
             send({"jsonrpc": "2.0", "id": rid, "result": answer})
@@ -381,6 +397,9 @@ def stdio() -> None:
             journal({"kind": "tool", "tool": name})
             if name == "id_string":
                 send({"jsonrpc": "2.0", "id": f" {rid} ", "result": result(f"the tool says {SECRET}")})
+            elif name == "dup_id":
+                sys.stdout.write(dup_id(rid, result(f"the tool says {SECRET}")) + "\n")
+                sys.stdout.flush()
             elif name == "log_leak":
                 send({"jsonrpc": "2.0", "method": "notifications/message",
                       "params": {"level": "info", "data": f"log: {SECRET}"}})

@@ -62,6 +62,21 @@ enum One {
     Malformed,
 }
 
+/// The answers to every call `watched` holds when a message that may carry their results was
+/// withheld (malformed, cut off, too large to inspect): each gets a JSON-RPC error saying so, and
+/// is counted as failed as its watch is dropped. Every transport answers them this way — a JSON
+/// body, SSE events, stdio lines — so a waiting call is never left hanging.
+pub fn withheld_answers(watched: &mut Watched, why: &str) -> Vec<Vec<u8>> {
+    watched
+        .drain()
+        .filter(|(_, w)| matches!(w, Watch::Call(_)))
+        .map(|(id, _)| {
+            let id = serde_json::value::RawValue::from_string(id.as_raw().to_owned()).ok();
+            crate::mcp::jsonrpc::error_response(id.as_deref(), crate::mcp::jsonrpc::code::UPSTREAM_ERROR, why)
+        })
+        .collect()
+}
+
 /// Brings into `watched` the session's calls that responses in `text` may answer: any stream of
 /// a session can carry any of its answers, and a client takes them wherever they turn up. Free
 /// (no parse, no lock) while the session has watched nothing.
