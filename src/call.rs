@@ -35,11 +35,17 @@ pub enum Method {
     CompletionComplete,
     /// A task's deferred result: a tool call's output, delivered later.
     TasksResult,
+    /// A task's state (its `statusMessage` is text a client shows).
+    TasksGet,
+    /// The session's tasks, each with its state.
+    TasksList,
+    /// The 2026-07-28 era's long-lived request whose stream carries the session's notifications.
+    SubscriptionsListen,
 }
 
 impl Method {
     /// Every method other than `tools/call` whose request or answer the gate watches.
-    pub const ROUTES: [Method; 8] = [
+    pub const ROUTES: [Method; 11] = [
         Method::ResourcesRead,
         Method::ResourcesSubscribe,
         Method::ResourcesList,
@@ -48,6 +54,9 @@ impl Method {
         Method::PromptsList,
         Method::CompletionComplete,
         Method::TasksResult,
+        Method::TasksGet,
+        Method::TasksList,
+        Method::SubscriptionsListen,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -61,6 +70,9 @@ impl Method {
             Method::PromptsList => "prompts/list",
             Method::CompletionComplete => "completion/complete",
             Method::TasksResult => "tasks/result",
+            Method::TasksGet => "tasks/get",
+            Method::TasksList => "tasks/list",
+            Method::SubscriptionsListen => "subscriptions/listen",
         }
     }
 
@@ -69,10 +81,18 @@ impl Method {
         Method::ROUTES.into_iter().find(|m| m.as_str() == method)
     }
 
-    /// True when Layer 1 decides the request before it is sent (it names a resource); the
-    /// others are forwarded and their answers judged.
+    /// True when Layer 1 (and a pre rule) decides the request before it is sent: it names a
+    /// resource, or carries the agent's text to the server (a prompt's arguments, a value to
+    /// complete). The others are forwarded and their answers judged.
     pub fn decided(self) -> bool {
-        matches!(self, Method::ToolsCall | Method::ResourcesRead | Method::ResourcesSubscribe)
+        matches!(
+            self,
+            Method::ToolsCall
+                | Method::ResourcesRead
+                | Method::ResourcesSubscribe
+                | Method::PromptsGet
+                | Method::CompletionComplete
+        )
     }
 
     /// The refusal a client shows for this request: an `isError` result for a tool call (the

@@ -241,3 +241,39 @@ async fn the_python_sdk_server_s_resources_and_prompts_are_decided_and_redacted_
         p.shutdown().await;
     }
 }
+
+#[tokio::test]
+async fn task_states_are_judged_and_a_prompt_a_rule_denies_never_reaches_the_server() {
+    let peer = hostile(&[]);
+    let deny = policy().replace("deny: [", "deny: [\"mcp__evil__prompts/get\", ");
+    let p = proxy(&config(&[("evil", &peer.url())], &deny)).await;
+    let url = proxy_url(&p, "evil");
+    // tasks/get and tasks/list: the statusMessage a client shows is judged like a result.
+    let session = open_legacy_session(&url).await;
+    let headers = [("mcp-session-id", session.as_str()), ("mcp-protocol-version", LEGACY)];
+    for (id, method) in [(41, "tasks/get"), (42, "tasks/list")] {
+        let params = if method == "tasks/get" { r#"{"taskId":"t-1"}"# } else { "{}" };
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#);
+        let (_, _, answer) = post(&url, &headers, body).await;
+        assert!(!answer.contains(SECRET) && !answer.contains(INJECTION), "{method}: {answer}");
+        assert!(answer.contains(&format!("\"id\":{id}")), "{method} is answered: {answer}");
+    }
+    // prompts/get is decided by Layer 1 as mcp__evil__prompts/get: refused, never sent.
+    let lines = py_client(&url, "legacy", &["prompt", "brief", "{}", "prompts"]).await;
+    assert_eq!(lines[0]["error"]["code"], REFUSED, "{}", lines[0]);
+    assert!(
+        lines[0]["error"]["message"].as_str().unwrap_or("").contains("mcp__evil__prompts/get"),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[1].get("result").is_some(), "prompts/list is not denied: {}", lines[1]);
+    let sent: Vec<String> = peer
+        .journal()
+        .iter()
+        .filter(|l| l["kind"] == "http")
+        .filter_map(|l| l["body"]["method"].as_str().map(str::to_owned))
+        .collect();
+    assert!(sent.iter().any(|m| m == "tasks/get") && sent.iter().any(|m| m == "prompts/list"), "{sent:?}");
+    assert!(!sent.iter().any(|m| m == "prompts/get"), "a denied prompt reached the server: {sent:?}");
+    p.shutdown().await;
+}

@@ -1,4 +1,6 @@
-//! Requests other than `tools/call` that name a resource: the typed call Layer 1 decides.
+//! Requests other than `tools/call` that Layer 1 decides: the typed call of one that names a
+//! resource (`resources/read`, `resources/subscribe`) or carries the agent's text to the server
+//! (`prompts/get`, `completion/complete`).
 
 use serde_json::value::RawValue;
 
@@ -12,6 +14,14 @@ use crate::mcp::jsonrpc::Message;
 /// Params whose `uri` is not one string (absent, or given twice, which servers would read
 /// differently) are refused.
 pub(super) fn routed(method: Method, msg: &Message<'_>, cx: &Context<'_>) -> Result<ToolCall, String> {
+    match method {
+        Method::PromptsGet | Method::CompletionComplete => carried(method, msg, cx),
+        _ => named(method, msg, cx),
+    }
+}
+
+/// The typed call of a request that names a resource.
+fn named(method: Method, msg: &Message<'_>, cx: &Context<'_>) -> Result<ToolCall, String> {
     #[derive(serde::Deserialize)]
     struct Named<'a> {
         #[serde(borrow)]
@@ -28,6 +38,54 @@ pub(super) fn routed(method: Method, msg: &Message<'_>, cx: &Context<'_>) -> Res
     let task = ToolCall::task_in_meta(params.meta);
     let args = serde_json::value::to_raw_value(&serde_json::json!({ "uri": params.uri }))
         .map_err(|e| format!("{m} params: {e}"))?;
+    Ok(ToolCall::route(cx.upstream.clone(), method, Some(&args), cx.era)
+        .with_task(task.as_deref())
+        .with_session(cx.session.map(str::to_owned))
+        .with_caller(cx.principal)
+        .with_agent(cx.agent.cloned()))
+}
+
+/// The typed call of `prompts/get` (`{"name", "arguments"}`) or `completion/complete`
+/// (`{"ref", "argument", "context"}`): the pseudo-tool `mcp__{upstream}__{method}` whose arguments
+/// are the params the server acts on, `_meta` left out. Each field is read once, strictly (a field
+/// given twice, or of another shape, is refused); what is judged is what the server receives.
+fn carried(method: Method, msg: &Message<'_>, cx: &Context<'_>) -> Result<ToolCall, String> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Prompt<'a> {
+        #[serde(borrow)]
+        name: std::borrow::Cow<'a, str>,
+        #[serde(borrow, default)]
+        arguments: Option<&'a RawValue>,
+        #[serde(borrow, default, rename = "_meta")]
+        meta: Option<&'a RawValue>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Completion<'a> {
+        #[serde(borrow, rename = "ref")]
+        reference: &'a RawValue,
+        #[serde(borrow)]
+        argument: &'a RawValue,
+        #[serde(borrow, default)]
+        context: Option<&'a RawValue>,
+        #[serde(borrow, default, rename = "_meta")]
+        meta: Option<&'a RawValue>,
+    }
+    let m = method.as_str();
+    let text = msg.params.ok_or_else(|| format!("{m} needs params"))?.get();
+    let (args, meta) = match method {
+        Method::PromptsGet => {
+            let p: Prompt<'_> = serde_json::from_str(text).map_err(|e| format!("{m} params: {e}"))?;
+            (serde_json::json!({ "name": p.name, "arguments": p.arguments }), p.meta)
+        }
+        _ => {
+            let p: Completion<'_> = serde_json::from_str(text).map_err(|e| format!("{m} params: {e}"))?;
+            (serde_json::json!({ "ref": p.reference, "argument": p.argument, "context": p.context }), p.meta)
+        }
+    };
+    let task = ToolCall::task_in_meta(meta);
+    let args = serde_json::value::to_raw_value(&args).map_err(|e| format!("{m} params: {e}"))?;
     Ok(ToolCall::route(cx.upstream.clone(), method, Some(&args), cx.era)
         .with_task(task.as_deref())
         .with_session(cx.session.map(str::to_owned))
@@ -92,13 +150,9 @@ mod tests {
             Some(r#"{"uri":"file:///tmp/x"}"#),
             "what is judged and keyed is the URI, not _meta"
         );
-        for method in [
-            "resources/list",
-            "resources/templates/list",
-            "prompts/get",
-            "prompts/list",
-            "completion/complete",
-        ] {
+        for method in
+            ["resources/list", "resources/templates/list", "prompts/list", "tasks/get", "tasks/list"]
+        {
             let text = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{}}}}"#);
             let Plan::Forward(w) = decide_with(policy, &text) else { panic!("{method} is forwarded") };
             let name = w.calls().next().map(|(_, c)| c.qualified.clone());
@@ -111,6 +165,45 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"resources/read"}"#,
         ] {
             let (_, invalid) = refusal_json(decide_with(policy, text));
+            assert!(invalid, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_prompt_or_a_completion_is_decided_on_what_the_server_receives() {
+        let up: Arc<str> = "up".into();
+        let approvals = Approvals::headless();
+        let cx = Context {
+            agent: None,
+            upstream: &up,
+            era: Era::Legacy,
+            negotiated: None,
+            session: None,
+            approvals: &approvals,
+            elicits: false,
+            principal: None,
+            counter: None,
+            explain: false,
+        };
+        let policy = "permissions: { allow: [\"mcp__up__*\"], deny: [\"mcp__up__prompts/get\"] }\n";
+        let guard = crate::gate::guard::tests::guard(policy);
+        let decide_text = |text: &str| block_on(decide(&parse(text.as_bytes()).unwrap(), &cx, &guard));
+        let prompt = r#"{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"brief","arguments":{"who":"x"}}}"#;
+        let (v, invalid) = refusal_json(decide_text(prompt));
+        assert!(!invalid && v["error"]["message"].as_str().unwrap().contains("mcp__up__prompts/get"), "{v}");
+        let complete = r#"{"jsonrpc":"2.0","id":2,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"brief"},"argument":{"name":"who","value":"a"},"_meta":{"progressToken":1}}}"#;
+        let Plan::Forward(w) = decide_text(complete) else { panic!("allowed") };
+        let (_, call) = w.calls().next().expect("watched");
+        assert_eq!(call.qualified, "mcp__up__completion/complete");
+        let args: Value = serde_json::from_str(call.args.as_deref().unwrap().get()).unwrap();
+        assert_eq!(args["argument"]["value"], "a", "{args}");
+        assert!(args.get("_meta").is_none(), "{args}");
+        for text in [
+            r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"a","name":"b"}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":{"name":"a","extra":1}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"completion/complete","params":{"ref":{}}}"#,
+        ] {
+            let (_, invalid) = refusal_json(decide_text(text));
             assert!(invalid, "{text}");
         }
     }
