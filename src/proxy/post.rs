@@ -112,6 +112,11 @@ where
 
     fn call(&mut self, mut req: Req) -> Self::Future {
         let watch = req.extensions_mut().remove::<PostWatch>();
+        // The snapshot the pre gate decided under (a request it did not decide loads its own).
+        let guard = match req.extensions_mut().remove::<super::watch::Snapshot>() {
+            Some(s) => s.0,
+            None => self.shared.guard.load_full(),
+        };
         let session = super::pre::session_of(&req);
         let agent = req.extensions().get::<Arc<crate::identity::Agent>>().cloned();
         let mcp_upstream = req
@@ -122,10 +127,7 @@ where
         // Every stream of a session is checked against the session's watched calls; with
         // nothing inspected in results (no guardrails, no redact list) nothing is looked up.
         // Tool lists are screened wherever their answer turns up, results or not.
-        let inspected = {
-            let guard = self.shared.guard.load();
-            guard.inspects_results() || crate::gate::tool_defs::ToolDefs::screens(&guard)
-        };
+        let inspected = guard.inspects_results() || crate::gate::tool_defs::ToolDefs::screens(&guard);
         let calls = match (&mcp_upstream, &session) {
             (Some(up), Some(s)) if *req.method() == http::Method::DELETE => {
                 self.shared.sessions.forget_calls(up, s);
@@ -144,7 +146,7 @@ where
             }
         }
         let replier = match &mcp_upstream {
-            Some(_) if self.shared.guard.load().inspects_results() => replier(&self.inner, &req),
+            Some(_) if guard.inspects_results() => replier(&self.inner, &req),
             _ => None,
         };
         let fut = self.inner.call(req);
@@ -165,14 +167,14 @@ where
             match watch {
                 PostWatch::Mcp { watched, upstream, .. } => {
                     let ex = Exchange { upstream, session, agent, calls, replier };
-                    mcp(resp, watched, Coverage::Watched, shared, ex).await
+                    mcp(resp, watched, Coverage::Watched, shared, guard, ex).await
                 }
                 PostWatch::Resumed { upstream } => {
                     let ex = Exchange { upstream, session, agent, calls, replier };
                     let watched = Watched::counting(shared.counter().cloned());
-                    mcp(resp, watched, Coverage::AllResponses, shared, ex).await
+                    mcp(resp, watched, Coverage::AllResponses, shared, guard, ex).await
                 }
-                PostWatch::Http { call } => http_tool(resp, call, shared).await,
+                PostWatch::Http { call } => http_tool(resp, call, shared, guard).await,
             }
         })
     }
@@ -222,6 +224,7 @@ async fn mcp(
     mut watched: Watched,
     scope: Coverage,
     shared: Arc<Shared>,
+    guard: Arc<crate::gate::Guard>,
     exchange: Exchange,
 ) -> Result<Resp, BoxError> {
     // The initialize answer names the session; later requests carry it.
@@ -234,7 +237,6 @@ async fn mcp(
     let Exchange { upstream, calls, replier, .. } = exchange.clone();
     // Fast path: nothing to inspect in results and no version to learn — relay the answer as it
     // streams, without holding or parsing it.
-    let guard = shared.guard.load_full();
     // A session's pending tool list may be answered on any of its streams.
     let lists_pending = calls.as_ref().is_some_and(|c| c.is_active());
     if !guard.inspects_results() && !watched.has_initialize() && !lists_pending {
@@ -318,8 +320,8 @@ async fn http_tool(
     resp: Resp,
     mut call: crate::gate::tally::Counted,
     shared: Arc<Shared>,
+    guard: Arc<crate::gate::Guard>,
 ) -> Result<Resp, BoxError> {
-    let guard = shared.guard.load_full();
     if !guard.inspects_results() {
         call.settle(CallOutcome::Forwarded);
         return Ok(resp);

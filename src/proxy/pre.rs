@@ -18,7 +18,7 @@ use tracing::Instrument;
 
 use super::error::{ErrorKind, ProxyError};
 use super::route::{Route, RouteKind};
-pub use super::watch::PostWatch;
+pub use super::watch::{PostWatch, Snapshot};
 use super::{json_response, BoxError, Req, Resp};
 use crate::call::ToolCall;
 use crate::gate::pre::typed::{decide_typed, CallPlan};
@@ -229,6 +229,8 @@ where
     };
     let guard = shared.guard.load_full();
     let decision = decide(&payload, &cx, &guard).await;
+    // The post layer inspects the answer under the same snapshot.
+    req.extensions_mut().insert(Snapshot(guard));
     // One span per tool call (session, tool, outcome): whatever is logged while it is forwarded,
     // held or answered carries them, and JSON logs close it with a line of its own.
     let span = call_span(&decision, session.as_deref(), agent.as_deref());
@@ -406,6 +408,7 @@ where
         // Counted when the post gate is done with the answer, or as failed if none comes.
         None => {
             req.extensions_mut().insert(PostWatch::Http { call });
+            req.extensions_mut().insert(Snapshot(guard.clone()));
             inner.call(req).await
         }
     }

@@ -7,6 +7,12 @@ use crate::gate::post::Watched;
 use crate::gate::tally::Counted;
 use crate::mcp::era::Era;
 
+/// The policy snapshot the pre gate decided a request under: the post layer inspects its answer
+/// under the same one (one load per exchange; a reload meanwhile applies from the next
+/// exchange, and, on a long-lived SSE stream, from its next event).
+#[derive(Debug, Clone)]
+pub struct Snapshot(pub Arc<crate::gate::Guard>);
+
 /// What the post layer must inspect in the response to a forwarded request.
 #[derive(Debug, Clone)]
 pub enum PostWatch {
