@@ -49,6 +49,30 @@ impl CallOutcome {
     }
 }
 
+/// What an audit line of a call records: the call's outcome in the vocabulary above, or that a
+/// human was asked (how the ask ended is recorded by the approvals table). Metrics, audit lines
+/// and the hook's audit agree because each takes its label from here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    Outcome(CallOutcome),
+    Asked,
+}
+
+impl Recorded {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Recorded::Outcome(o) => o.as_str(),
+            Recorded::Asked => "ask",
+        }
+    }
+}
+
+impl From<CallOutcome> for Recorded {
+    fn from(o: CallOutcome) -> Self {
+        Recorded::Outcome(o)
+    }
+}
+
 /// Where outcomes are counted (the metrics registry). A trait so the gate settles outcomes
 /// without knowing the registry.
 pub trait Counter: Send + Sync + std::fmt::Debug {

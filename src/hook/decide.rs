@@ -113,11 +113,11 @@ fn rewritten(call: &ToolCall, result: Value, mcp: bool) -> Answer {
     }
 }
 
-/// The `outcome` the audit line of a post answer records.
-pub fn post_outcome(answer: &Answer) -> &'static str {
+/// The outcome the audit line of a post answer records, in the vocabulary every transport uses.
+pub fn post_outcome(answer: &Answer) -> CallOutcome {
     match answer {
-        Answer::Block { .. } => "blocked",
-        Answer::Rewritten { .. } => "rewritten",
-        _ => "pass",
+        Answer::Block { .. } => CallOutcome::Blocked,
+        Answer::Rewritten { .. } => CallOutcome::Rewritten,
+        _ => CallOutcome::Forwarded,
     }
 }

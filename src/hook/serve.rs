@@ -158,7 +158,7 @@ pub async fn answer(
                 _ => None,
             };
             let outcome = decide::post_outcome(&answer);
-            guard.audit().call(Stage::Post, &call, outcome, None, reason, None, started.elapsed());
+            guard.audit().call(Stage::Post, &call, outcome.into(), None, reason, None, started.elapsed());
             Ok(answer)
         }
     }

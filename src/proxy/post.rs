@@ -357,7 +357,7 @@ async fn http_tool(
         }
     }
     call.settle(outcome.into());
-    let label = CallOutcome::from(outcome).as_str();
+    let label = CallOutcome::from(outcome).into();
     guard.audit().call(crate::audit::Stage::Post, &call, label, None, None, Some(&value), started.elapsed());
     let body = match (outcome, value) {
         (PostOutcome::Pass, _) => bytes,

@@ -354,7 +354,7 @@ fn audit_post(
     released: &Value,
     started: std::time::Instant,
 ) {
-    let label = crate::gate::CallOutcome::from(outcome).as_str();
+    let label = crate::gate::CallOutcome::from(outcome).into();
     guard.audit().call(crate::audit::Stage::Post, call, label, None, None, Some(released), started.elapsed());
 }
 

@@ -13,6 +13,7 @@ use crate::approval::{Ask, Source, Via};
 use crate::audit::Stage;
 use crate::call::ToolCall;
 use crate::gate::{CallOutcome, Denial, Guard, Outcome};
+use crate::outcome::Recorded;
 use crate::rules::kinds::canonical_json;
 use crate::rules::Decision;
 use crate::says::{Not, Said, FLAGGED};
@@ -133,10 +134,14 @@ pub fn decided(call: &ToolCall, what: Decided<'_>, cx: &Context<'_>, guard: &Gua
     }
     let latency = started.elapsed();
     match what {
-        Decided::Forwarded => audit.call(Stage::Pre, call, "forwarded", None, None, None, latency),
-        Decided::Refused { rule, reason, outcome } => {
-            audit.call(Stage::Pre, call, outcome.as_str(), Some(rule), Some(reason), None, latency)
+        Decided::Forwarded => {
+            audit.call(Stage::Pre, call, CallOutcome::Forwarded.into(), None, None, None, latency)
         }
-        Decided::Asked { reason } => audit.call(Stage::Pre, call, "ask", None, reason, None, latency),
+        Decided::Refused { rule, reason, outcome } => {
+            audit.call(Stage::Pre, call, outcome.into(), Some(rule), Some(reason), None, latency)
+        }
+        Decided::Asked { reason } => {
+            audit.call(Stage::Pre, call, Recorded::Asked, None, reason, None, latency)
+        }
     }
 }
