@@ -157,10 +157,10 @@ async fn inspect(
 ) -> Result<Value, String> {
     let (input, call) = parse(line, agent)?;
     let mut result = input.result.ok_or("a post line carries `result`")?;
-    let redacted = guard.post(&call, &mut result) != PostOutcome::Pass;
+    let (redacted, report) = guard.judge_result(&call, &mut result).await;
+    let redacted = redacted != PostOutcome::Pass;
     let mut v = json!({ "checked": false, "verdict": Value::Null, "outcome": "pass" });
-    if let Some(check) = guard.post_check(&call) {
-        let report = check.report(&call, &mut result).await;
+    if let Some(report) = report {
         describe(&mut v, &report);
         match report.judgement {
             PostJudgement::Pass => {}

@@ -147,10 +147,9 @@ impl Placed {
                 (r.verdict, r.decided, r.rule, r.rubric)
             }
             Phase::Post => {
-                // The `redact` list runs first: the checker never sees what it replaces.
-                guard.post(&call, &mut body);
-                let Some(check) = guard.post_check(&call) else { return j };
-                let r = check.report(&call, &mut body).await;
+                // The same post phase as the proxy's (the `redact` list first).
+                let (_, report) = guard.judge_result(&call, &mut body).await;
+                let Some(r) = report else { return j };
                 (r.verdict, r.decided, r.rule, r.rubric)
             }
         };

@@ -390,6 +390,50 @@ impl Guard {
         Some(PostCheck { guardrails: g.clone(), rule: rule.clone(), kind: kind.clone() })
     }
 
+    /// The post phase on one result, in its one order, for every transport and entrance: the
+    /// `redact` list first (so the checker never sees what the operator listed as secret), then
+    /// the Layer 2 check a rule asks for. `result` is rewritten in place (redactions, a
+    /// sanitize); returns what `redact` did and the check's report.
+    pub async fn judge_result(
+        &self,
+        call: &ToolCall,
+        result: &mut Value,
+    ) -> (PostOutcome, Option<crate::guardrails::Report<crate::guardrails::PostJudgement>>) {
+        let redacted = self.post(call, result);
+        let report = match self.post_check(call) {
+            Some(check) => Some(check.report(call, result).await),
+            None => None,
+        };
+        (redacted, report)
+    }
+
+    /// [`Self::judge_result`] as one outcome: a block or a result that could not be judged under
+    /// a closed rule puts `refusal(reason)` in the result's place.
+    pub async fn result_outcome(
+        &self,
+        call: &ToolCall,
+        result: &mut Value,
+        refusal: impl Fn(&str) -> Value,
+    ) -> PostOutcome {
+        use crate::guardrails::PostJudgement;
+        let (redacted, report) = self.judge_result(call, result).await;
+        match report.map(|r| r.judgement) {
+            None | Some(PostJudgement::Pass) => redacted,
+            Some(PostJudgement::Sanitized) if redacted == PostOutcome::Pass => {
+                PostOutcome::Rewritten { replacements: 1 }
+            }
+            Some(PostJudgement::Sanitized) => redacted,
+            Some(PostJudgement::Block { reason }) => {
+                *result = refusal(&reason);
+                PostOutcome::Blocked
+            }
+            Some(PostJudgement::Unavailable { reason }) => {
+                *result = refusal(&reason);
+                PostOutcome::Unavailable
+            }
+        }
+    }
+
     /// The synchronous part of the post-call decision: the `redact` list, in place.
     pub fn post(&self, _call: &ToolCall, result: &mut Value) -> PostOutcome {
         if self.redact.is_empty() {

@@ -147,11 +147,8 @@ pub async fn answer(
         Event::Post => {
             let response = env.response.as_ref().ok_or("a PostToolUse input carries tool_response")?;
             let mut result = map::result(&call, response);
-            let redacted = guard.post(&call, &mut result);
-            let judgement = match guard.post_check(&call) {
-                Some(check) => Some(check.report(&call, &mut result).await.judgement),
-                None => None,
-            };
+            let (redacted, report) = guard.judge_result(&call, &mut result).await;
+            let judgement = report.map(|r| r.judgement);
             let answer = decide::post_answer(&call, redacted, judgement, result);
             let reason = match &answer {
                 Answer::Block { reason, .. } | Answer::Rewritten { reason, .. } => Some(reason.as_str()),

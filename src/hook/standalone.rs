@@ -51,11 +51,8 @@ pub fn decide(config: Config, env: &Envelope, agent: Option<&str>, shell: Dialec
         Event::Post => {
             let response = env.response.as_ref().ok_or("a PostToolUse input carries tool_response")?;
             let mut result = map::result(&call, response);
-            let redacted = guard.post(&call, &mut result);
-            let judgement = match guard.post_check(&call) {
-                Some(check) => Some(block_on(async { check.report(&call, &mut result).await.judgement })?),
-                None => None,
-            };
+            let (redacted, report) = block_on(guard.judge_result(&call, &mut result))?;
+            let judgement = report.map(|r| r.judgement);
             Ok(decide::post_answer(&call, redacted, judgement, result))
         }
     }

@@ -341,14 +341,12 @@ async fn http_tool(
     .unwrap_or_else(|| serde_json::Value::String(String::from_utf8_lossy(&bytes).into_owned()));
     // The audit line's latency, as for an MCP result: the time the post gate held the answer.
     let started = std::time::Instant::now();
-    let mut outcome = guard.post(&call, &mut value);
-    if let Some(check) = guard.post_check(&call) {
-        let refusal = |reason: &str| serde_json::json!({ "error": { "kind": "blocked", "message": reason } });
-        match check.run(&call, &mut value, refusal).await {
-            PostOutcome::Pass => {}
-            o @ PostOutcome::Rewritten { .. } => outcome = o,
+    let refusal = |reason: &str| serde_json::json!({ "error": { "kind": "blocked", "message": reason } });
+    let outcome = guard.result_outcome(&call, &mut value, refusal).await;
+    {
+        match outcome {
+            PostOutcome::Pass | PostOutcome::Rewritten { .. } => {}
             o @ (PostOutcome::Blocked | PostOutcome::Unavailable) => {
-                outcome = o;
                 parts.status = http::StatusCode::FORBIDDEN;
                 parts.headers.insert(CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
                 let decision = if o == PostOutcome::Blocked { "block" } else { "unchecked" };

@@ -284,8 +284,7 @@ async fn inspect_one(
                 (None, None) => return One::Malformed,
             };
             let started = std::time::Instant::now();
-            let check = guard.post_check(&call);
-            if !guard.inspects_results() || (check.is_none() && !guard.redacts()) {
+            if !guard.inspects_results() || (!guard.checks_result_of(&call) && !guard.redacts()) {
                 if guard.audit().is_on() {
                     let raw_text = Value::String(raw.get().to_owned());
                     audit_post(guard, &call, PostOutcome::Pass, &raw_text, started);
@@ -297,29 +296,18 @@ async fn inspect_one(
             let Ok(mut value) = serde_json::from_str::<Value>(raw.get()) else {
                 return One::Malformed;
             };
-            // Redaction first, so the checker never sees what the operator listed as secret.
-            let mut outcome = guard.post(&call, &mut value);
-            let (original, mut field) = (field, field);
-            if let Some(check) = check {
-                let era = match call.transport {
-                    Transport::Mcp(era) => era,
-                    Transport::Http | Transport::Hook => Era::Legacy,
-                };
-                let method = call.method;
-                match check.run(&call, &mut value, |reason| method.blocked(reason, era)).await {
-                    PostOutcome::Pass => {}
-                    rewritten @ PostOutcome::Rewritten { .. } if outcome == PostOutcome::Pass => {
-                        outcome = rewritten
-                    }
-                    PostOutcome::Rewritten { .. } => {}
-                    // The refusal takes the answer's place: an `isError` result for a tool call,
-                    // a JSON-RPC error for any other request.
-                    refused => {
-                        outcome = refused;
-                        field = method.blocked_member();
-                    }
-                }
-            }
+            let era = match call.transport {
+                Transport::Mcp(era) => era,
+                Transport::Http | Transport::Hook => Era::Legacy,
+            };
+            let method = call.method;
+            let outcome = guard.result_outcome(&call, &mut value, |reason| method.blocked(reason, era)).await;
+            // A refusal takes the answer's place: an `isError` result for a tool call, a
+            // JSON-RPC error for any other request.
+            let (original, field) = match outcome {
+                PostOutcome::Blocked | PostOutcome::Unavailable => (field, method.blocked_member()),
+                _ => (field, field),
+            };
             audit_post(guard, &call, outcome, &value, started);
             call.settle(outcome.into());
             seen.push(Seen::Call { call });
