@@ -26,16 +26,18 @@ use async_openai::error::OpenAIError;
 use async_openai::middleware::ReqwestService;
 use async_openai::Client;
 
+use super::context::{Learned, Source};
 use super::prompt::Prompt;
 use super::Failure;
 
+mod describe;
 mod failure;
 #[cfg(test)]
 mod tests;
 mod transport;
 mod wire;
 
-use failure::{clip, failure, refuses_json_schema};
+use failure::{clip, failure, overflow_window, refuses_json_schema};
 use transport::{once, Status};
 use wire::{request, text, Completion};
 
@@ -65,6 +67,10 @@ pub struct OpenAi {
     key: Option<String>,
     /// Set once the server has refused `json_schema`.
     json_object: AtomicBool,
+    /// What the client sends through, kept to ask the server for its description.
+    transport: ReqwestService,
+    /// The server's context window, as far as it has said.
+    context: Learned,
 }
 
 impl std::fmt::Debug for OpenAi {
@@ -131,8 +137,9 @@ impl OpenAi {
         // `tokio::time::timeout`, which a paused test clock also drives. Naming reqwest to set a
         // connect timeout would make it a direct dependency for no gain inside that bound.
         let transport = ReqwestService::default();
+        let sender = transport.clone();
         let client = Client::with_config(config)
-            .with_http_service(tower::service_fn(move |request| once(transport.clone(), request, authorize)));
+            .with_http_service(tower::service_fn(move |request| once(sender.clone(), request, authorize)));
         Ok(OpenAi {
             client,
             base_url: settings.base_url.clone(),
@@ -140,6 +147,8 @@ impl OpenAi {
             timeout: settings.timeout,
             key,
             json_object: AtomicBool::new(false),
+            transport,
+            context: Learned::default(),
         })
     }
 
@@ -170,6 +179,37 @@ impl OpenAi {
         }
     }
 
+    /// The model's context window in tokens, as the server says it. The first call asks the
+    /// server's description (`/props`, `/models`: see [`describe`]) — at most 2 s, however many
+    /// calls arrive meanwhile, and never again; a later answer refusing a prompt that did not fit
+    /// replaces it with the window that answer names. `None`: the server has not said.
+    pub async fn context_tokens(&self) -> Option<u32> {
+        self.context
+            .tokens(async {
+                let started = tokio::time::Instant::now();
+                let within = self.timeout.min(describe::DESCRIBE_WITHIN);
+                let key = self.key.as_deref();
+                let found = describe::described(&self.transport, &self.base_url, key, &self.model, within).await;
+                let took_ms = started.elapsed().as_millis() as u64;
+                match found {
+                    Some((n, from)) => {
+                        tracing::info!(model = %self.model, n_ctx = n, from = from.as_str(), took_ms, "learned the checker's context window");
+                        Some(n)
+                    }
+                    None => {
+                        tracing::info!(model = %self.model, took_ms, "the checker's server does not say its context window; an over-long prompt's answer will");
+                        None
+                    }
+                }
+            })
+            .await
+    }
+
+    /// The context window known now, without asking the server.
+    pub fn known_context_tokens(&self) -> Option<u32> {
+        self.context.known()
+    }
+
     /// The structured-output form in use: `json_schema` until the server refuses it, then
     /// `json_object` (with the schema) for good.
     pub fn structured_output(&self) -> &'static str {
@@ -194,7 +234,14 @@ impl OpenAi {
             tracing::info!(model = %self.model, "the checker refused json_schema; using json_object + schema");
             answer = self.send(prompt, Format::JsonObject).await;
         }
-        text(answer.map_err(failure)?)
+        let answer = answer.map_err(|e| {
+            if let Some(n) = overflow_window(&e).filter(|&n| self.context.overflow(n)) {
+                let from = Source::Overflow.as_str();
+                tracing::info!(model = %self.model, n_ctx = n, from, "learned the checker's context window");
+            }
+            failure(e)
+        });
+        text(answer?)
     }
 
     async fn send(&self, prompt: &Prompt, format: Format) -> Result<Completion, OpenAIError> {

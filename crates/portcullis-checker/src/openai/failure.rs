@@ -47,6 +47,14 @@ pub(super) fn failure(e: OpenAIError) -> Failure {
     }
 }
 
+/// The context window an answer refusing an over-long prompt names, if it is one and names one.
+pub(super) fn overflow_window(e: &OpenAIError) -> Option<u32> {
+    let OpenAIError::Boxed(b) = e else { return None };
+    let s = b.downcast_ref::<Status>()?;
+    matches!(content_failure(s.code, &s.body)?, Failure::ContextLength(_)).then_some(())?;
+    crate::context::from_overflow(&s.body)
+}
+
 /// An error answer the *content* caused, from a server that is up: the prompt does not fit the
 /// context window, or a content filter refused it. These never count toward the breaker — else
 /// five long tool results would switch the checker off for everyone. The markers are what the
