@@ -4,7 +4,9 @@
 //! combined into one.
 //!
 //! ```text
-//!  context known? ── Learn: ask the server once (/props, /models) ──▶ cap = min(max_bytes, fit)
+//!  context known? ── Learn, content > 4 KiB: ask the server once (/props, /models)
+//!        ▼
+//!  cap = min(max_bytes, what fits the context)
 //!  windows of cap (at most max_windows) ──▶ ask each
 //!        │ a window overflows (its answer names n_ctx, remembered by the client)
 //!        ▼
@@ -23,6 +25,11 @@ use crate::openai::{OpenAi, MAX_TOKENS};
 use crate::verdict::Verdict;
 use crate::window::{self, Density, Plan};
 use crate::Failure;
+
+/// Content up to this many bytes fits the contexts checker models are served with (4,096 tokens
+/// and up) with room to spare, so checking it never waits to ask the server; on a smaller
+/// context its refusal says so.
+pub const LEARN_ABOVE: usize = 4 << 10;
 
 /// How much of a content the model is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,7 +52,8 @@ pub enum Context {
     /// `context_tokens` is configured and `max_bytes` already fits it; the server is not asked
     /// (an answer saying a prompt did not fit still corrects it).
     Configured,
-    /// Nothing configured: ask the server's description, once per client.
+    /// Nothing configured: ask the server's description, once per client, the first time a
+    /// content longer than [`LEARN_ABOVE`] is checked.
     Learn,
 }
 
@@ -62,8 +70,8 @@ where
     Fut: Future<Output = Result<Verdict, Failure>>,
 {
     let known = match shown.context {
-        Context::Learn => client.context_tokens().await,
-        Context::Configured => client.known_context_tokens(),
+        Context::Learn if text.len() > LEARN_ABOVE => client.context_tokens().await,
+        _ => client.known_context_tokens(),
     };
     let fits = known.and_then(|n| window::fit(n, MAX_TOKENS, shown.overhead, Density::Typical));
     let cap = fits.map_or(shown.max_bytes, |fits| fits.min(shown.max_bytes));

@@ -90,6 +90,9 @@ fn is_unsafe(v: &Result<Verdict, Failure>) -> bool {
 async fn a_ten_kb_unsafe_argument_is_judged_with_the_window_llama_cpp_props_describe() {
     let server = ModelServer::start(Flavor::LlamaCpp, N_CTX, Props::Real).await;
     let client = client(&server);
+    // Short content never waits to ask the server anything.
+    assert_eq!(judge(&client, "{\"path\":\"notes.md\"}", Context::Learn).await, Ok(Verdict::Safe));
+    assert_eq!(server.counts(), (1, 0, 0), "one call, no description asked");
     let text = ten_kb_unsafe();
     assert!(whole_prompt_tokens(&text) > N_CTX, "shown whole, the argument does not fit");
     let started = Instant::now();
@@ -102,7 +105,7 @@ async fn a_ten_kb_unsafe_argument_is_judged_with_the_window_llama_cpp_props_desc
         "llama.cpp /props: {chats} windows, {refused} refused, {gets} description GETs, {took:?} in all"
     );
     assert_eq!(refused, 0, "every window fit: {:?}", server.seen());
-    assert!((2..=4).contains(&chats), "{chats} windows");
+    assert!((3..=5).contains(&chats), "{chats} calls: the short one and the windows");
     let props = server.seen().iter().filter(|s| s.path == "/props").count();
     assert_eq!(props, 1, "asked at the server's root, once");
     // The second check asks nothing more of the description.
