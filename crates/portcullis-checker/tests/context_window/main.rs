@@ -217,7 +217,9 @@ async fn checks_arriving_together_share_one_description() {
     let server = ModelServer::start(Flavor::LlamaCpp, N_CTX, Props::Real).await;
     let client = client(&server);
     let asks = (0..8).map(|_| client.context_tokens());
+    let started = Instant::now();
     let learned = futures_util::future::join_all(asks).await;
+    eprintln!("eight checks learned the window together in {:?}", started.elapsed());
     assert!(learned.iter().all(|n| *n == Some(N_CTX as u32)), "{learned:?}");
     let mut paths: Vec<String> =
         server.seen().into_iter().map(|s| format!("{} {}", s.method, s.path)).collect();
