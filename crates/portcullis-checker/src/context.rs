@@ -78,14 +78,18 @@ pub fn from_overflow(body: &str) -> Option<u32> {
     message(&v)
 }
 
-/// N in "maximum context length is N tokens" (any case), digits only.
+/// N in "maximum context length is N tokens" (OpenAI, vLLM) or "maximum model length of N"
+/// (vLLM's engine), any case, digits only.
 fn stated_maximum(message: &str) -> Option<u32> {
-    const SAID: &str = "maximum context length is ";
+    const SAID: [(&str, &str); 2] =
+        [("maximum context length is ", " tokens"), ("maximum model length of ", "")];
     let lower = message.to_ascii_lowercase();
-    let rest = &lower[lower.find(SAID)? + SAID.len()..];
-    let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
-    (rest[digits..].starts_with(" tokens")).then_some(())?;
-    tokens(&Value::from(rest[..digits].parse::<u64>().ok()?))
+    SAID.iter().find_map(|(before, after)| {
+        let rest = &lower[lower.find(before)? + before.len()..];
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        rest[digits..].starts_with(after).then_some(())?;
+        tokens(&Value::from(rest[..digits].parse::<u64>().ok()?))
+    })
 }
 
 /// What one client has learned of its server's context: the description, read at most once, and
@@ -165,10 +169,15 @@ mod tests {
         let llama = r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":70001,"n_ctx":4096}}"#;
         let openai = r#"{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 70001 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
         let vllm = r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 70513 tokens (70001 in the messages, 512 in the completion).","type":"BadRequestError","param":null,"code":400}"#;
+        let vllm_reply = r#"{"error":{"message":"'max_tokens' or 'max_completion_tokens' is too large: 8000. This model's maximum context length is 4096 tokens and your request has 2778 input tokens (8000 > 4096 - 2778). None","type":"BadRequestError","param":null,"code":400}}"#;
+        let vllm_engine = r#"{"object":"error","message":"The decoder prompt (length 9000) is longer than the maximum model length of 8192. Make sure that `max_model_len` is no smaller than the number of text tokens.","type":"BadRequestError","param":null,"code":400}"#;
         let table = [
             (llama, Some(4096)),
             (openai, Some(8192)),
             (vllm, Some(4096)),
+            (vllm_reply, Some(4096)),
+            (vllm_engine, Some(8192)),
+            (r#"{"message":"maximum model length of 8192x"}"#, Some(8192)),
             // Echoed content elsewhere in the body names nothing.
             (r#"{"error":{"message":"too long"},"input":"maximum context length is 2048 tokens"}"#, None),
             (r#"{"message":"maximum context length is 2048 words"}"#, None),

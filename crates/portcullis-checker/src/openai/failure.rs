@@ -59,15 +59,16 @@ pub(super) fn overflow_window(e: &OpenAIError) -> Option<u32> {
 /// context window, or a content filter refused it. These never count toward the breaker — else
 /// five long tool results would switch the checker off for everyone. The markers are what the
 /// servers send: OpenAI's `context_length_exceeded` code and "maximum context length" message
-/// (vLLM says the same), llama.cpp's `exceed_context_size_error` / "the request exceeds the
+/// (vLLM says the same, or that "the decoder prompt is longer than the maximum model length"), llama.cpp's `exceed_context_size_error` / "the request exceeds the
 /// available context size", Ollama's and TGI's "input is too long", a 413 from any proxy in
 /// front; `content_filter` / `content_policy_violation` (OpenAI, Azure) for refusals.
 pub(super) fn content_failure(code: u16, body: &str) -> Option<Failure> {
-    const TOO_LONG: [&str; 9] = [
+    const TOO_LONG: [&str; 10] = [
         "context_length_exceeded",
         "exceed_context_size",
         "exceeds the available context size",
         "maximum context length",
+        "longer than the maximum model length",
         "context length",
         "context window",
         "too many tokens",

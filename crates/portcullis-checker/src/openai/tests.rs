@@ -123,8 +123,10 @@ fn content_caused_error_answers_are_told_apart_from_a_down_checker() {
     let vllm = r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 70513 tokens (70001 in the messages, 512 in the completion).","type":"BadRequestError","param":null,"code":400}"#;
     let azure = r#"{"error":{"message":"The response was filtered","type":null,"param":"prompt","code":"content_filter","status":400}}"#;
     let old_llama = r#"{"error":{"code":500,"message":"input is too large to process. increase the physical batch size","type":"server_error"}}"#;
-    let table: [(u16, &str, Option<&str>); 10] = [
+    let vllm_engine = r#"{"object":"error","message":"The decoder prompt (length 9000) is longer than the maximum model length of 8192.","type":"BadRequestError","param":null,"code":400}"#;
+    let table: [(u16, &str, Option<&str>); 11] = [
         (500, old_llama, Some("context_length")),
+        (400, vllm_engine, Some("context_length")),
         (400, llama, Some("context_length")),
         (400, openai, Some("context_length")),
         (400, vllm, Some("context_length")),
