@@ -180,9 +180,10 @@ impl OpenAi {
     }
 
     /// The model's context window in tokens, as the server says it. The first call asks the
-    /// server's description (`/props`, `/models`: see [`describe`]) — at most 2 s, however many
-    /// calls arrive meanwhile, and never again; a later answer refusing a prompt that did not fit
-    /// replaces it with the window that answer names. `None`: the server has not said.
+    /// server's description (llama.cpp's `GET /props`, vLLM's `GET {base_url}/models`) — at
+    /// most 2 s, however many calls arrive meanwhile, and never again; a later answer refusing a
+    /// prompt that did not fit replaces it with the window that answer names. `None`: the
+    /// server has not said.
     pub async fn context_tokens(&self) -> Option<u32> {
         self.context
             .tokens(async {
