@@ -23,8 +23,10 @@
 
 pub mod cache;
 pub mod content;
+pub mod context;
 pub mod detect;
 pub mod fair;
+pub mod fit;
 pub mod local;
 pub mod openai;
 pub mod prompt;

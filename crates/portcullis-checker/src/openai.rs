@@ -23,21 +23,27 @@ use std::time::Duration;
 
 use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
-use async_openai::middleware::{HttpRequestFactory, ReqwestService};
+use async_openai::middleware::ReqwestService;
 use async_openai::Client;
-use http::header::{HeaderMap, AUTHORIZATION, CONTENT_TYPE};
-use serde::Deserialize;
-use serde_json::{json, Value};
-use tower::ServiceExt;
 
+use super::context::{Learned, Source};
 use super::prompt::Prompt;
 use super::Failure;
+
+mod describe;
+mod failure;
+#[cfg(test)]
+mod tests;
+mod transport;
+mod wire;
+
+use failure::{clip, failure, overflow_window, refuses_json_schema};
+use transport::{once, Status};
+use wire::{request, text, Completion};
 
 /// A verdict is a short object; a sanitized rewrite fits in this too, and a model that rambles
 /// past it has failed anyway.
 pub const MAX_TOKENS: u32 = 512;
-/// Error messages end up in logs: a server echoing a whole body must not flood them.
-const MAX_MESSAGE_CHARS: usize = 300;
 
 /// Where and how to reach the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,6 +67,10 @@ pub struct OpenAi {
     key: Option<String>,
     /// Set once the server has refused `json_schema`.
     json_object: AtomicBool,
+    /// What the client sends through, kept to ask the server for its description.
+    transport: ReqwestService,
+    /// The server's context window, as far as it has said.
+    context: Learned,
 }
 
 impl std::fmt::Debug for OpenAi {
@@ -107,34 +117,6 @@ impl ClientError {
     }
 }
 
-/// A non-2xx answer, whole: async-openai keeps only OpenAI-shaped errors' status.
-#[derive(Debug, thiserror::Error)]
-#[error("HTTP {code}: {body}")]
-struct Status {
-    code: u16,
-    body: String,
-}
-
-/// The part of a chat completion the checker reads; everything else a server adds is ignored.
-#[derive(Deserialize)]
-struct Completion {
-    choices: Vec<Choice>,
-}
-
-#[derive(Deserialize)]
-struct Choice {
-    message: Message,
-    #[serde(default)]
-    finish_reason: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct Message {
-    content: Option<String>,
-    #[serde(default)]
-    refusal: Option<String>,
-}
-
 impl OpenAi {
     /// Reads the API key from the variable named in `settings`; a missing or unusable one is an
     /// error naming the variable (never its value).
@@ -155,9 +137,9 @@ impl OpenAi {
         // `tokio::time::timeout`, which a paused test clock also drives. Naming reqwest to set a
         // connect timeout would make it a direct dependency for no gain inside that bound.
         let transport = ReqwestService::default();
-        let client = Client::with_config(config).with_http_service(tower::service_fn(
-            move |request: HttpRequestFactory| once(transport.clone(), request, authorize),
-        ));
+        let sender = transport.clone();
+        let client = Client::with_config(config)
+            .with_http_service(tower::service_fn(move |request| once(sender.clone(), request, authorize)));
         Ok(OpenAi {
             client,
             base_url: settings.base_url.clone(),
@@ -165,6 +147,8 @@ impl OpenAi {
             timeout: settings.timeout,
             key,
             json_object: AtomicBool::new(false),
+            transport,
+            context: Learned::default(),
         })
     }
 
@@ -195,6 +179,38 @@ impl OpenAi {
         }
     }
 
+    /// The model's context window in tokens, as the server says it. The first call asks the
+    /// server's description (llama.cpp's `GET /props`, vLLM's `GET {base_url}/models`) — at
+    /// most 2 s, however many calls arrive meanwhile, and never again; a later answer refusing a
+    /// prompt that did not fit replaces it with the window that answer names. `None`: the
+    /// server has not said.
+    pub async fn context_tokens(&self) -> Option<u32> {
+        self.context
+            .tokens(async {
+                let started = tokio::time::Instant::now();
+                let within = self.timeout.min(describe::DESCRIBE_WITHIN);
+                let key = self.key.as_deref();
+                let found = describe::described(&self.transport, &self.base_url, key, &self.model, within).await;
+                let took_ms = started.elapsed().as_millis() as u64;
+                match found {
+                    Some((n, from)) => {
+                        tracing::info!(model = %self.model, n_ctx = n, from = from.as_str(), took_ms, "learned the checker's context window");
+                        Some(n)
+                    }
+                    None => {
+                        tracing::info!(model = %self.model, took_ms, "the checker's server does not say its context window; an over-long prompt's answer will");
+                        None
+                    }
+                }
+            })
+            .await
+    }
+
+    /// The context window known now, without asking the server.
+    pub fn known_context_tokens(&self) -> Option<u32> {
+        self.context.known()
+    }
+
     /// The structured-output form in use: `json_schema` until the server refuses it, then
     /// `json_object` (with the schema) for good.
     pub fn structured_output(&self) -> &'static str {
@@ -219,7 +235,14 @@ impl OpenAi {
             tracing::info!(model = %self.model, "the checker refused json_schema; using json_object + schema");
             answer = self.send(prompt, Format::JsonObject).await;
         }
-        text(answer.map_err(failure)?)
+        let answer = answer.map_err(|e| {
+            if let Some(n) = overflow_window(&e).filter(|&n| self.context.overflow(n)) {
+                let from = Source::Overflow.as_str();
+                tracing::info!(model = %self.model, n_ctx = n, from, "learned the checker's context window");
+            }
+            failure(e)
+        });
+        text(answer?)
     }
 
     async fn send(&self, prompt: &Prompt, format: Format) -> Result<Completion, OpenAIError> {
@@ -256,350 +279,4 @@ fn read_key(var: &str) -> Result<String, ClientError> {
         return Err(ClientError::KeyNotHeader { var: var.to_owned() });
     }
     Ok(key)
-}
-
-/// The transport: one attempt, only our headers, and a non-2xx answer as a [`Status`] error.
-async fn once(
-    transport: ReqwestService,
-    request: HttpRequestFactory,
-    authorize: bool,
-) -> Result<HttpResponse, OpenAIError> {
-    let ours = HttpRequestFactory::new(move || {
-        let request = request.clone();
-        async move {
-            let mut built = request.build().await?;
-            keep_only_our_headers(built.headers_mut(), authorize);
-            Ok(built)
-        }
-    });
-    let response = transport.oneshot(ours).await?;
-    let code = response.status().as_u16();
-    if response.status().is_success() {
-        return Ok(response);
-    }
-    let body = response.bytes().await.map_err(OpenAIError::Reqwest)?;
-    Err(OpenAIError::Boxed(Box::new(Status { code, body: String::from_utf8_lossy(&body).into_owned() })))
-}
-
-/// `reqwest::Response`, named through the service: reqwest is async-openai's dependency, not ours.
-type HttpResponse = <ReqwestService as tower::Service<HttpRequestFactory>>::Response;
-
-fn keep_only_our_headers(headers: &mut HeaderMap, authorize: bool) {
-    let content_type = headers.remove(CONTENT_TYPE);
-    let authorization = headers.remove(AUTHORIZATION).filter(|_| authorize);
-    headers.clear();
-    if let Some(v) = content_type {
-        headers.insert(CONTENT_TYPE, v);
-    }
-    if let Some(v) = authorization {
-        headers.insert(AUTHORIZATION, v);
-    }
-}
-
-/// The shape [`super::verdict::parse`] accepts, in the subset strict mode allows (every property
-/// required, `null` for "no rewrite").
-/// `rewrite` adds `sanitized_content` (a sanitize rule's prompt only).
-fn verdict_schema(rewrite: bool) -> Value {
-    let mut schema = json!({
-        "type": "object",
-        // Keys are serialized in this order (evidence, reason, safe, …): a model that writes the
-        // fields in schema order quotes and explains before it decides.
-        "properties": {
-            "evidence": {"type": ["string", "null"]},
-            "reason": {"type": "string"},
-            "safe": {"type": "boolean"},
-        },
-        "required": ["evidence", "reason", "safe"],
-        "additionalProperties": false,
-    });
-    if rewrite {
-        schema["properties"]["sanitized_content"] = json!({"type": ["string", "null"]});
-        schema["required"].as_array_mut().expect("a list").push(json!("sanitized_content"));
-    }
-    schema
-}
-
-fn request(model: &str, prompt: &Prompt, format: Format) -> Value {
-    let response_format = match format {
-        Format::JsonSchema => json!({
-            "type": "json_schema",
-            "json_schema": {"name": "verdict", "strict": true, "schema": verdict_schema(prompt.rewrite)},
-        }),
-        Format::JsonObject => json!({"type": "json_object", "schema": verdict_schema(prompt.rewrite)}),
-    };
-    // `max_tokens`, not `max_completion_tokens`: every compatible server reads the older name.
-    json!({
-        "model": model,
-        "messages": [
-            {"role": "system", "content": prompt.system},
-            {"role": "user", "content": prompt.user},
-        ],
-        "temperature": 0,
-        "max_tokens": MAX_TOKENS,
-        "stream": false,
-        "response_format": response_format,
-    })
-}
-
-fn refuses_json_schema(e: &OpenAIError) -> bool {
-    match e {
-        OpenAIError::Boxed(b) => b.downcast_ref::<Status>().is_some_and(|s| refusal(s.code, &s.body)),
-        _ => false,
-    }
-}
-
-/// Whether an error answer means "this server cannot do `json_schema`" rather than a bad request
-/// of another kind ("schema" also covers `json_schema`). Servers say it with different statuses:
-/// OpenAI 400, vLLM 400/422, llama-cpp-python's server a 500 carrying its validation error for
-/// `response_format.type`; so a 4xx/5xx whose body names `response_format` or `json_schema`
-/// counts, except the statuses that mean something else whatever the body says (401/403/407:
-/// credentials; 429: rate limit). A 500 that names neither stays a checker failure. Reading a
-/// crash while handling `json_schema` as a refusal costs one `json_object` retry, remembered.
-fn refusal(code: u16, body: &str) -> bool {
-    let body = body.to_ascii_lowercase();
-    let names_the_form = body.contains("response_format") || body.contains("json_schema");
-    let other_meaning = matches!(code, 401 | 403 | 407 | 429);
-    code == 422
-        || (code == 400 && body.contains("schema"))
-        || ((400..600).contains(&code) && !other_meaning && names_the_form)
-}
-
-fn failure(e: OpenAIError) -> Failure {
-    match e {
-        OpenAIError::JSONDeserialize(e, _) => {
-            Failure::Malformed(format!("the answer is not a chat completion: {e}"))
-        }
-        OpenAIError::Boxed(b) => {
-            match b.downcast_ref::<Status>().and_then(|s| content_failure(s.code, &s.body)) {
-                Some(f) => f,
-                None => Failure::Error(with_sources(b.as_ref())),
-            }
-        }
-        e => Failure::Error(with_sources(&e)),
-    }
-}
-
-/// An error answer the *content* caused, from a server that is up: the prompt does not fit the
-/// context window, or a content filter refused it. These never count toward the breaker — else
-/// five long tool results would switch the checker off for everyone. The markers are what the
-/// servers send: OpenAI's `context_length_exceeded` code and "maximum context length" message
-/// (vLLM says the same), llama.cpp's `exceed_context_size_error` / "the request exceeds the
-/// available context size", Ollama's and TGI's "input is too long", a 413 from any proxy in
-/// front; `content_filter` / `content_policy_violation` (OpenAI, Azure) for refusals.
-fn content_failure(code: u16, body: &str) -> Option<Failure> {
-    const TOO_LONG: [&str; 9] = [
-        "context_length_exceeded",
-        "exceed_context_size",
-        "exceeds the available context size",
-        "maximum context length",
-        "context length",
-        "context window",
-        "too many tokens",
-        "input is too long",
-        "prompt is too long",
-    ];
-    const REFUSED: [&str; 3] = ["content_filter", "content_policy_violation", "responsibleaipolicyviolation"];
-    let lower = body.to_ascii_lowercase();
-    let shown = || clip(format!("HTTP {code}: {body}"));
-    match code {
-        413 => Some(Failure::ContextLength(shown())),
-        400 | 422 if TOO_LONG.iter().any(|m| lower.contains(m)) => Some(Failure::ContextLength(shown())),
-        400 | 403 | 422 if REFUSED.iter().any(|m| lower.contains(m)) => Some(Failure::Refused(shown())),
-        // Older llama.cpp answered an over-long prompt with a 500.
-        500 if lower.contains("input is too large to process") => Some(Failure::ContextLength(shown())),
-        _ => None,
-    }
-}
-
-/// reqwest's top-level message is "error sending request"; the cause is further down.
-fn with_sources(e: &dyn std::error::Error) -> String {
-    let mut out = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        // async-openai's `Reqwest` variant repeats its source in its own message.
-        let message = c.to_string();
-        if !out.contains(&message) {
-            out.push_str(": ");
-            out.push_str(&message);
-        }
-        cause = c.source();
-    }
-    out
-}
-
-fn text(completion: Completion) -> Result<String, Failure> {
-    let Some(choice) = completion.choices.into_iter().next() else {
-        return Err(Failure::Malformed("the answer has no choices".into()));
-    };
-    if choice.finish_reason.as_deref() == Some("content_filter") {
-        return Err(Failure::Refused("the answer was cut by a content filter".into()));
-    }
-    let message = choice.message;
-    if let Some(refusal) = message.refusal.filter(|r| !r.is_empty()) {
-        return Err(Failure::Refused(format!("the model refused: {refusal}")));
-    }
-    match message.content {
-        Some(content) if !content.is_empty() => Ok(content),
-        _ => Err(Failure::Malformed("the answer has no text content".into())),
-    }
-}
-
-fn clip(mut m: String) -> String {
-    if let Some((at, _)) = m.char_indices().nth(MAX_MESSAGE_CHARS) {
-        m.truncate(at);
-        m.push('…');
-    }
-    m
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::prompt::{build, Phase};
-    use crate::verdict::{parse, Verdict};
-
-    #[test]
-    fn schema_requires_every_verdict_field_and_nothing_else() {
-        let s = verdict_schema(true);
-        assert_eq!(s["additionalProperties"], false);
-        assert_eq!(s["required"], json!(["evidence", "reason", "safe", "sanitized_content"]));
-        // In this order as sent: the evidence and the reason are written before the decision.
-        let props: Vec<&String> = s["properties"].as_object().unwrap().keys().collect();
-        assert_eq!(props, ["evidence", "reason", "safe", "sanitized_content"]);
-        let sent = serde_json::to_string(&s).unwrap();
-        assert!(sent.find("\"evidence\"").unwrap() < sent.find("\"safe\"").unwrap(), "{sent}");
-        // What the schema admits, the verdict parser accepts.
-        assert_eq!(parse(r#"{"safe":true,"reason":"","sanitized_content":null}"#), Ok(Verdict::Safe));
-        // Without a rewrite asked for, the model is not offered the field to fill.
-        let s = verdict_schema(false);
-        assert_eq!(s["required"], json!(["evidence", "reason", "safe"]));
-        assert!(s["properties"].get("sanitized_content").is_none());
-        assert_eq!(parse(r#"{"evidence":null,"reason":"","safe":true}"#), Ok(Verdict::Safe));
-        let p = crate::prompt::build_framed("R", Phase::Post, "t", "x", crate::prompt::Framing::default());
-        assert!(!p.system.contains("sanitized_content"), "{}", p.system);
-        assert_eq!(request("m", &p, Format::JsonObject)["response_format"]["schema"], s);
-    }
-
-    #[test]
-    fn request_carries_both_messages_and_the_format_asked_for() {
-        let p = build("R", Phase::Pre, "mcp__fs__read", "x");
-        let strict = request("m", &p, Format::JsonSchema);
-        assert_eq!(strict["model"], "m");
-        assert_eq!(strict["temperature"], 0);
-        assert_eq!(strict["stream"], false);
-        assert_eq!(strict["messages"][0], json!({"role": "system", "content": p.system}));
-        assert_eq!(strict["messages"][1], json!({"role": "user", "content": p.user}));
-        assert_eq!(strict["response_format"]["type"], "json_schema");
-        assert_eq!(strict["response_format"]["json_schema"]["strict"], true);
-        assert_eq!(strict["response_format"]["json_schema"]["schema"], verdict_schema(true));
-        let loose = request("m", &p, Format::JsonObject);
-        assert_eq!(loose["response_format"], json!({"type": "json_object", "schema": verdict_schema(true)}));
-    }
-
-    #[test]
-    fn only_a_refusal_of_the_schema_falls_back() {
-        let openai = r#"{"error":{"message":"Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.","type":"invalid_request_error","param":"response_format","code":null}}"#;
-        let table = [
-            (400, openai, true),
-            (400, r#"{"error":{"code":400,"message":"JSON Schema not supported"}}"#, true),
-            (422, r#"{"detail":[{"loc":["body","messages"]}]}"#, true),
-            (400, r#"{"error":{"message":"'messages' is a required property"}}"#, false),
-            (401, r#"{"error":{"message":"bad response_format key"}}"#, false),
-            (429, "rate limited: schema", false),
-            (500, "json_schema crashed", true),
-            (500, "upstream model crashed", false),
-        ];
-        for (code, body, expected) in table {
-            assert_eq!(refusal(code, body), expected, "{code} {body}");
-        }
-    }
-
-    #[test]
-    fn only_content_type_and_a_configured_key_are_sent() {
-        let mut h = HeaderMap::new();
-        h.insert(CONTENT_TYPE, "application/json".parse().unwrap());
-        h.insert(AUTHORIZATION, "Bearer ".parse().unwrap());
-        h.insert("openai-organization", "org".parse().unwrap());
-        h.insert("openai-project", "p".parse().unwrap());
-        let mut without = h.clone();
-        keep_only_our_headers(&mut without, false);
-        assert_eq!(without.keys().collect::<Vec<_>>(), [CONTENT_TYPE]);
-        keep_only_our_headers(&mut h, true);
-        assert_eq!(h.len(), 2);
-        assert_eq!(h[AUTHORIZATION], "Bearer ");
-    }
-
-    #[test]
-    fn a_missing_key_variable_is_named_and_a_set_key_never_printed() {
-        let settings = |var: &str| Settings {
-            base_url: "http://127.0.0.1:1/v1".into(),
-            model: "m".into(),
-            api_key_env: Some(var.into()),
-            timeout: Duration::from_secs(1),
-        };
-        let err = OpenAi::new(&settings("PORTCULLIS_UNIT_UNSET_KEY_7f3a")).unwrap_err();
-        assert!(err.to_string().contains("PORTCULLIS_UNIT_UNSET_KEY_7f3a"), "{err}");
-        assert_eq!(err, ClientError::KeyUnset { var: "PORTCULLIS_UNIT_UNSET_KEY_7f3a".into() });
-        std::env::set_var("PORTCULLIS_UNIT_KEY_7f3a", "sk-unit-secret-value");
-        let client = OpenAi::new(&settings("PORTCULLIS_UNIT_KEY_7f3a")).unwrap();
-        assert!(!format!("{client:?}").contains("sk-unit-secret-value"));
-        let tidied = client.tidy(Failure::Error("401 bad key sk-unit-secret-value".into()));
-        assert_eq!(tidied, Failure::Error("401 bad key <api key>".into()));
-        std::env::set_var("PORTCULLIS_UNIT_BAD_KEY_7f3a", "sk-a\nb");
-        let err = OpenAi::new(&settings("PORTCULLIS_UNIT_BAD_KEY_7f3a")).unwrap_err();
-        assert_eq!(err.var(), "PORTCULLIS_UNIT_BAD_KEY_7f3a");
-        assert!(!err.to_string().contains("sk-a"), "{err}");
-    }
-
-    #[test]
-    fn an_answer_without_text_is_malformed() {
-        let parse = |s: &str| text(serde_json::from_str(s).unwrap());
-        assert_eq!(parse(r#"{"choices":[{"message":{"content":"{}"}}]}"#), Ok("{}".into()));
-        assert!(matches!(parse(r#"{"choices":[]}"#), Err(Failure::Malformed(_))));
-        assert!(matches!(parse(r#"{"choices":[{"message":{"content":null}}]}"#), Err(Failure::Malformed(_))));
-        assert!(matches!(parse(r#"{"choices":[{"message":{"content":""}}]}"#), Err(Failure::Malformed(_))));
-        // A refusal is its own kind now (content failure, decided by `on_malformed` like garbage).
-        let refused = parse(r#"{"choices":[{"message":{"content":null,"refusal":"no"}}]}"#);
-        assert_eq!(refused, Err(Failure::Refused("the model refused: no".into())));
-        let filtered =
-            parse(r#"{"choices":[{"message":{"content":"{}"},"finish_reason":"content_filter"}]}"#);
-        assert!(matches!(filtered, Err(Failure::Refused(_))), "{filtered:?}");
-    }
-
-    #[test]
-    fn content_caused_error_answers_are_told_apart_from_a_down_checker() {
-        let llama = r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":70001,"n_ctx":4096}}"#;
-        let openai = r#"{"error":{"message":"This model's maximum context length is 8192 tokens. However, your messages resulted in 70001 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
-        let vllm = r#"{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 70513 tokens (70001 in the messages, 512 in the completion).","type":"BadRequestError","param":null,"code":400}"#;
-        let azure = r#"{"error":{"message":"The response was filtered","type":null,"param":"prompt","code":"content_filter","status":400}}"#;
-        let old_llama = r#"{"error":{"code":500,"message":"input is too large to process. increase the physical batch size","type":"server_error"}}"#;
-        let table: [(u16, &str, Option<&str>); 10] = [
-            (500, old_llama, Some("context_length")),
-            (400, llama, Some("context_length")),
-            (400, openai, Some("context_length")),
-            (400, vllm, Some("context_length")),
-            (413, "<html>Request Entity Too Large</html>", Some("context_length")),
-            (400, azure, Some("refused")),
-            (500, llama, None),
-            (503, r#"{"error":{"message":"loading model"}}"#, None),
-            (401, r#"{"error":{"message":"bad key"}}"#, None),
-            (400, r#"{"error":{"message":"'messages' is a required property"}}"#, None),
-        ];
-        for (code, body, expected) in table {
-            let got = content_failure(code, body);
-            assert_eq!(got.as_ref().map(Failure::as_str), expected, "{code} {body}");
-            assert!(!got.is_some_and(|f| f.checker_down()), "never evidence the checker is down");
-        }
-    }
-
-    #[test]
-    fn a_refusal_of_json_schema_is_read_at_any_status_that_names_the_form() {
-        assert!(refusal(400, r#"{"error":{"param":"response_format"}}"#));
-        assert!(refusal(422, "anything"));
-        assert!(refusal(500, "Input should be 'text' or 'json_object' ('body', 'response_format', 'type')"));
-        assert!(refusal(501, "json_schema is not implemented"));
-        assert!(!refusal(500, "upstream model crashed"), "a 500 that names nothing is a failure");
-        assert!(!refusal(503, "overloaded"));
-        assert!(!refusal(429, "rate limit reached: response_format"));
-    }
 }

@@ -96,6 +96,12 @@ impl Prompt {
         let stop = self.user.rfind(&end).unwrap_or(self.user.len()).max(start);
         &self.user[start..stop]
     }
+
+    /// The prompt's bytes besides the data: the system message, the task and the fence. What a
+    /// window must leave room for in the model's context.
+    pub fn overhead(&self) -> usize {
+        self.system.len() + self.user.len() - self.data().len()
+    }
 }
 
 /// Builds the prompt for `content` (arguments or a result of `tool`) under `rubric`, asking

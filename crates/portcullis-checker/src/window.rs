@@ -31,19 +31,38 @@ fn ceil(text: &str, mut at: usize) -> usize {
     at
 }
 
-/// Windows of at most `cap` bytes (a character longer than a tiny cap still makes a window),
-/// at most `max` of them.
+/// How densely content is assumed to tokenize when a window is cut to a context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Density {
+    /// 2 bytes a token: code and JSON tokenize densely, prose at about 4.
+    Typical,
+    /// 1 byte a token: the most a byte-level tokenizer makes of any bytes (digits one by one,
+    /// characters it falls back to bytes for): a window cut to it fits whatever it holds.
+    Worst,
+}
+
 /// The most content bytes one model call may carry when the model's context is
 /// `context_tokens`: what is left after the reply (`reply_tokens`), the longest system prompt
 /// (`prompt_bytes`, at a generous 3 bytes per token) and the fence, at a conservative 2 bytes per
 /// token (code and JSON tokenize densely). `None` when nothing is left.
 pub fn window_bytes(context_tokens: u32, reply_tokens: u32, prompt_bytes: usize) -> Option<usize> {
+    fit(context_tokens, reply_tokens, prompt_bytes, Density::Typical)
+}
+
+/// [`window_bytes`] with the content's tokens counted at `density`.
+pub fn fit(context_tokens: u32, reply_tokens: u32, prompt_bytes: usize, density: Density) -> Option<usize> {
     const FENCE_TOKENS: usize = 128;
     let prompt_tokens = prompt_bytes.div_ceil(3) + FENCE_TOKENS;
     let left = (context_tokens as usize).checked_sub(reply_tokens as usize + prompt_tokens)?;
-    (left >= 64).then_some(left * 2)
+    let per_token = match density {
+        Density::Typical => 2,
+        Density::Worst => 1,
+    };
+    (left >= 64).then_some(left * per_token)
 }
 
+/// Windows of at most `cap` bytes (a character longer than a tiny cap still makes a window),
+/// at most `max` of them.
 pub fn plan(text: &str, cap: usize, max: usize) -> Plan<'_> {
     let (cap, max) = (cap.max(1), max.max(1));
     if text.len() <= cap {
