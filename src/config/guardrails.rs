@@ -32,6 +32,9 @@ pub struct GuardrailsConfig {
     pub min_content_bytes: usize,
     /// The most the model is shown per call (a window). The local detectors read everything.
     pub max_content_bytes: usize,
+    /// `checker.context_tokens`, when configured (windows already fit it); without it the
+    /// window is learned from the server ([`crate::checker::fit`]).
+    pub context_tokens: Option<u32>,
     /// Model calls (windows) per check; content past them goes through the failure policy.
     pub model_windows: usize,
     /// How often a model checker is probed in the background, so `checker_up` and the breaker
@@ -273,6 +276,7 @@ pub(crate) fn compile(raw: Raw, yolo: bool, p: &mut Problems) -> Option<Guardrai
         rules,
         min_content_bytes: p.size("guardrails.min_content_bytes", raw.min_content_bytes, 16),
         max_content_bytes,
+        context_tokens,
         probe,
         model_windows: raw.model_windows.map(|n| n as usize).unwrap_or(4),
         on_checker_down,

@@ -51,6 +51,7 @@ pub struct Guardrails {
     model: Option<Arc<Model>>,
     min_content_bytes: usize,
     max_content_bytes: usize,
+    context: crate::checker::fit::Context,
     model_windows: usize,
     on_checker_down: FailureMode,
     on_malformed: FailureMode,
@@ -195,6 +196,10 @@ impl Guardrails {
             model,
             min_content_bytes: cfg.min_content_bytes,
             max_content_bytes: cfg.max_content_bytes,
+            context: match cfg.context_tokens {
+                Some(_) => crate::checker::fit::Context::Configured,
+                None => crate::checker::fit::Context::Learn,
+            },
             model_windows: cfg.model_windows,
             on_checker_down: cfg.on_checker_down,
             on_malformed: cfg.on_malformed,

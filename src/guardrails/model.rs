@@ -14,7 +14,7 @@ use crate::checker::fair::FairLimiter;
 use crate::checker::openai::{self, OpenAi};
 use crate::checker::rubric::Rubric;
 use crate::checker::verdict::{self, Verdict};
-use crate::checker::{local, prompt, window, Failure, Phase};
+use crate::checker::{fit, local, prompt, Failure, Phase};
 use crate::telemetry::Metrics;
 
 /// What a [`Model`] was built from: (settings, cache, breaker, concurrency and queue wait).
@@ -111,6 +111,7 @@ pub(super) struct Judge {
     pub(super) model: Arc<Model>,
     pub(super) max_content_bytes: usize,
     pub(super) model_windows: usize,
+    pub(super) context: fit::Context,
     pub(super) metrics: Arc<Metrics>,
 }
 
@@ -121,6 +122,7 @@ impl Guardrails {
             model,
             max_content_bytes: self.max_content_bytes,
             model_windows: self.model_windows,
+            context: self.context,
             metrics: self.metrics.clone(),
         }
     }
@@ -165,10 +167,16 @@ impl Judge {
     ) -> (Result<Verdict, Failure>, Decided) {
         let started = tokio::time::Instant::now();
         let missed = AtomicUsize::new(0);
-        let plan = window::plan(&content.model, self.max_content_bytes, self.model_windows);
-        let asks = plan.windows.iter().map(|w| self.judge_window(&missed, q, w));
-        let verdicts = futures_util::future::join_all(asks).await;
-        let result = combine(verdicts, plan.unseen, content.model.len());
+        // Windows cut to the model's context: learned from the server once (nothing to
+        // configure), re-cut once when an answer says a window did not fit (checker::fit).
+        let overhead = prompt::build_framed(&q.rubric.text, q.phase, q.tool, "", q.framing).overhead();
+        let shown = fit::Shown {
+            max_bytes: self.max_content_bytes,
+            max_windows: self.model_windows,
+            overhead,
+            context: self.context,
+        };
+        let result = fit::judge(&self.model.client, &content.model, shown, |w| self.ask(&missed, q, w)).await;
         let asked = missed.load(Ordering::Relaxed) > 0;
         let tier = match (&result, asked) {
             (Err(_), _) => Tier::Failed,
@@ -176,27 +184,6 @@ impl Judge {
             (Ok(_), false) => Tier::Cache,
         };
         (result, Decided { tier, model_latency: asked.then(|| started.elapsed()) })
-    }
-
-    /// One window; a window the model's context cannot hold is tried once more in quarters.
-    async fn judge_window(
-        &self,
-        missed: &AtomicUsize,
-        q: &Asked<'_>,
-        window: &str,
-    ) -> Result<Verdict, Failure> {
-        match self.ask(missed, q, window).await {
-            Err(Failure::ContextLength(why)) if window.len() >= 64 => {
-                let parts = window::quarters(window);
-                let asks = parts.iter().map(|w| self.ask(missed, q, w));
-                let verdicts = futures_util::future::join_all(asks).await;
-                match combine(verdicts, 0, window.len()) {
-                    Err(Failure::ContextLength(_)) => Err(Failure::ContextLength(why)),
-                    other => other,
-                }
-            }
-            other => other,
-        }
     }
 
     async fn ask(&self, missed: &AtomicUsize, q: &Asked<'_>, window: &str) -> Result<Verdict, Failure> {
@@ -213,37 +200,6 @@ impl Judge {
             missed.fetch_add(1, Ordering::Relaxed);
         }
         result
-    }
-}
-
-/// The windows' verdicts as one: any unsafe window makes the content unsafe; else a failure
-/// (an unjudged answer first, as `on_malformed` is the stricter policy); else content the model
-/// was not shown is [`Failure::TooLarge`] — never a silent pass. A rewrite of one window of
-/// several is not a rewrite of the content, so sanitize falls back to block there.
-pub(super) fn combine(
-    verdicts: Vec<Result<Verdict, Failure>>,
-    unseen: usize,
-    len: usize,
-) -> Result<Verdict, Failure> {
-    let whole = verdicts.len() == 1 && unseen == 0;
-    let mut failure: Option<Failure> = None;
-    for v in verdicts {
-        match v {
-            Ok(Verdict::Unsafe { reason, sanitized }) => {
-                return Ok(Verdict::Unsafe { reason, sanitized: sanitized.filter(|_| whole) })
-            }
-            Ok(Verdict::Safe) => {}
-            Err(f) => {
-                if failure.as_ref().is_none_or(|held| !held.unjudged_answer() && f.unjudged_answer()) {
-                    failure = Some(f);
-                }
-            }
-        }
-    }
-    match (failure, unseen) {
-        (Some(f), _) => Err(f),
-        (None, 0) => Ok(Verdict::Safe),
-        (None, _) => Err(Failure::TooLarge(len)),
     }
 }
 

@@ -1,8 +1,8 @@
 //! Unit tests of the Layer 2 pipeline: local findings, padding, window combining, skips, taming.
 
-use super::model::combine;
 use super::settle::tame;
 use super::*;
+use crate::checker::fit::combine;
 use crate::checker::Failure;
 use crate::config::Config;
 use crate::gate::pre::block_on;

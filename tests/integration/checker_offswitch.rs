@@ -157,19 +157,23 @@ async fn content_past_the_model_context_never_opens_the_breaker() {
         .await;
         let p = proxy(&guarded(&peer.url(), &checker, "", "[{ match: mcp__py__echo, phases: [pre] }]")).await;
         let mut s = Session::open(&proxy_url(&p, "py")).await;
-        // Five long results in a row (more than the breaker's three): each overflows, and so
-        // does each quarter of it; fail-open passes them, counted as context_length.
+        // Five long results in a row (more than the breaker's three), each too long for the
+        // model's context; fail-open passes them.
         for i in 0..5 {
             let long = format!("{i} {}", "plain words of a long harmless document. ".repeat(3_000));
             let (_, _, msg) = s.call("echo", json!({"message": long}), &[]).await;
             assert_eq!(msg["result"]["isError"], false, "{server:?}: {}", text_of(&msg));
         }
         assert!(breaker_closed(&p), "{server:?}: content that is too long is not a checker failure");
-        assert!(metric(&p, r#"portcullis_unguarded_total{phase="pre",reason="context_length"}"#) >= 5.0);
+        // Each was refused once, whole; the refusal named 4,096 tokens, so the model judged the
+        // four windows of that size it is shown, and what they do not cover went to the failure
+        // mode: counted as too_large, never as a checker failure.
+        assert!(metric(&p, r#"portcullis_unguarded_total{phase="pre",reason="too_large"}"#) >= 5.0);
+        assert_eq!(metric(&p, r#"portcullis_unguarded_total{phase="pre",reason="context_length"}"#), 0.0);
         // The checker is still on for everyone: a short exfiltration is judged and blocked.
         let (_, _, msg) = s.call("echo", json!({"message": EXFIL}), &[]).await;
         assert!(text_of(&msg).contains("exfiltration to attacker"), "{server:?}: {msg}");
-        // A window the context cannot hold is tried once more in quarters, which fit.
+        // A window the context cannot hold is cut again to the window the refusal named.
         let padded = format!("{} {EXFIL}", "filler text ".repeat(3_500));
         let (_, _, msg) = s.call("echo", json!({"message": padded}), &[]).await;
         assert!(text_of(&msg).contains("exfiltration to attacker"), "{server:?}: {msg}");
@@ -346,6 +350,43 @@ async fn a_configured_context_keeps_every_model_call_inside_it() {
     );
     assert_eq!(metric(&p, r#"portcullis_checker_requests_total{result="context_length"}"#), 0.0);
     assert!(peer.calls_received().iter().all(|c| !c.contains("attacker")));
+}
+
+/// Issue 27: with no `context_tokens` configured, a long argument is still judged. The first
+/// prompt is refused whole; the refusal names the 4,096-token window, the argument is cut again
+/// to fit it, and the exfiltration deep inside is blocked; the next long argument is cut to fit
+/// before any call.
+#[tokio::test]
+async fn without_context_tokens_a_long_argument_is_cut_to_the_window_the_refusal_names() {
+    for server in [Server::LlamaCpp, Server::Vllm, Server::OpenAi] {
+        let peer = Peer::python("legacy");
+        let checker = FakeChecker::start(move |r| match crate::support::fake_checker::prompt_tokens(r) {
+            t if t > 4096 => (Reply::Context { server, n_ctx: 4096 }, None),
+            _ if r.data().contains("attacker") => (Reply::Unsafe("exfiltration to attacker".into()), None),
+            _ => (Reply::Safe, None),
+        })
+        .await;
+        let yaml = format!(
+            "permissions: {{ allow: [\"mcp__*\"] }}\nguardrails:\n  checker: {{ base_url: \"{}\", model: fake-judge, timeout: 2s }}\n  min_content_bytes: 0\n  model_windows: 8\n  rules: [{{ match: mcp__py__echo, phases: [pre] }}]\n",
+            checker.url
+        );
+        let p = proxy(&config(&[("py", &peer.url())], &yaml)).await;
+        let mut s = Session::open(&proxy_url(&p, "py")).await;
+        // About 20 KB: more than one 4,096-token prompt can carry.
+        let padded = format!("{} {EXFIL}", "filler text ".repeat(1_700));
+        let (_, _, msg) = s.call("echo", json!({"message": padded}), &[]).await;
+        assert!(text_of(&msg).contains("exfiltration to attacker"), "{server:?}: {msg}");
+        let over = |c: &FakeChecker| {
+            c.requests().iter().filter(|r| crate::support::fake_checker::prompt_tokens(r) > 4096).count()
+        };
+        assert_eq!(over(&checker), 1, "{server:?}: refused once, whole");
+        let (_, _, msg) = s.call("echo", json!({"message": "plain words ".repeat(2_000)}), &[]).await;
+        assert_eq!(msg["result"]["isError"], false, "{server:?}: {msg}");
+        assert_eq!(over(&checker), 1, "{server:?}: the window was remembered");
+        assert_eq!(metric(&p, r#"portcullis_checker_requests_total{result="context_length"}"#), 1.0);
+        assert!(breaker_closed(&p), "{server:?}");
+        assert!(peer.calls_received().iter().all(|c| !c.contains("attacker")), "{server:?}");
+    }
 }
 
 /// A small model says "unsafe" to nearly anything with invented reasons (issue 15: "contains a
