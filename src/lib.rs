@@ -12,13 +12,15 @@
 //! - [`mcp`] understands the protocol: JSON-RPC envelopes borrowed from the request bytes (so
 //!   unknown fields pass byte-for-byte), the two protocol eras and their routing headers, SSE
 //!   framing.
-//! - [`gate`] holds the two interception points as pure decisions: [`gate::pre::decide`] for a
-//!   payload and [`gate::post::inspect`] for a response. The transports — the HTTP layers in
-//!   [`proxy`] and the stdio relay in [`stdio`] — only turn those decisions into messages.
+//! - [`gate`] holds the two interception points as decisions every transport shares: one door
+//!   for every call ([`gate::pre::judge`]), [`gate::pre::decide`] for a payload and
+//!   [`gate::post::inspect`] for a response. The transports — the HTTP layers in [`proxy`], the
+//!   stdio relay in [`stdio`], the [`hook`] — only turn those decisions into messages, in the
+//!   words of [`says`].
 //! - [`runtime`] builds what every transport shares (metrics, audit, guard, approvals, sessions)
 //!   once from a config, with a typed start error; [`app`] assembles the tower stack over it in one
-//!   place and starts the listeners; [`admin`] serves
-//!   metrics and health; [`config`] parses strict YAML into validated types.
+//!   place and starts the listeners; [`admin`] serves metrics and health; [`config`] parses strict
+//!   YAML into validated types and imports nothing else of the crate ([`layers`] names the layers).
 //! - [`demo`] is the main job on the embedded default: a sample tool server, the proxy in front
 //!   of it, and a scripted agent session through it.
 

@@ -1,19 +1,22 @@
 //! The two interception points: before a call reaches its server (`pre`) and before its result
-//! reaches the agent (`post`). The gate is transport-neutral: a call comes in as bytes (or, for
-//! a plain HTTP tool, a typed call) plus a [`pre::Context`] — session, caller, era, what the
-//! client can do — and leaves as a plan; its answer comes back as bytes and leaves as a release.
-//! The transports (HTTP layers, the stdio relay) only carry plans out.
+//! reaches the agent (`post`). The gate is transport-neutral: every call, whatever carried it,
+//! goes through one door ([`pre::judge`]); a JSON-RPC payload comes in as bytes plus a
+//! [`pre::Context`] — session, caller, era, what the client can do — and leaves as a plan; its
+//! answer comes back as bytes and leaves as a release. The transports (HTTP layers, the stdio
+//! relay, the hook) only carry plans out, rendering refusals in the words of [`crate::says`].
 //!
 //! The glossary — every decision is one of these values, named once:
 //!
 //! | type | what it says | made by |
 //! |---|---|---|
 //! | [`Outcome`] | Layer 1's verdict on one call: forward, refuse ([`Denial`]), or check with Layer 2 | [`Guard::pre`] |
+//! | [`pre::judge::Verdict`] | the door's verdict on one call: forward, refuse, or ask a human (`via`) | [`pre::judge::judge`] |
+//! | [`pre::judge::Decided`] | what a call's pre-call decision came to, as recorded (breaker, audit) | [`pre::judge::decided`] |
 //! | [`pre::Plan`] | what to do with one JSON-RPC payload: forward (watching [`post::Watched`]), rewrite, refuse, ask ([`pre::Held`]) | [`pre::decide`] |
 //! | [`pre::typed::CallPlan`] | the same for a typed call: forward, refuse, or ask an operator ([`pre::typed::Asked`]) | [`pre::typed::decide_typed`] |
 //! | [`PostOutcome`] | what happened to one result: pass, rewritten, blocked, unavailable | [`Guard::post`], Layer 2 |
 //! | [`post::Release`] | what of one upstream message may reach the agent | [`post::inspect`] |
-//! | [`CallOutcome`] | the `outcome` label a finished call is counted with | [`tally::Counted`], dropped |
+//! | [`CallOutcome`] | the `outcome` label a finished call is counted with (and audited: [`crate::outcome::Recorded`]) | [`tally::Counted`], dropped |
 //! | [`answer::refusal`] | a human's answer as the words the agent reads | every transport's asks |
 
 pub mod answer;

@@ -58,7 +58,7 @@ pub type Replier = Arc<dyn Fn(Vec<u8>) + Send + Sync>;
 #[derive(Clone, Default)]
 pub struct Exchange {
     pub upstream: Arc<str>,
-    /// The session's key (scoped by the agent: [`super::sessions::key`]).
+    /// The session's key (scoped by the agent: [`crate::session::key`]).
     pub session: Option<String>,
     /// The authenticated agent, which scopes a session id the answer assigns.
     pub agent: Option<Arc<crate::identity::Agent>>,
