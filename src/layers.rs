@@ -13,7 +13,10 @@ pub const LAYERS: &[&[&str]] = &[
     &["call", "telemetry"],
     // What the proxy remembers and records.
     &["audit", "session", "state"],
-    &["approval", "guardrails"],
+    &["guardrails"],
+    // Tool definitions: versions, pins, screening.
+    &["tooldefs"],
+    &["approval"],
     // The per-exchange decisions.
     &["gate"],
     // The process state every transport shares.

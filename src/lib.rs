@@ -59,4 +59,5 @@ pub mod state;
 pub use portcullis_shell as shell;
 pub mod stdio;
 pub mod telemetry;
+pub mod tooldefs;
 pub mod upstream;

@@ -20,7 +20,6 @@ mod listen;
 pub mod mrtr;
 pub mod pending;
 mod shared;
-pub mod tools;
 pub mod waivers;
 
 use std::sync::Arc;
@@ -108,7 +107,7 @@ pub struct Ask {
     pub session: Option<String>,
     /// The agent asking, when agents are configured.
     pub agent: Option<Arc<crate::identity::Agent>>,
-    /// The version of the tool's definition as seen in `tools/list` ([`tools::Definitions`]):
+    /// The version of the tool's definition as seen in `tools/list` ([`crate::tooldefs::Definitions`]):
     /// a waiver armed for one definition does not answer for another.
     pub definition: u64,
 }
@@ -154,7 +153,7 @@ pub struct Approvals {
     keepalive: Duration,
     pub waivers: Arc<Waivers>,
     /// Tool definitions seen in `tools/list`, by qualified name.
-    pub tools: tools::Definitions,
+    pub tools: crate::tooldefs::Definitions,
     pub pending: Arc<Parking>,
     /// The parked asks of every replica, when replicas share a store.
     pub fleet: Option<Arc<fleet::Fleet>>,
@@ -183,7 +182,7 @@ impl Approvals {
             timeout: settings.timeout,
             keepalive: settings.keepalive,
             waivers: Arc::new(Waivers::new(settings.waiver_capacity, settings.waiver_idle, metrics.clone())),
-            tools: tools::Definitions::default(),
+            tools: crate::tooldefs::Definitions::default(),
             pending: Arc::new(Parking::new(settings.max_pending, metrics.clone())),
             fleet: None,
             elicitations: elicit::Elicitations::new(settings.max_pending),

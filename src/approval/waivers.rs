@@ -62,7 +62,7 @@ impl Waivers {
     /// Arms a waiver for exactly this call in its session (no session, no waiver; no waiver
     /// for a tool whose definition the proxy could not track).
     pub fn arm(&self, ask: &Ask) {
-        if ask.definition == super::tools::UNTRACKED {
+        if ask.definition == crate::tooldefs::UNTRACKED {
             return;
         }
         if let Some(s) = &ask.session {
@@ -90,7 +90,7 @@ impl Waivers {
     /// Whether a waiver answers `ask`: this replica's memory first, then the shared store (whose
     /// idle TTL a hit renews). A store that cannot answer is a miss.
     pub async fn covers(&self, ask: &Ask) -> bool {
-        if ask.definition == super::tools::UNTRACKED {
+        if ask.definition == crate::tooldefs::UNTRACKED {
             return false;
         }
         let Some(s) = ask.session.as_deref() else { return false };
@@ -188,7 +188,7 @@ mod tests {
         w.clear();
         assert!(!covers(&w, &ask(Some("s1"), r#"{"command":"make build"}"#)));
         let mut untracked = ask(Some("s1"), "{}");
-        untracked.definition = crate::approval::tools::UNTRACKED;
+        untracked.definition = crate::tooldefs::UNTRACKED;
         w.arm(&untracked);
         assert!(!covers(&w, &untracked), "an untracked definition gets no waiver");
     }

@@ -46,7 +46,7 @@ pub struct Guard {
     /// The pinned tool definitions (`pins:`), if a lock file is configured.
     pins: Option<Arc<crate::config::pins::Pins>>,
     /// Listed tool definitions and their verdicts (the process's, kept across reloads).
-    tool_defs: Arc<super::tool_defs::ToolDefs>,
+    tool_defs: Arc<crate::tooldefs::ToolDefs>,
 }
 
 /// Delegated engines kept per guard (as many as the store holds grants).
@@ -218,9 +218,24 @@ impl Guard {
         self.pins.as_deref()
     }
 
-    /// Listed tool definitions: what `tools/list` screening withheld ([`super::tool_defs`]).
-    pub fn tool_defs(&self) -> &super::tool_defs::ToolDefs {
+    /// Listed tool definitions: what `tools/list` screening withheld ([`crate::tooldefs`]).
+    pub fn tool_defs(&self) -> &crate::tooldefs::ToolDefs {
         &self.tool_defs
+    }
+
+    /// What of this policy the tool-definition screen reads.
+    pub fn screening(&self) -> crate::tooldefs::Policy<'_> {
+        crate::tooldefs::Policy {
+            pins: self.pins.as_deref(),
+            guardrails: self.guardrails.as_ref(),
+            kinds: self.engine.kinds(),
+            metrics: &self.metrics,
+        }
+    }
+
+    /// True when `tools/list` results must be held and screened.
+    pub fn screens_tools(&self) -> bool {
+        self.screening().screens()
     }
 
     pub fn metrics(&self) -> &Metrics {
@@ -293,7 +308,8 @@ impl Guard {
     /// [`Self::pre`], keeping Layer 1's decision when `keep` (a clone: never on the proxy's path).
     fn layer1(&self, call: &ToolCall, keep: bool) -> (Outcome, Option<Decision>) {
         // A tool whose definition was withheld from the agent is not called either.
-        if let Some(withheld) = self.tool_defs.refusal(self, call) {
+        if let Some(w) = self.tool_defs.refusal(self.screening(), call) {
+            let withheld = Denial { reason: w.reason, rule: w.rule.into(), outcome: w.outcome, ask: None };
             self.metrics.rule_decision(Effect::Deny, Scope::Builtin);
             let d = keep.then(|| Decision {
                 effect: Effect::Deny,

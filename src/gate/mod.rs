@@ -25,7 +25,6 @@ pub mod guard;
 pub mod post;
 pub mod pre;
 pub mod tally;
-pub mod tool_defs;
 
 pub use guard::Guard;
 

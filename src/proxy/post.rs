@@ -127,7 +127,7 @@ where
         // Every stream of a session is checked against the session's watched calls; with
         // nothing inspected in results (no guardrails, no redact list) nothing is looked up.
         // Tool lists are screened wherever their answer turns up, results or not.
-        let inspected = guard.inspects_results() || crate::gate::tool_defs::ToolDefs::screens(&guard);
+        let inspected = guard.inspects_results() || guard.screens_tools();
         let calls = match (&mcp_upstream, &session) {
             (Some(up), Some(s)) if *req.method() == http::Method::DELETE => {
                 self.shared.sessions.forget_calls(up, s);

@@ -142,7 +142,7 @@ pub fn needs_check(answer: &Envelope<'_>, watched: &Watched, guard: &Guard) -> b
     }
     let results = guard.guardrails().is_some_and(|g| g.watches_results());
     // A `tools/list` result is screened (pins, a `tools` phase rule): that may wait on a check.
-    let lists = crate::gate::tool_defs::ToolDefs::screens(guard);
+    let lists = guard.screens_tools();
     if !results && !lists {
         return false;
     }
@@ -260,13 +260,13 @@ async fn inspect_one(
         }
         Watch::List(upstream) => {
             let Some(raw) = msg.result else { return One::Unchanged };
-            let screens = crate::gate::tool_defs::ToolDefs::screens(guard);
+            let screens = guard.screens_tools();
             let Ok(result) = serde_json::from_str::<Value>(raw.get()) else {
                 // What cannot be read cannot be screened: not released while screening is on.
                 return if screens { One::Malformed } else { One::Unchanged };
             };
             let screened = match screens {
-                true => guard.tool_defs().screen(guard, &upstream, &result).await,
+                true => guard.tool_defs().screen(guard.screening(), &upstream, &result).await,
                 false => None,
             };
             seen.push(Seen::Listed { upstream, result });
