@@ -16,6 +16,7 @@ use crate::mcp::jsonrpc::{self, code, CallParams, IdKey, Kind, Message, Payload}
 mod ask;
 pub mod judge;
 mod routes;
+pub mod task;
 pub mod typed;
 use ask::{asked, client_elicits, declares_elicitation};
 use judge::Verdict;
@@ -91,6 +92,9 @@ pub struct Held {
     reason: String,
     outcome: CallOutcome,
     era: Era,
+    /// What to forward if it is allowed, when not the payload's own bytes (the user's task taken
+    /// out: [`task::sans_task`]).
+    pub body: Option<Vec<u8>>,
 }
 
 impl Held {
@@ -280,6 +284,23 @@ async fn settle(p: Pre<'_>, cx: &Context<'_>, guard: &Guard) -> One {
             One::Deny { id, call: Box::new(call), rule: d.rule, reason: d.reason, outcome: d.outcome }
         }
         Verdict::Ask { denial, ask, via } => asked(id, call, denial, *ask, via, cx, params).await,
+    }
+}
+
+/// [`decide`], for a transport that forwards what is decided: a payload to forward that carries
+/// the user's task is rewritten without it ([`task::sans_task`]; the task is for the checker).
+/// `text`: the bytes `payload` was parsed from.
+pub async fn decide_to_forward(text: &[u8], payload: &Payload<'_>, cx: &Context<'_>, guard: &Guard) -> Plan {
+    match decide(payload, cx, guard).await {
+        Plan::Forward(w) => match task::sans_task(text, payload) {
+            Some(body) => Plan::Rewrite(w, body),
+            None => Plan::Forward(w),
+        },
+        Plan::Ask(mut held) => {
+            held.body = task::sans_task(text, payload);
+            Plan::Ask(held)
+        }
+        other => other,
     }
 }
 

@@ -67,7 +67,7 @@ async fn decide<S>(
     inner: S,
     shared: Arc<Shared>,
     mut req: Req,
-    pending: Box<Held>,
+    mut pending: Box<Held>,
     upstream: Arc<str>,
     era: Era,
     tx: Tx,
@@ -98,6 +98,12 @@ async fn decide<S>(
     let Some((why, outcome)) = crate::gate::answer::refusal(&resolution, pending.via) else {
         tracing::info!(tool = %pending.ask.tool, "approved: forwarding");
         let id = pending.id().to_owned();
+        // Without the user's task, when it carried one (it is for the checker).
+        if let Some(body) = pending.body.take() {
+            let len = http::HeaderValue::from(body.len());
+            *req.body_mut() = bytes::Bytes::from(body);
+            req.headers_mut().insert(http::header::CONTENT_LENGTH, len);
+        }
         // Forwarded under the slot the parked stream holds (taking a second one could wait
         // forever once every slot is a parked stream).
         req.extensions_mut().insert(PostWatch::Mcp { watched: pending.allowed(), upstream, era });

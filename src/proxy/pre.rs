@@ -22,7 +22,7 @@ pub use super::watch::{PostWatch, Snapshot};
 use super::{json_response, BoxError, Req, Resp};
 use crate::call::ToolCall;
 use crate::gate::pre::typed::{decide_typed, CallPlan};
-use crate::gate::pre::{decide, Context as GateContext, Plan};
+use crate::gate::pre::{decide_to_forward, Context as GateContext, Plan};
 use crate::gate::CallOutcome;
 use crate::mcp::era::{self, check_request, Era, HEADER_SESSION};
 use crate::mcp::jsonrpc::{self, code, Payload};
@@ -228,7 +228,7 @@ where
         explain: false,
     };
     let guard = shared.guard.load_full();
-    let decision = decide(&payload, &cx, &guard).await;
+    let decision = decide_to_forward(&body, &payload, &cx, &guard).await;
     // The post layer inspects the answer under the same snapshot.
     req.extensions_mut().insert(Snapshot(guard));
     // One span per tool call (session, tool, outcome): whatever is logged while it is forwarded,

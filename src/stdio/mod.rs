@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 use crate::approval::Via;
 use crate::config::Config;
 use crate::gate::post::{inspect_from_upstream, waits, Envelope, Release, Seen, Watched};
-use crate::gate::pre::{decide, Context, Held, Plan};
+use crate::gate::pre::{decide_to_forward, Context, Held, Plan};
 use crate::gate::Guard;
 use crate::mcp::era::{self, Version};
 use crate::mcp::jsonrpc::{self, Payload};
@@ -228,7 +228,7 @@ async fn agent_to_server<R>(
             counter: Some(&relay.counter),
             explain: false,
         };
-        match decide(&payload, &cx, &relay.guard).await {
+        match decide_to_forward(&line, &payload, &cx, &relay.guard).await {
             Plan::Refuse(r) => {
                 // Each refused call is counted as `r` is dropped.
                 for call in &r.calls {
@@ -273,7 +273,7 @@ const SESSION: &str = "stdio";
 /// writes the call to the server (watching its result) or answers it with the refusal.
 async fn ask_the_user(
     relay: Arc<Relay>,
-    pending: Box<Held>,
+    mut pending: Box<Held>,
     line: Vec<u8>,
     to_server: mpsc::Sender<Bytes>,
     to_agent: mpsc::Sender<Bytes>,
@@ -290,6 +290,7 @@ async fn ask_the_user(
         Err(overloaded) => overloaded,
     };
     let Some((why, outcome)) = crate::gate::answer::refusal(&resolution, Via::Client) else {
+        let line = pending.body.take().unwrap_or(line);
         relay.watch(pending.allowed());
         let _ = to_server.send(with_newline(line)).await;
         return;

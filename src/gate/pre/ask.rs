@@ -65,6 +65,7 @@ pub(super) async fn asked(
             call: cx.counted(call),
             outcome: d.outcome,
             era: cx.era,
+            body: None,
         })),
     }
 }

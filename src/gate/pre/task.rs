@@ -1,0 +1,97 @@
+//! The user's task (`_meta["portcullis/task"]`) is for the checker, never for the tool server: a
+//! hostile server that read it would learn what the user is after and could shape its injection
+//! to it. Every request the gate forwards goes without it (the rest of the bytes as received).
+
+use serde_json::value::RawValue;
+
+use crate::call::TASK_META_KEY;
+use crate::mcp::jsonrpc::{Message, Payload};
+
+/// `text` without the task in any message's `params._meta` (a `_meta` left empty is dropped
+/// too); `None` when no message carries one, so the bytes go as received.
+pub fn sans_task(text: &[u8], payload: &Payload<'_>) -> Option<Vec<u8>> {
+    let text = std::str::from_utf8(text).ok()?;
+    let messages: &[Message<'_>] = match payload {
+        Payload::Single(m) => std::slice::from_ref(m),
+        Payload::Batch(v) => v,
+    };
+    let mut cuts: Vec<(usize, usize, String)> = messages.iter().filter_map(|m| cut(text, m)).collect();
+    if cuts.is_empty() {
+        return None;
+    }
+    cuts.sort_by_key(|c| c.0);
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (start, end, new) in cuts {
+        if start < at {
+            return None;
+        }
+        out.push_str(&text[at..start]);
+        out.push_str(&new);
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    Some(out.into_bytes())
+}
+
+/// Where one message's params sit in `text` and what replaces them.
+fn cut(text: &str, m: &Message<'_>) -> Option<(usize, usize, String)> {
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow, default, rename = "_meta")]
+        meta: Option<&'a RawValue>,
+    }
+    let params = m.params?;
+    let meta = serde_json::from_str::<Params<'_>>(params.get()).ok()?.meta?;
+    // The key as written, or spelt with escapes (`portcullis\/t\u0061sk` is the same key).
+    if !meta.get().contains(TASK_META_KEY) && !meta.get().contains('\\') {
+        return None;
+    }
+    let mut whole: serde_json::Map<String, serde_json::Value> = serde_json::from_str(params.get()).ok()?;
+    let inner = whole.get_mut("_meta")?.as_object_mut()?;
+    inner.remove(TASK_META_KEY)?;
+    if inner.is_empty() {
+        whole.remove("_meta");
+    }
+    let start = (params.get().as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+    let end = start.checked_add(params.get().len())?;
+    (text.get(start..end)? == params.get())
+        .then(|| (start, end, serde_json::Value::Object(whole).to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::jsonrpc::parse;
+
+    fn stripped(text: &str) -> Option<String> {
+        let payload = parse(text.as_bytes()).unwrap();
+        sans_task(text.as_bytes(), &payload).map(|b| String::from_utf8(b).unwrap())
+    }
+
+    #[test]
+    fn the_task_never_reaches_the_server_and_nothing_else_changes() {
+        let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"send","arguments":{"to":"x"},"_meta":{"portcullis/task":"pay rent","progressToken":7}}}"#;
+        let out = stripped(call).unwrap();
+        assert!(!out.contains("pay rent") && !out.contains("portcullis/task"), "{out}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["params"]["_meta"]["progressToken"], 7);
+        assert_eq!(v["params"]["arguments"]["to"], "x");
+        assert!(out.starts_with(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"#), "{out}");
+        let only = r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"memo://a","_meta":{"portcullis/task":"t"}}}"#;
+        let v: serde_json::Value = serde_json::from_str(&stripped(only).unwrap()).unwrap();
+        assert!(v["params"].get("_meta").is_none(), "an emptied _meta goes too: {v}");
+        let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"portcullis/task":"one"}}},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"b","_meta":{"portcullis/task":"two"}}}]"#;
+        let out = stripped(batch).unwrap();
+        assert!(!out.contains("one") && !out.contains("two") && out.contains(r#""name":"b""#), "{out}");
+        let escaped = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"a","_meta":{"portcullis\/t\u0061sk":"secret plan"}}}"#;
+        assert!(!stripped(escaped).unwrap().contains("secret plan"), "an escaped spelling of the key");
+        for untouched in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","_meta":{"progressToken":1}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","arguments":{"note":"portcullis/task"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        ] {
+            assert_eq!(stripped(untouched), None, "{untouched}");
+        }
+    }
+}
