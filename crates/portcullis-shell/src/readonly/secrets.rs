@@ -4,6 +4,8 @@
 //! so `--key-file=~/.ssh/id_rsa`, `HEAD:.env` and `user@host:~/.aws` are all judged as paths.
 //! A false hit only costs a checker call.
 
+use std::borrow::Cow;
+
 use super::paths;
 use crate::place::{place, Base};
 use crate::secrets::{judge, Context, Globbing, Reading};
@@ -11,19 +13,34 @@ use crate::secrets::{judge, Context, Globbing, Reading};
 /// Where a word is split into path-like pieces (besides `=`, which [`paths::pieces`] splits).
 const SEPARATORS: [char; 9] = ['=', ':', '@', ',', '\'', '"', ' ', '\t', '\n'];
 
-/// The pieces of a word that may be paths. A `$` or backtick left in a word of a command that
-/// is not opaque is literal text (an expansion would have made the command opaque), so it is
-/// not taken as "unplaced".
-fn pieces(word: &str) -> impl Iterator<Item = String> + '_ {
-    paths::pieces(word)
-        .chain(word.split(SEPARATORS).filter(|f| !f.is_empty()).map(str::to_string))
-        .map(|p| p.replace(['$', '`'], "_"))
+/// The pieces of a word that may be paths, each once, in the order they are judged. A `$` or
+/// backtick left in a word of a command that is not opaque is literal text (an expansion would
+/// have made the command opaque), so it is not taken as "unplaced".
+fn pieces(word: &str) -> Vec<Cow<'_, str>> {
+    let mut out: Vec<Cow<'_, str>> = Vec::new();
+    let all = paths::pieces(word)
+        .map(Cow::Owned)
+        .chain(word.split(SEPARATORS).filter(|f| !f.is_empty()).map(Cow::Borrowed))
+        .map(|p| match p.contains(['$', '`']) {
+            true => Cow::Owned(p.replace(['$', '`'], "_")),
+            false => p,
+        });
+    // The same piece judged twice gives the same answer (`README.md` is both the word and
+    // its only field).
+    for p in all {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
 }
 
 fn first_secret(word: &str, reading: Reading, globbing: Globbing) -> Option<String> {
     let cx = Context { globbing, ..Context::default() };
+    let start = Base::start();
     pieces(word)
-        .find_map(|p| judge(&place(&p, &Base::start(), None), reading, &cx).err().map(|s| s.to_string()))
+        .iter()
+        .find_map(|p| judge(&place(p, &start, None), reading, &cx).err().map(|s| s.to_string()))
 }
 
 /// The secret a word names, if any (glob characters taken literally).
