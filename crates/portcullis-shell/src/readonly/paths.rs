@@ -9,6 +9,11 @@
 /// kept at the front of a relative path), trailing `/` and `/.` go. `~` and `~user` stay as
 /// written at the front (they are a home directory; the shell expands them).
 pub(super) fn normalize(path: &str) -> String {
+    // Most words are already normal (`src/main.rs`, `/usr/share`, `-n`): nothing to collapse.
+    let body = path.strip_prefix('/').unwrap_or(path);
+    if !body.is_empty() && body.split('/').all(|c| !c.is_empty() && c != "." && c != "..") {
+        return path.to_string();
+    }
     let absolute = path.starts_with('/');
     let mut parts: Vec<&str> = Vec::new();
     for c in path.split('/') {
