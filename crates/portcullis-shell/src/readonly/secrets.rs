@@ -19,7 +19,6 @@ const SEPARATORS: [char; 9] = ['=', ':', '@', ',', '\'', '"', ' ', '\t', '\n'];
 fn pieces(word: &str) -> Vec<Cow<'_, str>> {
     let mut out: Vec<Cow<'_, str>> = Vec::new();
     let all = paths::pieces(word)
-        .map(Cow::Owned)
         .chain(word.split(SEPARATORS).filter(|f| !f.is_empty()).map(Cow::Borrowed))
         .map(|p| match p.contains(['$', '`']) {
             true => Cow::Owned(p.replace(['$', '`'], "_")),
@@ -56,7 +55,7 @@ pub(super) fn named_in(word: &str) -> Option<String> {
 /// directory holding `server.pem` is proven.
 pub(super) fn reachable_by_glob(word: &str) -> Option<String> {
     let normal = paths::normalize(word);
-    if let Some((dir, last)) = normal.rsplit_once('/').or(Some(("", normal.as_str()))) {
+    if let Some((dir, last)) = normal.rsplit_once('/').or(Some(("", normal.as_ref()))) {
         let bare = !last.is_empty() && last.bytes().all(|b| b == b'*' || b == b'?');
         if bare && !paths::is_glob(dir) {
             let dir = if dir.is_empty() && normal.starts_with('/') { "/" } else { dir };
@@ -80,13 +79,14 @@ pub(super) fn tree_reaches_secret(word: &str, globs: bool) -> Option<String> {
 /// skips hidden files) must not start from: home, root, `/etc`, a parent. The path is
 /// normalised first: `//root`, `/root/.`, `./..` and `~/x/..` are broad too.
 pub(super) fn is_broad_root(path: &str) -> bool {
-    let normal = paths::normalize(&path.to_lowercase());
+    let lower = path.to_lowercase();
+    let normal = paths::normalize(&lower);
     // `..`, `../..`: the parent of a project is often the home directory.
     if normal.split('/').all(|c| c == "..") {
         return true;
     }
     matches!(
-        normal.as_str(),
+        normal.as_ref(),
         "/" | "~"
             | "/home"
             | "/root"
