@@ -47,25 +47,28 @@ pub(crate) fn path_hit(rule: &Glob, effect: &PathEffect) -> Option<Hit> {
                 }
             }
             // A recursive reader of `/etc` reads `/etc/shadow`; one nobody understood may be.
-            let below = format!("{}/", p.trim_end_matches('/'));
-            let inside =
-                literal_prefix(rule).starts_with(&below) || rule.matches(&format!("{below}\u{2026}"));
-            match (tree, inside, effect.access) {
-                (true, true, Access::ReadTree | Access::Repository) => Some(Hit::Yes),
-                (true, true, _) => Some(Hit::Possibly),
+            if !tree {
+                return None;
+            }
+            let dir = p.trim_end_matches('/');
+            let inside = literal_prefix(rule).strip_prefix(dir).is_some_and(|r| r.starts_with('/'))
+                || rule.matches_parts(&[dir, "/\u{2026}"]);
+            match (inside, effect.access) {
+                (true, Access::ReadTree | Access::Repository) => Some(Hit::Yes),
+                (true, _) => Some(Hit::Possibly),
                 _ => None,
             }
         }
         Place::Home(rest) => {
-            let rest = if rest == "." { String::new() } else { format!("/{rest}") };
+            let rest: [&str; 2] = if rest == "." { ["", ""] } else { ["/", rest] };
             ["/root", "/home/\u{2026}", "/Users/\u{2026}"]
                 .iter()
-                .any(|home| rule.matches(&format!("{home}{rest}")))
+                .any(|home| rule.matches_parts(&[home, rest[0], rest[1]]))
                 .then_some(Hit::Possibly)
         }
         // The tool's start directory is the deployment's, not the agent's: a word that stays
         // below it meets only the rules that could match below any directory (`**/.env`).
-        Place::InStart(rel) => rule.matches(&format!("/\u{2026}/{rel}")).then_some(Hit::Possibly),
+        Place::InStart(rel) => rule.matches_parts(&["/\u{2026}/", rel]).then_some(Hit::Possibly),
         Place::Anywhere => Some(Hit::Possibly),
     }
 }
@@ -100,21 +103,24 @@ fn literal_prefix(rule: &Glob) -> &str {
 /// Whether a command pattern matches the canonical form, or may match a subcommand that could
 /// not be placed.
 pub(crate) fn canonical_hit(pattern: &CommandPattern, effects: &CommandEffects) -> Option<Hit> {
-    let words: Vec<&str> = effects.canonical.iter().map(String::as_str).collect();
-    match effects.canonical_from {
-        Canonical::Placed if pattern.matches(&words, &effects.canonical.join(" ")) => Some(Hit::Yes),
-        Canonical::Unplaced => match pattern {
-            CommandPattern::Prefix(p) if p.first().map(String::as_str) == words.first().copied() => {
-                Some(Hit::Possibly)
-            }
-            CommandPattern::Glob(g) if g.matches(&effects.canonical.join(" ")) => Some(Hit::Yes),
-            CommandPattern::Glob(g) => {
-                let program = words.first().copied().unwrap_or("");
-                g.as_str().starts_with(&format!("{program} ")).then_some(Hit::Possibly)
-            }
-            _ => None,
-        },
-        _ => None,
+    let words = &effects.canonical;
+    let program = words.first().map(String::as_str);
+    // Only a glob needs the canonical line spelled out; a prefix compares words in place.
+    let glob_matches = |g: &super::glob::Glob| g.matches(&words.join(" "));
+    match (effects.canonical_from, pattern) {
+        (Canonical::Placed, CommandPattern::Prefix(p)) => {
+            (p.len() <= words.len() && p.iter().zip(words).all(|(p, w)| p == w)).then_some(Hit::Yes)
+        }
+        (Canonical::Placed, CommandPattern::Glob(g)) => glob_matches(g).then_some(Hit::Yes),
+        (Canonical::Unplaced, CommandPattern::Prefix(p)) => {
+            (p.first().map(String::as_str) == program).then_some(Hit::Possibly)
+        }
+        (Canonical::Unplaced, CommandPattern::Glob(g)) if glob_matches(g) => Some(Hit::Yes),
+        (Canonical::Unplaced, CommandPattern::Glob(g)) => {
+            let after = g.as_str().strip_prefix(program.unwrap_or(""));
+            after.is_some_and(|a| a.starts_with(' ')).then_some(Hit::Possibly)
+        }
+        (Canonical::Literal, _) => None,
     }
 }
 

@@ -30,6 +30,9 @@ pub struct Glob {
     flavour: Flavour,
     /// `/dir/**` also names `/dir` itself.
     dir_itself: Option<String>,
+    /// The pattern's leading literal characters: a text that does not start with them cannot
+    /// match, which most texts a rule meets are refused by without running the matcher.
+    literal_head: String,
 }
 
 impl Glob {
@@ -66,7 +69,14 @@ impl Glob {
             Flavour::Path => pattern.strip_suffix("/**").filter(|d| !d.contains('*')).map(str::to_owned),
             Flavour::Text => None,
         };
-        Glob { source: pattern.to_owned(), tokens, flavour, dir_itself }
+        let literal_head = tokens
+            .iter()
+            .map_while(|t| match t {
+                Token::Lit(c) => Some(*c),
+                _ => None,
+            })
+            .collect();
+        Glob { source: pattern.to_owned(), tokens, flavour, dir_itself, literal_head }
     }
 
     pub fn as_str(&self) -> &str {
@@ -82,27 +92,56 @@ impl Glob {
         if self.dir_itself.as_deref() == Some(text) {
             return true;
         }
+        if !text.starts_with(&self.literal_head) {
+            return false;
+        }
         let chars: Vec<char> = text.chars().collect();
         matches_at(&self.tokens, &chars, self.flavour)
     }
+
+    /// [`Glob::matches`] on the text `parts` spell when joined, built only when its head could
+    /// match (`/…/src/x` meets `/etc/**` without being written out).
+    pub fn matches_parts(&self, parts: &[&str]) -> bool {
+        let mut head = self.literal_head.as_str();
+        for part in parts {
+            let n = head.len().min(part.len());
+            if head.as_bytes()[..n] != part.as_bytes()[..n] {
+                return self.dir_itself.as_deref().is_some_and(|d| spells(d, parts));
+            }
+            head = &head[n..];
+        }
+        self.matches(&parts.concat())
+    }
+}
+
+/// Whether `parts`, joined, are `text`.
+fn spells(text: &str, parts: &[&str]) -> bool {
+    let mut rest = text;
+    parts.iter().all(|p| match rest.strip_prefix(p) {
+        Some(r) => {
+            rest = r;
+            true
+        }
+        None => false,
+    }) && rest.is_empty()
 }
 
 /// Backtracking matcher; patterns are short and come from config, inputs are bounded by the
 /// body limit, and memoisation keeps it polynomial.
 fn matches_at(tokens: &[Token], text: &[char], flavour: Flavour) -> bool {
-    let mut memo = vec![vec![None::<bool>; text.len() + 1]; tokens.len() + 1];
+    let mut memo = Memo { width: text.len() + 1, cells: vec![None; (tokens.len() + 1) * (text.len() + 1)] };
     go(tokens, text, 0, 0, flavour, &mut memo)
 }
 
-fn go(
-    tokens: &[Token],
-    text: &[char],
-    t: usize,
-    i: usize,
-    flavour: Flavour,
-    memo: &mut [Vec<Option<bool>>],
-) -> bool {
-    if let Some(v) = memo[t][i] {
+/// What [`go`] found for each (token, position), in one allocation.
+struct Memo {
+    width: usize,
+    cells: Vec<Option<bool>>,
+}
+
+fn go(tokens: &[Token], text: &[char], t: usize, i: usize, flavour: Flavour, memo: &mut Memo) -> bool {
+    let cell = t * memo.width + i;
+    if let Some(v) = memo.cells[cell] {
         return v;
     }
     let result = match tokens.get(t) {
@@ -133,7 +172,7 @@ fn go(
         }
         Some(Token::StarStar) => (i..=text.len()).any(|j| go(tokens, text, t + 1, j, flavour, memo)),
     };
-    memo[t][i] = Some(result);
+    memo.cells[cell] = Some(result);
     result
 }
 
@@ -182,6 +221,28 @@ mod tests {
         }
         assert!(Glob::new("mcp__fs__read_file", Flavour::Text).is_literal());
         assert!(!Glob::new("mcp__fs__*", Flavour::Text).is_literal());
+    }
+
+    proptest::proptest! {
+        /// The literal head is a shortcut, never a change: a text split anywhere meets a glob
+        /// as the whole text does, and as the matcher alone does.
+        #[test]
+        fn the_literal_head_and_split_texts_change_no_answer(
+            pattern in "[/a.*?\\\\]{0,8}",
+            text in "[/a.]{0,10}",
+            cut in 0usize..12,
+        ) {
+            for flavour in [Flavour::Path, Flavour::Text] {
+                let g = Glob::new(&pattern, flavour);
+                let chars: Vec<char> = text.chars().collect();
+                let full = g.dir_itself.as_deref() == Some(text.as_str())
+                    || matches_at(&g.tokens, &chars, flavour);
+                proptest::prop_assert_eq!(g.matches(&text), full);
+                let (a, b) = text.split_at(cut.min(text.len()));
+                proptest::prop_assert_eq!(g.matches_parts(&[a, b]), full);
+                proptest::prop_assert_eq!(g.matches_parts(&["", a, "", b]), full);
+            }
+        }
     }
 
     #[test]

@@ -106,6 +106,12 @@ pub struct CommandEffects {
     pub env: Vec<String>,
     /// Every word was understood by the program's grammar (exact effects).
     pub understood: bool,
+    /// Why the program's grammar did not understand every word (`None` when it did): the one
+    /// reading of the command, kept so no judge reads the words again.
+    pub unread: Option<crate::grammar::Unread>,
+    /// The canonical names of the options the grammar understood, in order (empty when it did
+    /// not understand every word): `rg --fil` is `files`.
+    pub options: Vec<&'static str>,
     /// The directory the command runs in, when it is one known directory.
     pub cwd: Option<String>,
     /// It runs somewhere other than where the line started (after `cd`, or its own `-C DIR`).
@@ -128,8 +134,9 @@ pub fn effects(analysis: &Analysis, start: &Base, home: Option<&str>) -> Vec<Com
         .commands
         .iter()
         .map(|cmd| {
-            let mut e = command_effects(cmd, dirs.bases_for(cmd), home);
-            e.moved |= dirs.bases_for(cmd) != std::slice::from_ref(start);
+            let bases = dirs.bases_for(cmd);
+            let mut e = command_effects(cmd, bases, home);
+            e.moved |= bases != std::slice::from_ref(start);
             dirs.after(cmd, home);
             e
         })
@@ -144,6 +151,8 @@ fn command_effects(cmd: &Command, bases: &[Base], home: Option<&str>) -> Command
         network: Vec::new(),
         env: cmd.assignments.iter().map(|(name, _)| name.clone()).collect(),
         understood: false,
+        unread: None,
+        options: Vec::new(),
         moved: false,
         cwd: match bases {
             [Base::Dir(d)] => Some(d.clone()),
@@ -173,7 +182,7 @@ fn command_effects(cmd: &Command, bases: &[Base], home: Option<&str>) -> Command
         }
     }
     if cmd.path_qualified || cmd.invoked_as.contains('/') {
-        put(&mut out, &cmd.invoked_as.clone(), Access::Execute, bases);
+        put(&mut out, &cmd.invoked_as, Access::Execute, bases);
     }
     for r in &cmd.redirects {
         let access = match r.kind {
@@ -186,14 +195,16 @@ fn command_effects(cmd: &Command, bases: &[Base], home: Option<&str>) -> Command
         if r.target.starts_with("/dev/tcp/") || r.target.starts_with("/dev/udp/") {
             out.network.push(r.target.clone());
         }
-        put(&mut out, &r.target.clone(), access, bases);
+        put(&mut out, &r.target, access, bases);
     }
     match crate::grammar::read(&cmd.program, &cmd.args) {
         Ok(reading) => {
             out.understood = true;
+            out.options = reading.items.iter().filter_map(|i| i.option).collect();
             apply_reading(&mut out, cmd, &reading, bases, home, &put);
         }
-        Err(_) => {
+        Err(why) => {
+            out.unread = Some(why);
             match crate::grammar::subcommand(&cmd.program, &cmd.args) {
                 Some(reading) => apply_reading(&mut out, cmd, &reading, bases, home, &put),
                 None if SUBCOMMAND_PROGRAMS.contains(&cmd.program.as_str()) => {
@@ -236,7 +247,8 @@ fn apply_reading(
             out.canonical_from = Canonical::Unplaced;
         }
     }
-    let mut here: Vec<Base> = bases.to_vec();
+    // Copied only when a `Chdir` item moves it.
+    let mut here: std::borrow::Cow<'_, [Base]> = std::borrow::Cow::Borrowed(bases);
     for item in &reading.items {
         let access = match item.role {
             Role::Flag | Role::Inert | Role::Script => continue,
@@ -250,7 +262,11 @@ fn apply_reading(
                 continue;
             }
             Role::Chdir => {
-                here = here.iter().map(|b| super::place::change_dir(item.text, b, home)).collect();
+                here = here
+                    .iter()
+                    .map(|b| super::place::change_dir(item.text, b, home))
+                    .collect::<Vec<_>>()
+                    .into();
                 out.moved = true;
                 continue;
             }

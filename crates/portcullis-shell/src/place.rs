@@ -149,6 +149,16 @@ pub fn normalize_abs(path: &str) -> String {
 /// `rel` resolved below `from` (itself relative, `.` for the directory), or `None` when it
 /// climbs above it.
 fn climb(from: &str, rel: &str) -> Option<String> {
+    // Most words are already a normal path below a normal directory (`src/main.rs`).
+    let normal = |p: &str| !p.is_empty() && p.split('/').all(|c| !c.is_empty() && c != "." && c != "..");
+    if normal(rel) {
+        if from == "." {
+            return Some(rel.to_string());
+        }
+        if normal(from) {
+            return Some(format!("{from}/{rel}"));
+        }
+    }
     let mut parts: Vec<&str> = from.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
     for c in rel.split('/') {
         match c {

@@ -286,7 +286,9 @@ impl Walker {
 
     /// Turn decoded parts into commands: unwrap, push, then analyse the code they carry.
     pub(crate) fn emit(&mut self, parts: Parts<'_>, scope: &Scope, unwrap: bool) {
-        let original = parts.words.clone();
+        // The words as written, for a shell whose inner code does not parse (the unwrapper
+        // takes its own copy).
+        let original = &parts.words;
         let unwrapped = if unwrap {
             wrappers::unwrap(parts.words.clone(), scope.shell)
         } else {
@@ -347,7 +349,7 @@ impl Walker {
             let before = self.commands.len();
             for script in &unwrapped.scripts {
                 if let Err(why) = self.script(script, &script_scope) {
-                    let mut shell = build(&original, &context);
+                    let mut shell = build(original, &context);
                     shell.opaque.push(Opacity::Unsupported(format!("inner code: {why}")));
                     self.commands.insert(before, shell);
                 }
@@ -358,11 +360,13 @@ impl Walker {
             let heredoc = stdin_program(&mut command, scope.piped);
             let owner = self.commands.len();
             self.commands.push(command);
-            let mut script_scope = context.clone();
-            script_scope.wrappers.extend(unwrapped.script_wrappers.iter().cloned());
-            script_scope.shell = unwrapped.script_shell.unwrap_or(scope.shell);
-            for script in &unwrapped.scripts {
-                self.nested(script, &script_scope, Some(owner));
+            if !unwrapped.scripts.is_empty() {
+                let mut script_scope = context.clone();
+                script_scope.wrappers.extend(unwrapped.script_wrappers.iter().cloned());
+                script_scope.shell = unwrapped.script_shell.unwrap_or(scope.shell);
+                for script in &unwrapped.scripts {
+                    self.nested(script, &script_scope, Some(owner));
+                }
             }
             if !unwrapped.embedded.is_empty() {
                 // `find -exec cmd {} ;`: run per match, with the match as an argument.
@@ -391,14 +395,19 @@ impl Walker {
             Some(owner)
         };
         self.side_code(&parts, scope, owner);
-        let substitution_scope = scope.for_substitution();
-        for src in &later_code {
-            self.nested(src, &substitution_scope, owner);
+        if !later_code.is_empty() {
+            let substitution_scope = scope.for_substitution();
+            for src in &later_code {
+                self.nested(src, &substitution_scope, owner);
+            }
         }
     }
 
     /// Substitutions and process substitutions of a command, as commands of their own.
     fn side_code(&mut self, parts: &Parts<'_>, scope: &Scope, owner: Option<usize>) {
+        if parts.substitutions.is_empty() && parts.processes.is_empty() {
+            return;
+        }
         let scope = scope.for_substitution();
         for src in &parts.substitutions {
             self.nested(src, &scope, owner);

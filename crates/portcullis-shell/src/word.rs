@@ -83,6 +83,21 @@ enum Braces {
 }
 
 fn decode_as(raw: &str, braces: Braces) -> Word {
+    if is_plain(raw) {
+        return Word::literal(raw);
+    }
+    decode_parsed(raw, braces)
+}
+
+/// A word of letters, digits and `_ . / : = + , @ % -` only (`README.md`, `-la`, `src/x.rs`):
+/// nothing in it quotes, expands, globs or braces, so quote removal leaves it as it is — what
+/// the shell's word parser would answer, without running it.
+fn is_plain(raw: &str) -> bool {
+    !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_alphanumeric() || b"_./:=+,@%-".contains(&b))
+}
+
+/// [`decode_as`] by the shell's word parser.
+fn decode_parsed(raw: &str, braces: Braces) -> Word {
     let mut word = Word::default();
     match guard::contain(|| brush_parser::word::parse(raw, &parser_options())) {
         Ok(pieces) => word.pieces(raw, &pieces, false, braces),

@@ -36,11 +36,11 @@ impl Tracker {
     /// After `cmd` ran (or failed, or was skipped): directory changes add where they lead; the
     /// directories before stay possible.
     pub(super) fn after(&mut self, cmd: &Command, home: Option<&str>) {
-        let from = self.bases_for(cmd).to_vec();
         let Some(target) = self.target(cmd) else {
             self.chained = None;
             return;
         };
+        let from = self.bases_for(cmd).to_vec();
         let mut next: Vec<Base> = match target {
             Target::Word(w) if self.cdpath && !(w.starts_with('/') || w.starts_with('.')) => {
                 vec![Base::Unknown]

@@ -2,6 +2,8 @@
 //! grammar; nothing written, run, reached over the network or named through a file; every read
 //! off the secret stores, judged where it is placed (after `cd`, `-C`, `..`, `~`).
 
+use std::borrow::Cow;
+
 use crate::effects::{Access, CommandEffects};
 use crate::grammar;
 use crate::place::Place;
@@ -22,10 +24,10 @@ pub(super) fn check(command: &Command, fx: &CommandEffects, home: Option<&str>) 
         };
     }
     if !fx.understood {
-        return Err(match grammar::read(&command.program, &command.args) {
-            Err(grammar::Unread::UnknownProgram) => format!("{} has no grammar here", command.program),
-            Err(why) => format!("not every word is understood ({why:?})"),
-            Ok(_) => "not every word is understood".into(),
+        return Err(match &fx.unread {
+            Some(grammar::Unread::UnknownProgram) => format!("{} has no grammar here", command.program),
+            Some(why) => format!("not every word is understood ({why:?})"),
+            None => "not every word is understood".into(),
         });
     }
     // git prints its configuration's values (remote URLs carry tokens: `https://x:TOKEN@…`)
@@ -53,6 +55,8 @@ pub(super) fn check(command: &Command, fx: &CommandEffects, home: Option<&str>) 
         cwd: fx.cwd.as_deref(),
         globbing: if command.globs { Globbing::Shell } else { Globbing::Literal },
     };
+    let lister = LISTERS.contains(&command.program.as_str());
+    let names_only = names_only(command, fx);
     for p in &fx.paths {
         let reading = match p.access {
             Access::Read => Reading::File,
@@ -64,10 +68,9 @@ pub(super) fn check(command: &Command, fx: &CommandEffects, home: Option<&str>) 
             Access::Write if is_sink(&p.place) => continue,
             access => return Err(format!("{} {}", access.as_str(), p.place)),
         };
-        let lister = LISTERS.contains(&command.program.as_str());
         // A recursive listing shows names, not contents: judged as its directory, which must be
         // off the stores and not a root that holds them all (home, `/`, a parent).
-        if reading == Reading::Tree && (lister || names_only(command)) {
+        if reading == Reading::Tree && (lister || names_only) {
             if let Some(root) = broad_root(&p.place) {
                 return Err(format!("lists everything below {root}"));
             }
@@ -78,9 +81,9 @@ pub(super) fn check(command: &Command, fx: &CommandEffects, home: Option<&str>) 
         }
         let place = match (reading, lister) {
             (Reading::File, true) => listed_dir(&p.place),
-            _ => p.place.clone(),
+            _ => Cow::Borrowed(&p.place),
         };
-        let cx = match place == p.place {
+        let cx = match *place == p.place {
             true => cx,
             false => Context { globbing: Globbing::Literal, ..cx },
         };
@@ -119,13 +122,10 @@ const LISTERS: &[&str] = &["ls", "dir", "vdir", "du", "stat"];
 const TREE_LISTERS: &[&str] = &["find", "tree", "fd", "fdfind"];
 
 /// Whether the command's recursive reads list names only: `find`, `tree`, `fd`, and `rg --files`
-/// (its long options may be abbreviated: `--fil`).
-fn names_only(command: &Command) -> bool {
+/// (its long options may be abbreviated: `--fil`; the grammar's reading names it `files`).
+fn names_only(command: &Command, fx: &CommandEffects) -> bool {
     let program = command.program.as_str();
-    TREE_LISTERS.contains(&program)
-        || ((program == "rg")
-            && grammar::read(program, &command.args)
-                .is_ok_and(|r| r.items.iter().any(|i| i.option == Some("files"))))
+    TREE_LISTERS.contains(&program) || (program == "rg" && fx.understood && fx.options.contains(&"files"))
 }
 
 /// A directory whose listing shows every store's name: `/`, a home, the homes, a parent.
@@ -141,18 +141,18 @@ fn broad_root(place: &Place) -> Option<String> {
 
 /// For a lister, a last component of only `*` and `?` lists its directory: judged as that
 /// directory, which must itself be off the stores.
-fn listed_dir(place: &Place) -> Place {
+fn listed_dir(place: &Place) -> Cow<'_, Place> {
     let (text, rebuild): (&str, fn(&str) -> Place) = match place {
         Place::Abs(p) => (p, |d| Place::Abs(if d.is_empty() { "/".into() } else { d.into() })),
         Place::Home(p) => (p, |d| Place::Home(if d.is_empty() { ".".into() } else { d.into() })),
         Place::InStart(p) => (p, |d| Place::InStart(if d.is_empty() { ".".into() } else { d.into() })),
-        Place::Anywhere => return Place::Anywhere,
+        Place::Anywhere => return Cow::Borrowed(place),
     };
     let (dir, last) = text.rsplit_once('/').unwrap_or(("", text));
     let bare = !last.is_empty() && last.bytes().all(|b| b == b'*' || b == b'?');
     match bare && !dir.contains(['*', '?', '[']) {
-        true => rebuild(dir),
-        false => place.clone(),
+        true => Cow::Owned(rebuild(dir)),
+        false => Cow::Borrowed(place),
     }
 }
 

@@ -5,10 +5,17 @@
 //! Lexical `..` can differ from the kernel's when a component is a symlink, so callers check the
 //! raw word *and* its normal form: a hit on either is a hit.
 
+use std::borrow::Cow;
+
 /// The lexical normal form: `//` and `/./` collapse, `..` pops a component (never above `/`;
 /// kept at the front of a relative path), trailing `/` and `/.` go. `~` and `~user` stay as
 /// written at the front (they are a home directory; the shell expands them).
-pub(super) fn normalize(path: &str) -> String {
+pub(super) fn normalize(path: &str) -> Cow<'_, str> {
+    // Most words are already normal (`src/main.rs`, `/usr/share`, `-n`): nothing to collapse.
+    let body = path.strip_prefix('/').unwrap_or(path);
+    if !body.is_empty() && body.split('/').all(|c| !c.is_empty() && c != "." && c != "..") {
+        return Cow::Borrowed(path);
+    }
     let absolute = path.starts_with('/');
     let mut parts: Vec<&str> = Vec::new();
     for c in path.split('/') {
@@ -28,15 +35,15 @@ pub(super) fn normalize(path: &str) -> String {
     }
     let joined = parts.join("/");
     match (absolute, joined.is_empty()) {
-        (true, _) => format!("/{joined}"),
-        (false, true) => ".".to_string(),
-        (false, false) => joined,
+        (true, _) => Cow::Owned(format!("/{joined}")),
+        (false, true) => Cow::Borrowed("."),
+        (false, false) => Cow::Owned(joined),
     }
 }
 
 /// The path-like pieces of a word, normalised: the word itself, what follows each `=`
 /// (`--file=PATH`, `if=PATH`), and the value glued to a short option (`-f//dev/sda`).
-pub(super) fn pieces(word: &str) -> impl Iterator<Item = String> + '_ {
+pub(super) fn pieces(word: &str) -> impl Iterator<Item = Cow<'_, str>> + '_ {
     let glued = match word.strip_prefix('-') {
         Some(rest) if !rest.starts_with('-') && rest.len() > 1 && rest.is_char_boundary(1) => {
             Some(&rest[1..])

@@ -4,6 +4,8 @@
 //! so `--key-file=~/.ssh/id_rsa`, `HEAD:.env` and `user@host:~/.aws` are all judged as paths.
 //! A false hit only costs a checker call.
 
+use std::borrow::Cow;
+
 use super::paths;
 use crate::place::{place, Base};
 use crate::secrets::{judge, Context, Globbing, Reading};
@@ -11,19 +13,33 @@ use crate::secrets::{judge, Context, Globbing, Reading};
 /// Where a word is split into path-like pieces (besides `=`, which [`paths::pieces`] splits).
 const SEPARATORS: [char; 9] = ['=', ':', '@', ',', '\'', '"', ' ', '\t', '\n'];
 
-/// The pieces of a word that may be paths. A `$` or backtick left in a word of a command that
-/// is not opaque is literal text (an expansion would have made the command opaque), so it is
-/// not taken as "unplaced".
-fn pieces(word: &str) -> impl Iterator<Item = String> + '_ {
-    paths::pieces(word)
-        .chain(word.split(SEPARATORS).filter(|f| !f.is_empty()).map(str::to_string))
-        .map(|p| p.replace(['$', '`'], "_"))
+/// The pieces of a word that may be paths, each once, in the order they are judged. A `$` or
+/// backtick left in a word of a command that is not opaque is literal text (an expansion would
+/// have made the command opaque), so it is not taken as "unplaced".
+fn pieces(word: &str) -> Vec<Cow<'_, str>> {
+    let mut out: Vec<Cow<'_, str>> = Vec::new();
+    let all = paths::pieces(word)
+        .chain(word.split(SEPARATORS).filter(|f| !f.is_empty()).map(Cow::Borrowed))
+        .map(|p| match p.contains(['$', '`']) {
+            true => Cow::Owned(p.replace(['$', '`'], "_")),
+            false => p,
+        });
+    // The same piece judged twice gives the same answer (`README.md` is both the word and
+    // its only field).
+    for p in all {
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
 }
 
 fn first_secret(word: &str, reading: Reading, globbing: Globbing) -> Option<String> {
     let cx = Context { globbing, ..Context::default() };
+    let start = Base::start();
     pieces(word)
-        .find_map(|p| judge(&place(&p, &Base::start(), None), reading, &cx).err().map(|s| s.to_string()))
+        .iter()
+        .find_map(|p| judge(&place(p, &start, None), reading, &cx).err().map(|s| s.to_string()))
 }
 
 /// The secret a word names, if any (glob characters taken literally).
@@ -39,7 +55,7 @@ pub(super) fn named_in(word: &str) -> Option<String> {
 /// directory holding `server.pem` is proven.
 pub(super) fn reachable_by_glob(word: &str) -> Option<String> {
     let normal = paths::normalize(word);
-    if let Some((dir, last)) = normal.rsplit_once('/').or(Some(("", normal.as_str()))) {
+    if let Some((dir, last)) = normal.rsplit_once('/').or(Some(("", normal.as_ref()))) {
         let bare = !last.is_empty() && last.bytes().all(|b| b == b'*' || b == b'?');
         if bare && !paths::is_glob(dir) {
             let dir = if dir.is_empty() && normal.starts_with('/') { "/" } else { dir };
@@ -63,13 +79,14 @@ pub(super) fn tree_reaches_secret(word: &str, globs: bool) -> Option<String> {
 /// skips hidden files) must not start from: home, root, `/etc`, a parent. The path is
 /// normalised first: `//root`, `/root/.`, `./..` and `~/x/..` are broad too.
 pub(super) fn is_broad_root(path: &str) -> bool {
-    let normal = paths::normalize(&path.to_lowercase());
+    let lower = path.to_lowercase();
+    let normal = paths::normalize(&lower);
     // `..`, `../..`: the parent of a project is often the home directory.
     if normal.split('/').all(|c| c == "..") {
         return true;
     }
     matches!(
-        normal.as_str(),
+        normal.as_ref(),
         "/" | "~"
             | "/home"
             | "/root"

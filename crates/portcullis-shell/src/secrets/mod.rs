@@ -189,8 +189,10 @@ pub enum Root {
 
 impl Located {
     fn new(place: &Place, known_home: Option<&str>) -> Option<Located> {
+        // ASCII lower-cases byte by byte; only other text needs Unicode's tables.
+        let lower = |c: &str| if c.is_ascii() { c.to_ascii_lowercase() } else { c.to_lowercase() };
         let split = |p: &str| -> Vec<String> {
-            p.split('/').filter(|c| !c.is_empty() && *c != ".").map(str::to_lowercase).collect()
+            p.split('/').filter(|c| !c.is_empty() && *c != ".").map(lower).collect()
         };
         let (root, comps) = match place {
             Place::Abs(p) => (Root::Abs, split(p)),

@@ -52,8 +52,8 @@ pub(super) fn judge_tree(at: &Located, cx: &Context<'_>) -> Result<(), Secret> {
     let c = &at.comps;
     let home_depth = at.home.filter(|d| *d <= c.len());
     // Components below an allowed home cache (`~/.cargo/registry/src`) are not hidden stores.
-    let cached = home_depth
-        .and_then(|d| home::ALLOWED.iter().find(|a| c[d..].starts_with(&own(a))).map(|a| d + a.len()));
+    let cached =
+        home_depth.and_then(|d| home::ALLOWED.iter().find(|a| begins(&c[d..], a)).map(|a| d + a.len()));
     // Hidden names count below the working directory only (a checkout may live in `/tmp/.x`;
     // a store above it was judged by the file rule already).
     let cwd: Option<Vec<String>> = cx.cwd.map(split);
@@ -70,7 +70,7 @@ pub(super) fn judge_tree(at: &Located, cx: &Context<'_>) -> Result<(), Secret> {
             if home::holds_a_home(c, cx.home) {
                 return refuse(Broad::HoldsAHome);
             }
-            if names::system_trees().any(|s| s.starts_with(&refs(c))) {
+            if names::system_trees().any(|s| c.len() <= s.len() && c.iter().zip(s).all(|(x, y)| x == y)) {
                 return refuse(Broad::HoldsASystemStore);
             }
             match cwd {
@@ -78,7 +78,7 @@ pub(super) fn judge_tree(at: &Located, cx: &Context<'_>) -> Result<(), Secret> {
                 Some(w) if c.starts_with(&w) => return Ok(()),
                 _ => {}
             }
-            let system = SYSTEM_TREES.iter().any(|s| c.starts_with(&own(s)));
+            let system = SYSTEM_TREES.iter().any(|s| begins(c, s));
             if system || cached.is_some() {
                 Ok(())
             } else {
@@ -174,8 +174,9 @@ fn split(path: &str) -> Vec<String> {
     path.split('/').filter(|c| !c.is_empty() && *c != ".").map(str::to_lowercase).collect()
 }
 
-fn own(s: &[&str]) -> Vec<String> {
-    s.iter().map(|x| x.to_string()).collect()
+/// Whether `comps` starts with `prefix`, compared in place.
+fn begins(comps: &[String], prefix: &[&str]) -> bool {
+    prefix.len() <= comps.len() && prefix.iter().zip(comps).all(|(p, c)| c == p)
 }
 
 fn refs(s: &[String]) -> Vec<&str> {

@@ -192,3 +192,15 @@ fn globs_that_could_name_an_option_are_told_apart() {
         assert!(expand(raw).iter().all(|w| !w.option_glob), "{raw}");
     }
 }
+
+proptest::proptest! {
+    /// The plain-word shortcut is a shortcut only: the shell's word parser reads every plain
+    /// word as the same literal, in both brace modes.
+    #[test]
+    fn plain_words_decode_as_the_word_parser_reads_them(raw in "[A-Za-z0-9_./:=+,@%-]{1,16}") {
+        proptest::prop_assert!(is_plain(&raw));
+        for braces in [Braces::Flag, Braces::Expanded] {
+            proptest::prop_assert_eq!(decode_parsed(&raw, braces), Word::literal(&raw));
+        }
+    }
+}
