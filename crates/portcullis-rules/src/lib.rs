@@ -27,6 +27,7 @@ mod resource_tests;
 #[cfg(test)]
 mod secret_floor_tests;
 pub mod spec;
+pub mod subject;
 
 pub use engine::{Engine, EngineParts, Layered};
 

@@ -11,7 +11,7 @@
 //! naming another host, control characters or spaces a URL parser would silently drop — is
 //! [`Subject::Unplaced`].
 
-use super::kinds::{Access, Subject};
+use super::subject::{Access, Subject};
 
 /// The subject of a request naming `uri`.
 pub fn subject(uri: &str) -> Subject {

@@ -28,6 +28,7 @@ mod braces;
 mod builtins;
 mod dialect;
 pub mod effects;
+mod evaluation;
 mod fallback;
 pub mod grammar;
 mod guard;

@@ -13,33 +13,7 @@
 
 use super::word::decode;
 
-/// What evaluating a text as a name or an expression could run.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Evaluation {
-    /// A subscript (or the text as a whole) is evaluated as code: not a plain integer.
-    pub code: bool,
-    /// The value of some variable is evaluated (an identifier in arithmetic).
-    pub dynamic: bool,
-    /// Sources of the command substitutions that could run, to analyse as commands.
-    pub substitutions: Vec<String>,
-}
-
-impl Evaluation {
-    pub(crate) fn merge(&mut self, other: Evaluation) {
-        self.code |= other.code;
-        self.dynamic |= other.dynamic;
-        for s in other.substitutions {
-            if !self.substitutions.contains(&s) {
-                self.substitutions.push(s);
-            }
-        }
-    }
-
-    /// Code for certain: a name whose text is only known at run time (`read "$x"`).
-    pub(crate) fn unknown() -> Self {
-        Self { code: true, dynamic: true, substitutions: Vec::new() }
-    }
-}
+pub(crate) use super::evaluation::Evaluation;
 
 /// A variable name as a builtin receives it (`a`, `a[1]`, `a[$i]`, `a[x]=value`): code when a
 /// subscript is not a plain integer (or `@`, `*`).

@@ -10,8 +10,8 @@
 use brush_parser::ParserOptions;
 
 use super::braces::{self, Expansion};
+use super::evaluation::Evaluation;
 use super::guard;
-use super::subscript::Evaluation;
 
 mod ansi_c;
 mod quote_removal;
