@@ -210,3 +210,5 @@ pub mod answer {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod transports_tests;

@@ -395,13 +395,8 @@ where
     match denial {
         // The refused call is counted as it is dropped here.
         Some(d) => {
-            let (kind, decision) = match d.outcome {
-                CallOutcome::Blocked => ("blocked", "block"),
-                CallOutcome::CheckerDown => ("unchecked", "unchecked"),
-                _ => ("denied", "deny"),
-            };
-            let body = serde_json::json!({ "error": { "kind": kind, "message": d.reason } });
-            let mut resp = json_response(StatusCode::FORBIDDEN, body.to_string());
+            let (body, decision) = http_refusal(&d);
+            let mut resp = json_response(StatusCode::FORBIDDEN, body);
             resp.headers_mut().insert("x-portcullis-decision", http::HeaderValue::from_static(decision));
             Ok(resp)
         }
@@ -412,4 +407,16 @@ where
             inner.call(req).await
         }
     }
+}
+
+/// How a plain HTTP tool's refusal reads: a 403 whose JSON body says why, and the
+/// `x-portcullis-decision` header's value.
+pub fn http_refusal(d: &crate::gate::Denial) -> (String, &'static str) {
+    let (kind, decision) = match d.outcome {
+        CallOutcome::Blocked => ("blocked", "block"),
+        CallOutcome::CheckerDown => ("unchecked", "unchecked"),
+        _ => ("denied", "deny"),
+    };
+    let body = serde_json::json!({ "error": { "kind": kind, "message": d.reason } });
+    (body.to_string(), decision)
 }
