@@ -260,7 +260,7 @@ where
         }
         Plan::Ask(pending) => {
             drop(payload);
-            span.record("outcome", "ask");
+            span.record("outcome", crate::outcome::Recorded::Asked.as_str());
             return Ok(super::parked::respond(inner, shared, req, pending, upstream, era));
         }
     };

@@ -180,14 +180,11 @@ async fn judge_one(text: &str, guard: &Guard, origin: Origin<'_>) -> Judged {
             return refuse(why);
         }
     }
-    let redacted = guard.post(call, &mut params) != PostOutcome::Pass;
-    if let Some(check) = guard.post_check(call) {
-        let mut judged = params.clone();
-        let outcome = check.run(call, &mut judged, |reason| Value::String(reason.to_owned())).await;
-        if outcome != PostOutcome::Pass {
-            // A rewrite of a message is not attempted: what a rule does not pass is dropped.
-            return refuse("a guardrail rule did not pass its text");
-        }
+    let (redacted, report) = guard.judge_result(call, &mut params).await;
+    let redacted = redacted != PostOutcome::Pass;
+    if report.is_some_and(|r| r.judgement != crate::guardrails::PostJudgement::Pass) {
+        // A rewrite of a message is not attempted: what a rule does not pass is dropped.
+        return refuse("a guardrail rule did not pass its text");
     }
     if !redacted {
         return Judged::Release;
