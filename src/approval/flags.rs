@@ -7,7 +7,13 @@
 //! streaks are kept per session *and* per caller — the principal, a digest of the
 //! `Authorization` header, else the peer address. A flagged principal flags all of its sessions.
 //! One principal holds at most [`SESSIONS_PER_PRINCIPAL`] sessions of its own; the sessions
-//! beyond share one streak (`{principal}#more`), so fresh ids buy nothing.
+//! beyond share one streak (`{principal}#more`), so fresh ids buy nothing. A session belongs to
+//! the principal that first used it: another principal presenting the same id never reads or
+//! feeds the first one's streaks (what it does there counts in its own `#more` streak).
+//!
+//! Streaks follow authority: a delegated agent's refusals count toward its root agent's streak
+//! too, and a flagged root flags every agent it delegated to, so a parent minting a fresh child
+//! per probe meets a human all the same.
 //!
 //! The table is bounded and fails safe: a flag is never evicted; an idle unflagged streak is
 //! swept only after a day; and a key with no room left shares one streak with every other
@@ -29,7 +35,7 @@ use crate::read_mostly::ReadMostly;
 use crate::telemetry::Metrics;
 
 mod keys;
-use keys::{principal_key, session_key, CallerKey, Key, Keys};
+use keys::{principal_key, root_principal, session_key, CallerKey, Key, Keys};
 
 /// Sessions one principal may hold in the table before the rest share a streak.
 pub const SESSIONS_PER_PRINCIPAL: usize = 64;
@@ -148,6 +154,8 @@ impl Flags {
         if let Some(s) = session {
             let skey = session_key(s);
             match (self.owners.get(&skey), pkey) {
+                // Another principal's session: nothing of its state, and nothing fed into it.
+                (Some(owner), Some(p)) if *owner != *p.as_str() => keys.push(Key::Caller(p.more())),
                 (Some(owner), _) => {
                     keys.push(Key::Session(skey));
                     keys.push(Key::Owner(owner));
@@ -161,6 +169,9 @@ impl Flags {
         }
         if let Some(p) = pkey {
             keys.push(Key::Caller(p));
+        }
+        if let Some(root) = principal.and_then(root_principal) {
+            keys.push(Key::Caller(CallerKey::of(root)));
         }
         Some(keys)
     }
