@@ -217,26 +217,35 @@ impl Identities {
                 "the agent that delegated this credential is no longer configured",
             ));
         }
-        if !self.vouches(&agent.credential.provenance, &agent.name) {
-            // Dead for good, even if the key or token came back: drop the grants now.
-            delegations.withdraw(&agent.credential.provenance);
-            return Err(AuthError::Invalid(
-                "the credential this one was delegated under has been withdrawn (a rotated token or signing key)",
-            ));
+        match self.vouches(&agent.credential.provenance, &agent.name) {
+            Vouch::Yes => Ok(agent),
+            Vouch::No => {
+                // Dead for good, even if the key or token came back: drop the grants now.
+                delegations.withdraw(&agent.credential.provenance);
+                Err(AuthError::Invalid(
+                    "the credential this one was delegated under has been withdrawn (a rotated token or signing key)",
+                ))
+            }
+            // A verifier a reload just made has not loaded its keys: refused, not withdrawn.
+            Vouch::Unknown => Err(AuthError::KeysUnavailable(
+                self.jwt.as_ref().and_then(|j| j.last_error()).unwrap_or_default(),
+            )),
         }
-        Ok(agent)
     }
 
     /// Whether a credential of `root` with this provenance would still be accepted: its static
     /// token is still `root`'s, or its JWT signing key is still in the current key set of the
     /// same issuer. In memory: a comparison per configured token or published key.
-    pub fn vouches(&self, provenance: &Provenance, root: &str) -> bool {
+    pub fn vouches(&self, provenance: &Provenance, root: &str) -> Vouch {
+        let yes = |b: bool| if b { Vouch::Yes } else { Vouch::No };
         match provenance {
-            Provenance::Chosen => false,
-            Provenance::Token(print) => self.tokens.holds(print, root),
-            Provenance::Jwt { issuer, key } => {
-                self.jwt.as_ref().is_some_and(|j| *j.settings().issuer == **issuer && j.holds(key))
-            }
+            Provenance::Chosen => Vouch::No,
+            Provenance::Token(print) => yes(self.tokens.holds(print, root)),
+            Provenance::Jwt { issuer, key } => match &self.jwt {
+                Some(j) if *j.settings().issuer == **issuer && !j.ready() => Vouch::Unknown,
+                Some(j) => yes(*j.settings().issuer == **issuer && j.holds(key)),
+                None => Vouch::No,
+            },
         }
     }
 
@@ -265,6 +274,16 @@ impl Identities {
             None => Err(AuthError::Invalid("the token names an agent that is not configured")),
         }
     }
+}
+
+/// Whether the credential a delegation was minted under still stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vouch {
+    Yes,
+    /// Rotated, removed, or its key dropped: what was minted under it dies.
+    No,
+    /// The signing keys are not loaded yet: it cannot be told now.
+    Unknown,
 }
 
 /// The bearer token in an `Authorization` or `Proxy-Authorization` value (`Bearer` in any case).
