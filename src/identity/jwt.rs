@@ -137,6 +137,12 @@ impl Verifier {
         self.issuer.clone()
     }
 
+    /// The print of the last key of the current set (for tests that mint under it).
+    #[cfg(test)]
+    pub(crate) fn last_key_print(&self) -> Option<[u8; 32]> {
+        self.keys.load().as_deref().and_then(|k| k.keys.last().map(|k| k.print))
+    }
+
     /// Whether the current key set still holds the key with this print: a key the provider
     /// dropped (seen at the last refresh) takes what was delegated under it with it.
     pub fn holds(&self, print: &[u8; 32]) -> bool {

@@ -11,6 +11,9 @@ pub mod delegation;
 pub mod jwt;
 pub mod tokens;
 
+#[cfg(test)]
+mod cost_tests;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 

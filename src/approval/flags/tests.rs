@@ -230,3 +230,25 @@ fn session_ids_spelled_like_the_escape_keep_their_own_keys() {
     assert_eq!(keys.len(), ids.len(), "{keys:?}");
     assert!(keys.iter().all(|k| !k.starts_with(CallerKey::PREFIX) && !k.starts_with('#')), "{keys:?}");
 }
+
+#[test]
+#[ignore = "a measurement: run with --ignored --nocapture"]
+fn cost_of_the_root_key_on_the_quiet_path() {
+    use std::hint::black_box;
+    const N: u32 = 200_000;
+    let f = Flags::new(3, 20, Arc::new(Metrics::new()));
+    let run = |what: &str, session: &str, principal: &str| {
+        f.record(Some(session), Some(principal), false);
+        let t = std::time::Instant::now();
+        for _ in 0..N {
+            f.record(black_box(Some(session)), black_box(Some(principal)), false);
+            black_box(f.flagged(black_box(Some(session)), black_box(Some(principal))));
+        }
+        let ns = t.elapsed().as_nanos() as f64 / f64::from(N);
+        println!("{what:<56} {ns:>8.1} ns (record + flagged)");
+        ns
+    };
+    let agent = run("a configured agent (session, owner, caller)", "dev/s", "agent:dev");
+    let child = run("a delegated agent (+ its root's key)", "dev>kid/s", "agent:dev>kid");
+    println!("added per delegated call: {:.1} ns", child - agent);
+}
