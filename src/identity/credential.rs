@@ -57,11 +57,6 @@ impl Credential {
     pub fn chosen() -> Credential {
         Credential { expires: None, provenance: Provenance::Chosen }
     }
-
-    /// The time left at `now` (`None`: no expiry; zero: expired).
-    pub fn remaining(&self, now: SystemTime) -> Option<std::time::Duration> {
-        self.expires.map(|e| e.duration_since(now).unwrap_or_default())
-    }
 }
 
 /// The per-process secret static-token fingerprints are keyed with.

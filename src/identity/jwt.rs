@@ -220,7 +220,7 @@ impl Verifier {
         let digest: [u8; 32] = <sha2::Sha256 as sha2::Digest>::digest(token.as_bytes()).into();
         if let Some(keys) = self.keys.load().as_deref() {
             if let Some(v) = keys.verified.get(&digest) {
-                if v.exp + LEEWAY > now() {
+                if v.exp.saturating_add(LEEWAY) > now() {
                     return Ok(v);
                 }
                 return Err(AuthError::Invalid("the token has expired"));

@@ -269,7 +269,8 @@ impl Identities {
         match self.names.get_key_value(v.agent.as_str()) {
             Some((name, ())) => {
                 let credential = Credential {
-                    expires: Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(v.exp)),
+                    // An `exp` past what the clock can hold is no expiry (never a panic).
+                    expires: std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_secs(v.exp)),
                     provenance: Provenance::Jwt { issuer: verifier.issuer(), key: v.key },
                 };
                 Ok(Agent::authenticated(name.clone(), credential))

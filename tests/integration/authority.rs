@@ -41,7 +41,7 @@ async fn idp(idp: &Peer, path: &str, body: Value) -> Value {
 }
 
 /// A token for `sub` signed with `kid`, living `exp_in` seconds, with `extra` claims.
-async fn jwt(p: &Peer, sub: &str, kid: &str, exp_in: i64, extra: Value) -> String {
+async fn jwt(p: &Peer, sub: &str, kid: &str, exp_in: u64, extra: Value) -> String {
     let mut claims = json!({ "iss": ISSUER, "aud": AUDIENCE, "sub": sub });
     for (k, v) in extra.as_object().unwrap() {
         claims[k] = v.clone();
@@ -172,6 +172,12 @@ async fn a_jwt_is_not_accepted_before_its_nbf_beyond_the_same_leeway_as_exp() {
     assert_eq!(status, 401, "nor can it mint");
     let skewed = jwt(&provider, "alice", "rsa-1", 600, json!({"nbf": unix_now() + 10})).await;
     assert_eq!(door(&url, &skewed).await.0, 200, "a clock 10 s ahead is within the leeway");
+    // An `exp` at the edge of what a u64 holds, past what the clock can: accepted, never a panic,
+    // and what it mints lives delegation.max_ttl.
+    let forever = jwt(&provider, "alice", "rsa-1", u64::MAX - unix_now() - 60, json!({})).await;
+    assert_eq!(door(&url, &forever).await.0, 200);
+    let kid = minted(p.addr, &forever, json!({})).await;
+    assert!(kid["expires_at_unix"].as_u64().unwrap() <= unix_now() + 3600, "{kid}");
     p.shutdown().await;
 }
 
