@@ -49,6 +49,8 @@ const SWEEP_EVERY: Duration = Duration::from_secs(60);
 const UNTRACKED: &str = "#untracked";
 /// Shards of the key tables: an insert copies about 1/64 of a table.
 const SHARDS: usize = 64;
+/// Root principals whose keys are remembered (configured agents: a few).
+const ROOTS: usize = 1024;
 
 /// One key's counts: changed under the table's lock, read without it.
 #[derive(Debug, Default)]
@@ -80,6 +82,9 @@ pub struct Flags {
     owners: ReadMostly<Arc<str>>,
     /// Principal key → how many sessions it owns in `owners`. Never shrinks.
     held: ReadMostly<Arc<AtomicUsize>>,
+    /// Root principal (`agent:dev`) → its key, so a delegated agent's call does not digest its
+    /// root's name on every call. At most [`ROOTS`]; beyond, the key is computed each time.
+    roots: ReadMostly<CallerKey>,
     /// Taken by every write, so each call's keys are claimed and counted as one step.
     book: Mutex<()>,
     /// When the full table was last swept: seconds since `epoch`, plus one (0: never).
@@ -112,6 +117,7 @@ impl Flags {
             streaks: ReadMostly::new(SHARDS),
             owners: ReadMostly::new(SHARDS),
             held: ReadMostly::new(SHARDS),
+            roots: ReadMostly::new(8),
             book: Mutex::default(),
             swept: AtomicU64::new(0),
             epoch: Instant::now(),
@@ -171,9 +177,21 @@ impl Flags {
             keys.push(Key::Caller(p));
         }
         if let Some(root) = principal.and_then(root_principal) {
-            keys.push(Key::Caller(CallerKey::of(root)));
+            keys.push(Key::Caller(self.root_key(root)));
         }
         Some(keys)
+    }
+
+    /// The key of a root principal, remembered (bounded) once digested.
+    fn root_key(&self, root: &str) -> CallerKey {
+        if let Some(k) = self.roots.read(root, |k| k.copied()) {
+            return k;
+        }
+        let k = CallerKey::of(root);
+        if self.roots.len() < ROOTS {
+            self.roots.insert(root, k);
+        }
+        k
     }
 
     /// [`Flags::known_keys`], claiming the session for its principal if it is the first to

@@ -248,6 +248,15 @@ fn cost_of_the_root_key_on_the_quiet_path() {
         println!("{what:<56} {ns:>8.1} ns (record + flagged)");
         ns
     };
+    let time = |what: &str, g: &dyn Fn() -> CallerKey| {
+        let t = std::time::Instant::now();
+        for _ in 0..N {
+            black_box(g());
+        }
+        println!("{what:<56} {:>8.1} ns", t.elapsed().as_nanos() as f64 / f64::from(N));
+    };
+    time("the root's key, digested", &|| CallerKey::of(black_box("agent:dev")));
+    time("the root's key, remembered", &|| f.root_key(black_box("agent:dev")));
     let agent = run("a configured agent (session, owner, caller)", "dev/s", "agent:dev");
     let child = run("a delegated agent (+ its root's key)", "dev>kid/s", "agent:dev>kid");
     println!("added per delegated call: {:.1} ns", child - agent);
