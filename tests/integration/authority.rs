@@ -348,3 +348,40 @@ async fn an_anonymous_caller_spelling_an_agents_session_gets_none_of_its_waivers
     );
     p.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_session_id_stays_with_the_caller_that_first_used_it() {
+    let admin_env = "PORTCULLIS_TEST_ADMIN_TOKEN_OWNER";
+    std::env::set_var(admin_env, "owner-operator-token-0123456789");
+    let tools = crate::http_tools::tool_server().await;
+    let yaml = format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {admin_env} }}\n\
+         upstreams:\n  web: {{ url: \"{}\" }}\n\
+         approvals: {{ channel: none, flag: {{ consecutive: 3, total: 100 }} }}\n\
+         permissions: {{ allow: [http__web__ok], deny: [\"http__web__admin*\"] }}\n",
+        tools.url
+    );
+    let p = proxy(&portcullis::config::Config::parse(&yaml, "test").unwrap_or_else(|e| panic!("{e}"))).await;
+    let base = format!("http://{}/http/web", p.addr);
+    let a = [("authorization", "Bearer caller-a"), ("x-portcullis-session", "shared")];
+    let b = [("authorization", "Bearer caller-b"), ("x-portcullis-session", "shared")];
+    // a uses the session first, and is refused into a flag.
+    for _ in 0..3 {
+        assert_eq!(post(&format!("{base}/admin"), &a, "{}").await.0, 403);
+    }
+    let (status, _, body) = post(&format!("{base}/ok"), &a, "{}").await;
+    assert_eq!(status, 403, "a is flagged: {body}");
+    assert!(body.contains("flagged"), "{body}");
+    // b presents the same session id: a's flag is not b's.
+    let (status, _, body) = post(&format!("{base}/ok"), &b, "{}").await;
+    assert_eq!(status, 200, "a's session state never answers b: {body}");
+    // Nor do b's refusals under a's id flag a's session for a clear to miss: b is flagged, alone.
+    for _ in 0..3 {
+        assert_eq!(post(&format!("{base}/admin"), &b, "{}").await.0, 403);
+    }
+    let other = [("authorization", "Bearer caller-b"), ("x-portcullis-session", "b-own")];
+    let (status, _, body) = post(&format!("{base}/ok"), &other, "{}").await;
+    assert_eq!(status, 403, "b's refusals flagged b: {body}");
+    assert_eq!(tools.seen.lock().unwrap().len(), 1, "only b's first allowed call was sent: {:?}", tools.seen);
+    p.shutdown().await;
+}
