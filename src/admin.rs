@@ -3,6 +3,11 @@
 //! loopback by default. With `admin.token_env` set: the approvals API behind a bearer token,
 //! `/console`, the operator's page that calls it (docs/console.md), and `POST /hook/{pre|post}`,
 //! where `portcullis hook --proxy` hands over Claude Code's tool calls ([`crate::hook::serve`]).
+//!
+//! Every request's `Host` and `Origin` are checked against `allowed_hosts` and the admin
+//! listener's own address first, as on the agent listener: a page a browser loaded from a name
+//! that rebinds to loopback must not read `/metrics` (agent names, upstreams, refusal counts) or
+//! reach the API. A scraper or probe that sends no `Origin` and names an allowed host is served.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -17,24 +22,33 @@ use http_body_util::BodyExt;
 use crate::approval::fleet::FleetDecideError;
 use crate::approval::pending::DecideError;
 use crate::approval::Choice;
+use crate::config::hosts::AllowedHosts;
 use crate::proxy::{full, Resp};
 use crate::runtime::Shared;
 use crate::telemetry::Metrics;
 
 /// The admin service. The current policy's guardrails decide `/readyz`; `token` (from
-/// `admin.token_env`) guards the approvals API, which is disabled without one.
+/// `admin.token_env`) guards the approvals API, which is disabled without one; `allowed` names
+/// the hosts it answers (`allowed_hosts` with the admin listener's own address).
 pub fn service(
     metrics: Arc<Metrics>,
     shared: Arc<Shared>,
     token: Option<String>,
+    allowed: AllowedHosts,
 ) -> impl Service<Request<Incoming>, Response = Resp, Error = Infallible, Future: Future + Send + 'static>
        + Clone
        + Send
        + 'static {
     let token: Arc<Option<String>> = Arc::new(token);
+    let allowed = Arc::new(allowed);
     tower::service_fn(move |req: Request<Incoming>| {
         let (metrics, shared, token) = (metrics.clone(), shared.clone(), token.clone());
+        let refusal = allowed.refusal(req.uri(), req.headers());
         async move {
+            if let Some(why) = refusal {
+                let why = format!("{why}: refused (DNS-rebinding protection; see allowed_hosts)\n");
+                return Ok::<_, Infallible>(text(StatusCode::FORBIDDEN, "text/plain", why));
+            }
             let resp = match req.uri().path() {
                 p if p == "/approvals"
                     || p.starts_with("/approvals/")

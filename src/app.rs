@@ -218,7 +218,10 @@ pub async fn serve(mut runtime: Runtime) -> Result<Running, StartError> {
             .map_err(worker)?;
         workers.push(finished);
     }
-    let admin_svc = admin::service(runtime.metrics.clone(), runtime.shared.clone(), runtime.token.clone());
+    // The admin listener answers the agent listener's names and its own address (rebinding).
+    let admin_hosts = runtime.config.allowed_hosts.clone().with_listen(admin_addr);
+    let admin_svc =
+        admin::service(runtime.metrics.clone(), runtime.shared.clone(), runtime.token.clone(), admin_hosts);
     let admin = tokio::spawn(listener::serve(
         admin_listener,
         admin_svc,

@@ -7,7 +7,13 @@
 //! streaks are kept per session *and* per caller — the principal, a digest of the
 //! `Authorization` header, else the peer address. A flagged principal flags all of its sessions.
 //! One principal holds at most [`SESSIONS_PER_PRINCIPAL`] sessions of its own; the sessions
-//! beyond share one streak (`{principal}#more`), so fresh ids buy nothing.
+//! beyond share one streak (`{principal}#more`), so fresh ids buy nothing. A session belongs to
+//! the principal that first used it: another principal presenting the same id never reads or
+//! feeds the first one's streaks (what it does there counts in its own `#more` streak).
+//!
+//! Streaks follow authority: a delegated agent's refusals count toward its root agent's streak
+//! too, and a flagged root flags every agent it delegated to, so a parent minting a fresh child
+//! per probe meets a human all the same.
 //!
 //! The table is bounded and fails safe: a flag is never evicted; an idle unflagged streak is
 //! swept only after a day; and a key with no room left shares one streak with every other
@@ -29,7 +35,7 @@ use crate::read_mostly::ReadMostly;
 use crate::telemetry::Metrics;
 
 mod keys;
-use keys::{principal_key, session_key, CallerKey, Key, Keys};
+use keys::{principal_key, root_principal, session_key, CallerKey, Key, Keys};
 
 /// Sessions one principal may hold in the table before the rest share a streak.
 pub const SESSIONS_PER_PRINCIPAL: usize = 64;
@@ -43,6 +49,8 @@ const SWEEP_EVERY: Duration = Duration::from_secs(60);
 const UNTRACKED: &str = "#untracked";
 /// Shards of the key tables: an insert copies about 1/64 of a table.
 const SHARDS: usize = 64;
+/// Root principals whose keys are remembered (configured agents: a few).
+const ROOTS: usize = 1024;
 
 /// One key's counts: changed under the table's lock, read without it.
 #[derive(Debug, Default)]
@@ -74,6 +82,9 @@ pub struct Flags {
     owners: ReadMostly<Arc<str>>,
     /// Principal key → how many sessions it owns in `owners`. Never shrinks.
     held: ReadMostly<Arc<AtomicUsize>>,
+    /// Root principal (`agent:dev`) → its key, so a delegated agent's call does not digest its
+    /// root's name on every call. At most [`ROOTS`]; beyond, the key is computed each time.
+    roots: ReadMostly<CallerKey>,
     /// Taken by every write, so each call's keys are claimed and counted as one step.
     book: Mutex<()>,
     /// When the full table was last swept: seconds since `epoch`, plus one (0: never).
@@ -106,6 +117,7 @@ impl Flags {
             streaks: ReadMostly::new(SHARDS),
             owners: ReadMostly::new(SHARDS),
             held: ReadMostly::new(SHARDS),
+            roots: ReadMostly::new(8),
             book: Mutex::default(),
             swept: AtomicU64::new(0),
             epoch: Instant::now(),
@@ -148,6 +160,8 @@ impl Flags {
         if let Some(s) = session {
             let skey = session_key(s);
             match (self.owners.get(&skey), pkey) {
+                // Another principal's session: nothing of its state, and nothing fed into it.
+                (Some(owner), Some(p)) if *owner != *p.as_str() => keys.push(Key::Caller(p.more())),
                 (Some(owner), _) => {
                     keys.push(Key::Session(skey));
                     keys.push(Key::Owner(owner));
@@ -162,7 +176,22 @@ impl Flags {
         if let Some(p) = pkey {
             keys.push(Key::Caller(p));
         }
+        if let Some(root) = principal.and_then(root_principal) {
+            keys.push(Key::Caller(self.root_key(root)));
+        }
         Some(keys)
+    }
+
+    /// The key of a root principal, remembered (bounded) once digested.
+    fn root_key(&self, root: &str) -> CallerKey {
+        if let Some(k) = self.roots.read(root, |k| k.copied()) {
+            return k;
+        }
+        let k = CallerKey::of(root);
+        if self.roots.len() < ROOTS {
+            self.roots.insert(root, k);
+        }
+        k
     }
 
     /// [`Flags::known_keys`], claiming the session for its principal if it is the first to

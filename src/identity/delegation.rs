@@ -10,6 +10,12 @@
 //! reload does not log children out. It keeps only SHA-256 digests of the tokens, is bounded in
 //! all and per root agent, and drops expired grants as it goes. Revoking a grant revokes its
 //! descendants: a child never outlives its parent (its expiry is within its parent's, too).
+//!
+//! Nor does it outlive the credential its root minted it under: a child's expiry is within every
+//! ancestor's credential's (a JWT's `exp`), and each grant remembers the [`Provenance`] of its
+//! root's credential, which the door holds against the current identities on every lookup
+//! ([`super::Identities::authenticate_with`]): a rotated static token or a signing key the
+//! provider dropped takes every grant minted under it with it ([`Delegations::withdraw`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -19,7 +25,7 @@ use sha2::{Digest, Sha256};
 
 mod request;
 
-use super::{Agent, AuthError};
+use super::{Agent, AuthError, Credential, Provenance};
 use crate::config::agents::DelegationSettings;
 use crate::rules::kinds::ToolKinds;
 use crate::rules::{Layered, Profile};
@@ -200,6 +206,19 @@ impl Delegations {
         Ok(g.agent.clone())
     }
 
+    /// Drops every grant minted under a credential with this provenance (its token was rotated,
+    /// or its signing key left the key set). Returns how many went.
+    pub fn withdraw(&self, provenance: &Provenance) -> usize {
+        let n = self.table().remove_where(|g| g.agent.credential.provenance == *provenance);
+        if n > 0 {
+            tracing::info!(
+                revoked = n,
+                "delegations withdrawn: the credential they were minted under is gone"
+            );
+        }
+        n
+    }
+
     /// The live grant behind a delegated agent's id.
     pub fn grant_of(&self, agent_id: &str, now: SystemTime) -> Option<Arc<Grant>> {
         self.table().live_agent(agent_id, now).cloned()
@@ -268,7 +287,7 @@ impl Delegations {
 
         let mut t = self.table();
         t.purge(now);
-        let (ancestors, chain, inherited, parent_expires) = if parent.delegated_by.is_empty() {
+        let (ancestors, chain, inherited, grant_expires) = if parent.delegated_by.is_empty() {
             (Vec::new(), Vec::new(), None, None)
         } else {
             let g = t.live_agent(&parent.id, now).ok_or(MintError::ParentGone)?;
@@ -276,6 +295,12 @@ impl Delegations {
             ancestors.push(g.id.clone());
             ancestors.extend(g.ancestors.iter().cloned());
             (ancestors, g.chain.to_vec(), g.upstreams.clone(), Some(g.expires))
+        };
+        // The parent's own credential bounds the child: a JWT's `exp`, a grant's expiry (which
+        // is within every ancestor's, so the whole chain's bound is the nearest one).
+        let parent_expires = match (grant_expires, parent.credential.expires) {
+            (Some(g), Some(c)) => Some(g.min(c)),
+            (g, c) => g.or(c),
         };
         let depth = chain.len() + 1;
         if depth > m.settings.max_depth as usize {
@@ -308,6 +333,12 @@ impl Delegations {
             }
         };
         let remaining = parent_expires.map(|e| e.duration_since(now).unwrap_or_default());
+        if remaining.is_some_and(|r| r.is_zero()) {
+            return Err(MintError::Forbidden(format!(
+                "{}'s own credential has expired: a child never outlives its parent",
+                parent.id
+            )));
+        }
         let ttl = match (ttl, remaining) {
             (Some(t), Some(r)) if t > r => {
                 return Err(MintError::Forbidden(format!(
@@ -342,7 +373,16 @@ impl Delegations {
         let expires = now + ttl;
         let grant = Arc::new(Grant {
             id: id.clone(),
-            agent: Agent { name: parent.name.clone(), id: child_id.clone(), delegated_by },
+            agent: Agent {
+                name: parent.name.clone(),
+                id: child_id.clone(),
+                delegated_by,
+                // The root's provenance travels down the chain; the expiry is this grant's own.
+                credential: Credential {
+                    expires: Some(expires),
+                    provenance: parent.credential.provenance.clone(),
+                },
+            },
             ancestors,
             chain: chain.into(),
             upstreams,

@@ -29,13 +29,25 @@ struct Key {
     /// The algorithm the JWK declares, if it does: a token must then use exactly it.
     alg: Option<Algorithm>,
     key: DecodingKey,
+    /// Its print ([`super::credential::key_print`]): what a delegation minted under a token this
+    /// key verified remembers it by.
+    print: [u8; 32],
 }
 
 struct Keys {
     keys: Vec<Key>,
-    /// Tokens these keys verified (by SHA-256 of the token): the agent and the expiry. A new
-    /// key set starts empty, so a dropped key's tokens are checked again, and fail.
-    verified: moka::sync::Cache<[u8; 32], (String, u64)>,
+    /// Tokens these keys verified (by SHA-256 of the token). A new key set starts empty, so a
+    /// dropped key's tokens are checked again, and fail.
+    verified: moka::sync::Cache<[u8; 32], Verified>,
+}
+
+/// A token that verified: the agent its claim names, its `exp` (seconds since the epoch), and
+/// the print of the key that verified it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verified {
+    pub agent: String,
+    pub exp: u64,
+    pub key: [u8; 32],
 }
 
 /// Verified tokens remembered per key set.
@@ -50,6 +62,7 @@ fn now() -> u64 {
 /// Checks JWTs. Cheap to share; the refresher task holds a weak handle and ends with it.
 pub struct Verifier {
     settings: JwtSettings,
+    issuer: Arc<str>,
     keys: ArcSwapOption<Keys>,
     /// Why the last load failed, for `/status` and the 503's message.
     last_error: ArcSwapOption<String>,
@@ -75,7 +88,8 @@ fn parse_keys(bytes: &[u8]) -> Result<Keys, String> {
         }
         let Ok(key) = DecodingKey::from_jwk(jwk) else { continue };
         let alg = jwk.common.key_algorithm.and_then(|a| a.to_string().parse::<Algorithm>().ok());
-        keys.push(Key { kid: jwk.common.key_id.clone(), alg, key });
+        let print = super::credential::key_print(jwk.common.key_id.as_deref(), &jwk.algorithm);
+        keys.push(Key { kid: jwk.common.key_id.clone(), alg, key, print });
     }
     if keys.is_empty() {
         return Err("the JWKS holds no usable public key".into());
@@ -103,6 +117,7 @@ impl Verifier {
             nudge: Arc::new(Notify::new()),
             last_nudge: std::sync::Mutex::new(None),
             fetcher: Fetcher::new(Duration::from_secs(5)),
+            issuer: settings.issuer.as_str().into(),
             settings,
         });
         if let JwksSource::File(path) = &v.settings.jwks {
@@ -115,6 +130,23 @@ impl Verifier {
 
     pub fn settings(&self) -> &JwtSettings {
         &self.settings
+    }
+
+    /// The configured issuer, as a delegation minted under one of its tokens remembers it.
+    pub fn issuer(&self) -> Arc<str> {
+        self.issuer.clone()
+    }
+
+    /// The print of the last key of the current set (for tests that mint under it).
+    #[cfg(test)]
+    pub(crate) fn last_key_print(&self) -> Option<[u8; 32]> {
+        self.keys.load().as_deref().and_then(|k| k.keys.last().map(|k| k.print))
+    }
+
+    /// Whether the current key set still holds the key with this print: a key the provider
+    /// dropped (seen at the last refresh) takes what was delegated under it with it.
+    pub fn holds(&self, print: &[u8; 32]) -> bool {
+        self.keys.load().as_deref().is_some_and(|k| k.keys.iter().any(|k| k.print == *print))
     }
 
     /// Why the last load of the key set failed, if it did.
@@ -180,16 +212,16 @@ impl Verifier {
         }
     }
 
-    /// The agent a token names, if its signature, issuer, audience and expiry hold.
-    pub fn verify(&self, token: &str) -> Result<String, AuthError> {
+    /// The agent a token names, if its signature, issuer, audience, expiry and not-before hold.
+    pub fn verify(&self, token: &str) -> Result<Verified, AuthError> {
         if token.len() > MAX_TOKEN {
             return Err(AuthError::Invalid("the token is too large"));
         }
         let digest: [u8; 32] = <sha2::Sha256 as sha2::Digest>::digest(token.as_bytes()).into();
         if let Some(keys) = self.keys.load().as_deref() {
-            if let Some((name, exp)) = keys.verified.get(&digest) {
-                if exp + LEEWAY > now() {
-                    return Ok(name);
+            if let Some(v) = keys.verified.get(&digest) {
+                if v.exp.saturating_add(LEEWAY) > now() {
+                    return Ok(v);
                 }
                 return Err(AuthError::Invalid("the token has expired"));
             }
@@ -218,6 +250,8 @@ impl Verifier {
         validation.set_audience(&[&self.settings.audience]);
         validation.set_required_spec_claims(&["exp", "iss", "aud"]);
         validation.leeway = LEEWAY;
+        // `nbf` is checked with the same leeway as `exp`: a token minted for later is not yet good.
+        validation.validate_nbf = true;
         let mut last = AuthError::Invalid("the token's signature does not verify");
         for k in candidates {
             if k.alg.is_some_and(|a| a != header.alg) {
@@ -227,15 +261,18 @@ impl Verifier {
                 Ok(data) => {
                     return match data.claims.rest.get(&self.settings.agent_claim) {
                         Some(serde_json::Value::String(name)) => {
-                            if let Some(exp) = data.claims.rest.get("exp").and_then(|e| e.as_u64()) {
-                                keys.verified.insert(digest, (name.clone(), exp));
-                            }
-                            Ok(name.clone())
+                            // `exp` is required and checked, so it is a number here.
+                            let Some(exp) = data.claims.rest.get("exp").and_then(|e| e.as_u64()) else {
+                                return Err(AuthError::Invalid("the token lacks exp, iss or aud"));
+                            };
+                            let v = Verified { agent: name.clone(), exp, key: k.print };
+                            keys.verified.insert(digest, v.clone());
+                            Ok(v)
                         }
                         _ => {
                             Err(AuthError::Invalid("the token does not carry the claim that names the agent"))
                         }
-                    }
+                    };
                 }
                 Err(e) => {
                     use jsonwebtoken::errors::ErrorKind as K;

@@ -6,17 +6,23 @@
 //! or the checker. Without `agents:` or `auth.jwt` nobody authenticates and every caller decides
 //! under the config's policy (the embedded default).
 
+pub mod credential;
 pub mod delegation;
 pub mod jwt;
 pub mod tokens;
+
+#[cfg(test)]
+mod cost_tests;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::config::Identity;
+pub use credential::{Credential, Provenance};
 
-/// An authenticated caller.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// An authenticated caller. Two agents are the same agent when their names and chains are: the
+/// credential each presented is not part of who it is (a renewed JWT is the same agent).
+#[derive(Debug, Clone)]
 pub struct Agent {
     /// The configured agent whose policy applies: for a delegated agent, the root of its chain.
     /// From config, so bounded: metrics may use it as a label.
@@ -26,12 +32,33 @@ pub struct Agent {
     pub id: Arc<str>,
     /// Who delegated to it, nearest first (empty for a configured agent).
     pub delegated_by: Vec<Arc<str>>,
+    /// The credential it presented: its expiry and provenance bound what it may delegate.
+    pub credential: Credential,
+}
+
+impl PartialEq for Agent {
+    fn eq(&self, o: &Agent) -> bool {
+        self.name == o.name && self.id == o.id && self.delegated_by == o.delegated_by
+    }
+}
+
+impl Eq for Agent {}
+
+impl std::hash::Hash for Agent {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        (&self.name, &self.id, &self.delegated_by).hash(h);
+    }
 }
 
 impl Agent {
-    /// A configured agent, acting on its own behalf.
+    /// A configured agent, acting on its own behalf, chosen rather than proved (no credential).
     pub fn configured(name: Arc<str>) -> Agent {
-        Agent { id: name.clone(), name, delegated_by: Vec::new() }
+        Agent::authenticated(name, Credential::chosen())
+    }
+
+    /// A configured agent that proved who it is with `credential`.
+    pub fn authenticated(name: Arc<str>, credential: Credential) -> Agent {
+        Agent { id: name.clone(), name, delegated_by: Vec::new(), credential }
     }
 
     /// The configured agent called `name`, for the commands that act as one without a
@@ -177,7 +204,8 @@ impl Identities {
 
     /// The agent a bearer token stands for: a delegated token (`pcd_…`) is looked up in
     /// `delegations` and accepted only while the configured agent at the root of its chain still
-    /// is; any other goes to [`Identities::authenticate`].
+    /// is, and while the credential that root minted it under still vouches for it; any other
+    /// goes to [`Identities::authenticate`].
     pub fn authenticate_with(
         &self,
         token: &str,
@@ -187,11 +215,40 @@ impl Identities {
             return self.authenticate(token);
         }
         let agent = delegations.authenticate(token, std::time::SystemTime::now())?;
-        match self.names.contains_key(&agent.name) {
-            true => Ok(agent),
-            false => {
-                Err(AuthError::Invalid("the agent that delegated this credential is no longer configured"))
+        if !self.names.contains_key(&agent.name) {
+            return Err(AuthError::Invalid(
+                "the agent that delegated this credential is no longer configured",
+            ));
+        }
+        match self.vouches(&agent.credential.provenance, &agent.name) {
+            Vouch::Yes => Ok(agent),
+            Vouch::No => {
+                // Dead for good, even if the key or token came back: drop the grants now.
+                delegations.withdraw(&agent.credential.provenance);
+                Err(AuthError::Invalid(
+                    "the credential this one was delegated under has been withdrawn (a rotated token or signing key)",
+                ))
             }
+            // A verifier a reload just made has not loaded its keys: refused, not withdrawn.
+            Vouch::Unknown => Err(AuthError::KeysUnavailable(
+                self.jwt.as_ref().and_then(|j| j.last_error()).unwrap_or_default(),
+            )),
+        }
+    }
+
+    /// Whether a credential of `root` with this provenance would still be accepted: its static
+    /// token is still `root`'s, or its JWT signing key is still in the current key set of the
+    /// same issuer. In memory: a comparison per configured token or published key.
+    pub fn vouches(&self, provenance: &Provenance, root: &str) -> Vouch {
+        let yes = |b: bool| if b { Vouch::Yes } else { Vouch::No };
+        match provenance {
+            Provenance::Chosen => Vouch::No,
+            Provenance::Token(print) => yes(self.tokens.holds(print, root)),
+            Provenance::Jwt { issuer, key } => match &self.jwt {
+                Some(j) if *j.settings().issuer == **issuer && !j.ready() => Vouch::Unknown,
+                Some(j) => yes(*j.settings().issuer == **issuer && j.holds(key)),
+                None => Vouch::No,
+            },
         }
     }
 
@@ -201,18 +258,36 @@ impl Identities {
         if token.len() > jwt::MAX_TOKEN {
             return Err(AuthError::Invalid("the token is too large"));
         }
-        if let Some(name) = self.tokens.find(token) {
-            return Ok(Agent::configured(name));
+        if let Some((name, print)) = self.tokens.find(token) {
+            let credential = Credential { expires: None, provenance: Provenance::Token(print) };
+            return Ok(Agent::authenticated(name, credential));
         }
         let Some(verifier) = &self.jwt else {
             return Err(AuthError::Invalid("no agent has this token"));
         };
-        let claimed = verifier.verify(token)?;
-        match self.names.get_key_value(claimed.as_str()) {
-            Some((name, ())) => Ok(Agent::configured(name.clone())),
+        let v = verifier.verify(token)?;
+        match self.names.get_key_value(v.agent.as_str()) {
+            Some((name, ())) => {
+                let credential = Credential {
+                    // An `exp` past what the clock can hold is no expiry (never a panic).
+                    expires: std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_secs(v.exp)),
+                    provenance: Provenance::Jwt { issuer: verifier.issuer(), key: v.key },
+                };
+                Ok(Agent::authenticated(name.clone(), credential))
+            }
             None => Err(AuthError::Invalid("the token names an agent that is not configured")),
         }
     }
+}
+
+/// Whether the credential a delegation was minted under still stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vouch {
+    Yes,
+    /// Rotated, removed, or its key dropped: what was minted under it dies.
+    No,
+    /// The signing keys are not loaded yet: it cannot be told now.
+    Unknown,
 }
 
 /// The bearer token in an `Authorization` or `Proxy-Authorization` value (`Bearer` in any case).

@@ -16,6 +16,9 @@ use crate::config::agents::AgentSpec;
 #[derive(Default)]
 pub struct Tokens {
     digests: Vec<([u8; 32], Arc<str>)>,
+    /// Each token's fingerprint ([`super::credential::token_print`]), in the same order: what a
+    /// delegation minted under the token remembers it by.
+    prints: Vec<[u8; 16]>,
 }
 
 impl std::fmt::Debug for Tokens {
@@ -54,22 +57,29 @@ impl Tokens {
             }
             digests.push((d, a.name.clone()));
         }
-        Ok(Tokens { digests })
+        let prints = digests.iter().map(|(d, _)| super::credential::token_print(d)).collect();
+        Ok(Tokens { digests, prints })
     }
 
     pub fn is_empty(&self) -> bool {
         self.digests.is_empty()
     }
 
-    /// The agent whose token this is.
-    pub fn find(&self, token: &str) -> Option<Arc<str>> {
+    /// The agent whose token this is, and the token's fingerprint.
+    pub fn find(&self, token: &str) -> Option<(Arc<str>, [u8; 16])> {
         let d = digest(token);
         let mut found = None;
-        for (candidate, name) in &self.digests {
+        for ((candidate, name), print) in self.digests.iter().zip(&self.prints) {
             if bool::from(candidate.ct_eq(&d)) {
-                found = Some(name.clone());
+                found = Some((name.clone(), *print));
             }
         }
         found
+    }
+
+    /// Whether `agent`'s token is still the one with this fingerprint (a reload that changed or
+    /// removed it says no).
+    pub fn holds(&self, print: &[u8; 16], agent: &str) -> bool {
+        self.prints.iter().zip(&self.digests).any(|(p, (_, name))| p == print && &**name == agent)
     }
 }

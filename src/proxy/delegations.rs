@@ -200,10 +200,21 @@ fn mint(shared: &Shared, targets: &Targets, parent: &Agent, body: &[u8]) -> Resp
         Ok(r) => r,
         Err(e) => return refused(&e),
     };
-    // A flagged agent meets a human first: a fresh child would be a fresh streak.
-    if shared.approvals.flagged(None, Some(&format!("agent:{}", parent.id))) {
+    // A flagged agent meets a human first: a fresh child would be a fresh streak. So does one
+    // whose root is flagged (streaks follow authority). The root's name is in the caller's own
+    // id, so saying it tells the caller nothing about anyone else.
+    let flagged = |id: &str| shared.approvals.flagged(None, Some(&format!("agent:{id}")));
+    if !parent.delegated_by.is_empty() && flagged(&parent.name) {
         return refused(&MintError::Forbidden(format!(
-            "{} was flagged after repeated refusals; an operator must clear it before it delegates",
+            "{} acts for {}, which was flagged after repeated refusals (its own or its delegates'); \
+             an operator must clear it before anything under it delegates",
+            parent.id, parent.name
+        )));
+    }
+    if flagged(&parent.id) {
+        return refused(&MintError::Forbidden(format!(
+            "{} was flagged after repeated refusals (its own or its delegates'); an operator must clear \
+             it before it delegates",
             parent.id
         )));
     }

@@ -17,9 +17,21 @@ const MAX_SESSIONS: usize = 65_536;
 
 /// The key the proxy keeps a session's state under (waivers, flags, negotiated version, watched
 /// calls): the id as the agent sent it, prefixed by the authenticated agent (`dev/abc123`), so
-/// one agent presenting another's session id finds nothing of it. Agent ids hold no `/`.
+/// one agent presenting another's session id finds nothing of it.
+///
+/// Anonymous callers (`auth.require: false`) live in a namespace no spelling of an id reaches:
+/// an agent's key always holds a `/` after a non-empty agent id (agent ids hold no `/`), so an
+/// anonymous id without a `/` is kept as it is, and one with a `/` is kept behind a leading `/`
+/// (`dev/abc` sent anonymously is `/dev/abc`), which no agent's key starts with. The two forms
+/// cannot meet each other either (only one holds a `/`).
 pub fn key(id: &str, agent: Option<&crate::identity::Agent>) -> String {
     match agent {
+        None if id.contains('/') => {
+            let mut k = String::with_capacity(1 + id.len());
+            k.push('/');
+            k.push_str(id);
+            k
+        }
         None => id.to_owned(),
         Some(a) => {
             let mut k = String::with_capacity(a.id.len() + 1 + id.len());
@@ -203,6 +215,42 @@ mod tests {
         assert!(!Arc::ptr_eq(&ta, &s.calls(&a, "S")), "a new table after DELETE");
         assert!(Arc::ptr_eq(&tb, &s.calls(&b, "S")), "the other upstream's is kept");
         assert_eq!(s.tables.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn no_anonymous_spelling_of_an_id_reaches_an_agents_key_or_another_anonymous_one() {
+        use crate::identity::Agent;
+        let (dev, kid) = (Agent::configured("dev".into()), {
+            let mut k = Agent::configured("dev".into());
+            k.id = "dev>kid".into();
+            k.delegated_by = vec!["dev".into()];
+            k
+        });
+        let ids = ["abc", "dev/abc", "/dev/abc", "dev>kid/abc", "/", "//", "a/", "dev", ""];
+        let mut anonymous: Vec<String> = ids.iter().map(|i| key(i, None)).collect();
+        for agent in [&dev, &kid] {
+            for id in ids {
+                let k = key(id, Some(agent));
+                assert!(!anonymous.contains(&k), "{k:?} is reachable anonymously");
+            }
+        }
+        assert_eq!(key("dev/abc", None), "/dev/abc");
+        assert_eq!(key("abc", None), "abc", "an id without '/' is kept as sent");
+        anonymous.sort();
+        anonymous.dedup();
+        assert_eq!(anonymous.len(), ids.len(), "distinct ids keep distinct keys");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn an_anonymous_key_never_equals_an_agents(id in "[ -~]{0,12}", other in "[ -~]{0,12}", name in "[A-Za-z0-9._>-]{1,8}") {
+            let mut a = crate::identity::Agent::configured(name.as_str().into());
+            a.id = name.as_str().into();
+            proptest::prop_assert_ne!(key(&id, None), key(&other, Some(&a)));
+            if id != other {
+                proptest::prop_assert_ne!(key(&id, None), key(&other, None));
+            }
+        }
     }
 
     #[test]

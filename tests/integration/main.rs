@@ -5,8 +5,10 @@
 // names (admin tokens, checker keys) and a peer thread paces itself with a blocking sleep.
 #![allow(clippy::disallowed_methods)]
 
+mod admin_hosts;
 mod approvals;
 mod audit;
+mod authority;
 mod checker_offswitch;
 mod checker_openai;
 mod cli;

@@ -1,5 +1,5 @@
 //! The keys the repeated-denial breaker keeps streaks under: a session's id, a principal's
-//! digest (`caller:` and eight bytes of hex, built on the stack), and a call's (at most three)
+//! digest (`caller:` and eight bytes of hex, built on the stack), and a call's (at most four)
 //! of them.
 
 use std::borrow::Cow;
@@ -50,14 +50,31 @@ pub(super) fn principal_key(principal: &str) -> String {
     CallerKey::of(principal).as_str().to_owned()
 }
 
-/// The table key of a session id (one spelled like a principal key is kept apart from them).
+/// The principal of the configured agent at the root of a delegated agent's chain
+/// (`agent:dev>kid>lint` → `agent:dev`): its streak follows the authority it acts under. `None`
+/// for any other principal. (An agent's principal is `agent:` and its id, and a delegated id is
+/// its root's name, `>` and its labels; configured names hold no `>`.)
+pub(super) fn root_principal(principal: &str) -> Option<&str> {
+    let id = principal.strip_prefix(AGENT)?;
+    let root = id.find('>')?;
+    Some(&principal[..AGENT.len() + root])
+}
+
+/// How the transports spell an authenticated agent's principal (`agent:dev`).
+const AGENT: &str = "agent:";
+
+/// The table key of a session id (one spelled like a principal key is kept apart from them, and
+/// the escape is itself escaped, so no two ids share a key).
 pub(super) fn session_key(session: &str) -> Cow<'_, str> {
-    if session.starts_with(CallerKey::PREFIX) || session.starts_with('#') {
-        Cow::Owned(format!("session:{session}"))
+    if session.starts_with(CallerKey::PREFIX) || session.starts_with('#') || session.starts_with(SESSION) {
+        Cow::Owned(format!("{SESSION}{session}"))
     } else {
         Cow::Borrowed(session)
     }
 }
+
+/// The escape of a session id spelled like another kind of key.
+const SESSION: &str = "session:";
 
 /// One table key of a call, borrowed or on the stack.
 pub(super) enum Key<'a> {
@@ -76,16 +93,17 @@ impl Key<'_> {
     }
 }
 
-/// The (at most three) keys one call feeds and reads.
+/// The (at most four) keys one call feeds and reads: its session's, the session owner's, its
+/// principal's, and its root agent's.
 #[derive(Default)]
-pub(super) struct Keys<'a>([Option<Key<'a>>; 3]);
+pub(super) struct Keys<'a>([Option<Key<'a>>; 4]);
 
 impl<'a> Keys<'a> {
     pub(super) fn push(&mut self, key: Key<'a>) {
         if self.iter().any(|k| k == key.as_str()) {
             return;
         }
-        let free = self.0.iter_mut().find(|k| k.is_none()).expect("a call has at most three keys");
+        let free = self.0.iter_mut().find(|k| k.is_none()).expect("a call has at most four keys");
         *free = Some(key);
     }
 

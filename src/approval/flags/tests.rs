@@ -165,3 +165,99 @@ fn an_allowed_call_with_no_room_ends_the_untracked_run() {
     assert!(f.flagged(Some("x5"), None), "three in a row, pooled");
     assert!(!f.flagged(Some("s0"), None), "a key with its own streak reads its own");
 }
+
+#[test]
+fn a_delegated_agents_refusals_count_toward_its_root_and_a_flagged_root_flags_its_children() {
+    let f = Flags::new(3, 20, Arc::new(Metrics::new()));
+    // A parent minting a fresh child per probe: each child is refused once, in a fresh session.
+    for i in 0..3 {
+        let (child, session) = (format!("agent:dev>probe{i}"), format!("dev>probe{i}/s"));
+        assert!(!f.flagged(Some(&session), Some(&child)), "probe {i} is not flagged yet");
+        f.record(Some(&session), Some(&child), true);
+    }
+    assert!(f.flagged(None, Some("agent:dev")), "the root is flagged by its children's refusals");
+    assert!(f.flagged(Some("dev>fresh/s"), Some("agent:dev>fresh")), "a fresh child is flagged with it");
+    assert!(f.flagged(None, Some("agent:dev>fresh>deeper")), "and a grandchild");
+    assert!(!f.flagged(None, Some("agent:ci")) && !f.flagged(None, Some("agent:ci>kid")), "not another root");
+    assert!(!f.flagged(None, Some("agent:devops>kid")), "a root is its whole name");
+    assert!(f.clear(&principal_key("agent:dev")));
+    assert!(!f.flagged(None, Some("agent:dev>fresh")), "cleared by an operator");
+}
+
+#[test]
+fn the_root_of_a_principal_is_only_ever_an_agents() {
+    for (principal, root) in [
+        ("agent:dev>kid", Some("agent:dev")),
+        ("agent:dev>kid>lint", Some("agent:dev")),
+        ("agent:dev", None),
+        ("peer:127.0.0.1", None),
+        ("Bearer dev>kid", None),
+        ("agent:>kid", Some("agent:")),
+    ] {
+        assert_eq!(root_principal(principal), root, "{principal}");
+    }
+}
+
+#[test]
+fn another_principal_presenting_a_session_id_never_sees_or_feeds_the_first_ones_streak() {
+    let f = Flags::new(3, 20, Arc::new(Metrics::new()));
+    let (a, b) = (Some("peer:10.0.0.1"), Some("peer:10.0.0.2"));
+    f.record(Some("shared"), a, false); // a claims the session
+    for _ in 0..3 {
+        f.record(Some("shared"), b, true);
+    }
+    assert!(!f.flagged(Some("shared"), a), "b's refusals under a's session id never flag a's session");
+    assert!(f.flagged(Some("shared"), b) && f.flagged(None, b), "they flag b");
+    let c = Some("peer:10.0.0.3");
+    for _ in 0..3 {
+        f.record(Some("c-session"), c, true);
+    }
+    assert!(f.flagged(Some("c-session"), c));
+    assert!(
+        !f.flagged(Some("c-session"), Some("peer:10.0.0.4")),
+        "nor does a flag pass to whoever spells its id"
+    );
+    // A decision recorded later without a principal (an ask resolving) is still the owner's.
+    assert!(f.flagged(Some("c-session"), None));
+}
+
+#[test]
+fn session_ids_spelled_like_the_escape_keep_their_own_keys() {
+    let ids = ["caller:x", "session:caller:x", "#more", "session:#more", "session:", "plain"];
+    let mut keys: Vec<String> = ids.iter().map(|i| session_key(i).into_owned()).collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), ids.len(), "{keys:?}");
+    assert!(keys.iter().all(|k| !k.starts_with(CallerKey::PREFIX) && !k.starts_with('#')), "{keys:?}");
+}
+
+#[test]
+#[ignore = "a measurement: run with --ignored --nocapture"]
+fn cost_of_the_root_key_on_the_quiet_path() {
+    use std::hint::black_box;
+    const N: u32 = 200_000;
+    let f = Flags::new(3, 20, Arc::new(Metrics::new()));
+    let run = |what: &str, session: &str, principal: &str| {
+        f.record(Some(session), Some(principal), false);
+        let t = std::time::Instant::now();
+        for _ in 0..N {
+            f.record(black_box(Some(session)), black_box(Some(principal)), false);
+            black_box(f.flagged(black_box(Some(session)), black_box(Some(principal))));
+        }
+        let ns = t.elapsed().as_nanos() as f64 / f64::from(N);
+        println!("{what:<56} {ns:>8.1} ns (record + flagged)");
+        ns
+    };
+    let time = |what: &str, g: &dyn Fn() -> CallerKey| {
+        let t = std::time::Instant::now();
+        for _ in 0..N {
+            black_box(g());
+        }
+        println!("{what:<56} {:>8.1} ns", t.elapsed().as_nanos() as f64 / f64::from(N));
+    };
+    time("the root's key, digested", &|| CallerKey::of(black_box("agent:dev")));
+    time("the root's key, remembered", &|| f.root_key(black_box("agent:dev")));
+    let agent = run("a configured agent (session, owner, caller)", "dev/s", "agent:dev");
+    let child = run("a delegated agent (+ its root's key)", "dev>kid/s", "agent:dev>kid");
+    println!("added per delegated call: {:.1} ns", child - agent);
+}

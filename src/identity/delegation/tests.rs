@@ -222,3 +222,53 @@ fn timestamps_are_rfc3339_in_utc() {
     assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(951_782_400)), "2000-02-29T00:00:00Z");
     assert_eq!(rfc3339(UNIX_EPOCH + Duration::from_secs(1_700_000_000)), "2023-11-14T22:13:20Z");
 }
+
+/// `dev`, authenticated with a JWT that expires at `exp` (seconds after T0), signed by key `k`.
+fn dev_with_jwt(exp: u64, k: u8) -> Agent {
+    Agent::authenticated(
+        "dev".into(),
+        Credential {
+            expires: Some(at(exp)),
+            provenance: Provenance::Jwt { issuer: "iss".into(), key: [k; 32] },
+        },
+    )
+}
+
+#[test]
+fn a_child_never_outlives_the_jwt_its_root_minted_it_under_nor_does_a_grandchild() {
+    let (kinds, store) = (ToolKinds::default(), Delegations::default());
+    let m = minting(&kinds);
+    let parent = dev_with_jwt(5, 1);
+    match store.mint(&parent, req(r#"{"ttl":"1m"}"#), &m, at(0)) {
+        Err(MintError::Forbidden(msg)) => assert!(msg.contains("outlives dev's own credential"), "{msg}"),
+        other => panic!("{other:?}"),
+    }
+    let child = store.mint(&parent, req(r#"{"name":"a"}"#), &m, at(0)).unwrap();
+    assert_eq!(child.expires, at(5), "no ttl: as long as the JWT, not delegation.max_ttl");
+    let a = store.authenticate(&child.token, at(1)).unwrap();
+    assert_eq!(a.credential.expires, Some(at(5)));
+    assert_eq!(a.credential.provenance, parent.credential.provenance, "the root's provenance travels down");
+    let grandchild = store.mint(&a, req(r#"{"name":"b"}"#), &m, at(1)).unwrap();
+    assert_eq!(grandchild.expires, at(5));
+    assert!(store.authenticate(&child.token, at(5)).is_err(), "gone when the JWT expires");
+    assert!(store.authenticate(&grandchild.token, at(6)).is_err());
+    // A JWT accepted within its leeway after `exp` cannot mint at all.
+    match store.mint(&dev_with_jwt(5, 1), req("{}"), &m, at(20)) {
+        Err(MintError::Forbidden(msg)) => assert!(msg.contains("dev's own credential has expired"), "{msg}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn withdrawing_a_credential_takes_every_grant_minted_under_it_and_no_other() {
+    let (kinds, store) = (ToolKinds::default(), Delegations::default());
+    let m = minting(&kinds);
+    let (k1, k2) = (dev_with_jwt(3600, 1), dev_with_jwt(3600, 2));
+    let a = store.mint(&k1, req(r#"{"name":"a"}"#), &m, at(0)).unwrap();
+    let a_agent = store.authenticate(&a.token, at(0)).unwrap();
+    let b = store.mint(&a_agent, req(r#"{"name":"b"}"#), &m, at(0)).unwrap();
+    let c = store.mint(&k2, req(r#"{"name":"c"}"#), &m, at(0)).unwrap();
+    assert_eq!(store.withdraw(&k1.credential.provenance), 2, "the child and the grandchild");
+    assert!(store.authenticate(&a.token, at(1)).is_err() && store.authenticate(&b.token, at(1)).is_err());
+    assert!(store.authenticate(&c.token, at(1)).is_ok(), "a grant under another key stays");
+}
