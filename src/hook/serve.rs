@@ -92,10 +92,12 @@ pub async fn answer(
         Some(name) if guard.agent_profile(name).is_some() => Some(Arc::new(Agent::configured(name.into()))),
         Some(name) => return Err(format!("no agent {name:?} in the proxy's config")),
     };
-    let call = map::call_in(&env, shell)
-        .map_err(|e| e.to_string())?
-        .with_session(env.session.clone())
-        .with_agent(agent);
+    // Claude Code's session id, kept in the `hook:` namespace of the session tables: no hook
+    // envelope can spell an MCP session's key (`dev/abc` there is an agent's).
+    let session =
+        env.session.as_deref().map(|s| format!("hook:{}", crate::session::key(s, agent.as_deref())));
+    let call =
+        map::call_in(&env, shell).map_err(|e| e.to_string())?.with_session(session.clone()).with_agent(agent);
     let started = std::time::Instant::now();
     match event {
         Event::Pre => {
@@ -105,7 +107,7 @@ pub async fn answer(
                 agent: agent.as_ref(),
                 era: Era::Legacy,
                 negotiated: None,
-                session: env.session.as_deref(),
+                session: session.as_deref(),
                 approvals: &shared.approvals,
                 elicits: false,
                 principal: None,

@@ -111,15 +111,16 @@ fn agent_of(req: &Req) -> Option<Arc<crate::identity::Agent>> {
     req.extensions().get::<Arc<crate::identity::Agent>>().cloned()
 }
 
-/// Who is calling: the authenticated agent; else the `Authorization` header when there is one
-/// (the breaker digests it), else the connection's peer address (`peer:IP`, no port: one caller
-/// may open many connections).
+/// Who is calling: the authenticated agent (`agent:ID`); else the `Authorization` header when
+/// there is one (`authorization:VALUE`: the breaker digests it, and no header can spell an
+/// agent's principal), else the connection's peer address (`peer:IP`, no port: one caller may
+/// open many connections).
 fn principal_of(req: &Req) -> Option<String> {
     if let Some(a) = req.extensions().get::<Arc<crate::identity::Agent>>() {
         return Some(format!("agent:{}", a.id));
     }
     if let Some(auth) = req.headers().get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
-        return Some(auth.to_owned());
+        return Some(format!("authorization:{auth}"));
     }
     req.extensions().get::<super::listener::Peer>().map(|p| format!("peer:{}", p.0.ip()))
 }
