@@ -1,4 +1,3 @@
-
 use crate::checker::FailureMode;
 use crate::config::Config;
 use std::time::Duration;

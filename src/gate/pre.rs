@@ -47,6 +47,25 @@ pub struct Context<'a> {
     pub explain: bool,
 }
 
+impl<'a> Context<'a> {
+    /// A headless context on `upstream` in `era`: no session, no caller, nothing counted, nobody
+    /// to ask (the tests' and offline entrances' starting point).
+    pub fn headless(upstream: &'a Arc<str>, approvals: &'a Approvals, era: Era) -> Context<'a> {
+        Context {
+            upstream,
+            agent: None,
+            era,
+            negotiated: None,
+            session: None,
+            approvals,
+            elicits: false,
+            principal: None,
+            counter: None,
+            explain: false,
+        }
+    }
+}
+
 impl Context<'_> {
     /// `call`, to be counted when it ends.
     fn counted(&self, call: ToolCall) -> Counted {
@@ -444,7 +463,7 @@ mod properties {
             let up: Arc<str> = "up".into();
             for negotiated in [None, Some(Version::V2025_03_26)] {
                 let approvals = Approvals::headless();
-        let cx = Context { upstream: &up, agent: None, era: Era::Legacy, negotiated, session: None, approvals: &approvals, elicits: false, principal: None, counter: None, explain: false };
+        let cx = Context { negotiated, ..Context::headless(&up, &approvals, Era::Legacy) };
                 if let Ok(payload) = parse(body.as_bytes()) {
                     let _ = block_on(decide(&payload, &cx, &guard));
                 }

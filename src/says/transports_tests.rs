@@ -14,25 +14,10 @@ use crate::mcp::era::Era;
 
 const POLICY: &str = "permissions: { allow: [\"mcp__up__*\", \"http__up__*\"], deny: [\"mcp__up__rm\", \"http__up__rm\", \"File(/etc/**)\"], ask: [\"mcp__up__push\", \"http__up__push\"] }\n";
 
-fn cx<'a>(up: &'a Arc<str>, approvals: &'a Approvals, era: Era) -> Context<'a> {
-    Context {
-        upstream: up,
-        agent: None,
-        era,
-        negotiated: None,
-        session: None,
-        approvals,
-        elicits: false,
-        principal: None,
-        counter: None,
-        explain: false,
-    }
-}
-
 fn jsonrpc(guard: &crate::gate::Guard, era: Era, body: &str) -> String {
     let (up, approvals): (Arc<str>, _) = ("up".into(), Approvals::headless());
     let payload = crate::mcp::jsonrpc::parse(body.as_bytes()).unwrap();
-    match block_on(decide(&payload, &cx(&up, &approvals, era), guard)) {
+    match block_on(decide(&payload, &Context::headless(&up, &approvals, era), guard)) {
         Plan::Refuse(r) => String::from_utf8(r.body).unwrap(),
         other => panic!("not refused: {other:?}"),
     }
@@ -41,7 +26,7 @@ fn jsonrpc(guard: &crate::gate::Guard, era: Era, body: &str) -> String {
 fn plain_http(guard: &crate::gate::Guard, path: &str) -> String {
     let (up, approvals): (Arc<str>, _) = ("up".into(), Approvals::headless());
     let call = ToolCall::http(up.clone(), path, None);
-    match block_on(decide_typed(call, &cx(&up, &approvals, Era::Legacy), guard)) {
+    match block_on(decide_typed(call, &Context::headless(&up, &approvals, Era::Legacy), guard)) {
         CallPlan::Refuse(_, d) => {
             let (body, decision) = crate::proxy::pre::http_refusal(&d);
             format!("403 x-portcullis-decision: {decision}\n{body}")

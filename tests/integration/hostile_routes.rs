@@ -14,6 +14,23 @@ fn hostile() -> Peer {
     Peer::start("python3", &["hostile_server.py"])
 }
 
+/// The py_client `--stdio` argv that runs `server` (a shell command) behind `portcullis wrap`.
+fn wrap_argv(cfg: &std::path::Path, server: &str) -> String {
+    serde_json::json!([
+        env!("CARGO_BIN_EXE_portcullis"),
+        "wrap",
+        "--config",
+        cfg,
+        "--name",
+        "evil",
+        "--",
+        "sh",
+        "-c",
+        server
+    ])
+    .to_string()
+}
+
 fn guarded(peer: &Peer) -> portcullis::config::Config {
     let http = format!("http://127.0.0.1:{}/http", peer.port);
     config(&[("evil", &peer.url()), ("evilhttp", &http)], &format!("{ALLOW_ALL}redact: [{SECRET}]\n"))
@@ -158,19 +175,7 @@ async fn the_wrap_relay_watches_the_same_routes_over_stdio() {
         journal.display(),
         peers_dir().join("hostile_server.py").display()
     );
-    let argv = serde_json::json!([
-        env!("CARGO_BIN_EXE_portcullis"),
-        "wrap",
-        "--config",
-        cfg,
-        "--name",
-        "evil",
-        "--",
-        "sh",
-        "-c",
-        server
-    ])
-    .to_string();
+    let argv = wrap_argv(&cfg, &server);
     let steps = ["call", "id_string", "{}", "call", "log_leak", "{}", "call", "fake_approval", "{}"];
     let lines = py_client_stdio_with(&argv, &["--elicit", "allow_once"], &steps).await;
     assert_eq!(lines.len(), 3, "{lines:?}");
@@ -217,19 +222,7 @@ async fn a_malformed_answer_is_withheld_and_its_call_answered_on_every_transport
     let cfg = dir.path().join("p.yaml");
     std::fs::write(&cfg, format!("{ALLOW_ALL}redact: [{SECRET}]\n")).unwrap();
     let server = format!("exec python3 {} --stdio", peers_dir().join("hostile_server.py").display());
-    let argv = serde_json::json!([
-        env!("CARGO_BIN_EXE_portcullis"),
-        "wrap",
-        "--config",
-        cfg,
-        "--name",
-        "evil",
-        "--",
-        "sh",
-        "-c",
-        server
-    ])
-    .to_string();
+    let argv = wrap_argv(&cfg, &server);
     let steps = ["call", "dup_id", "{}", "call", "id_string", "{}"];
     let lines = py_client_stdio_with(&argv, &["--timeout", "20"], &steps).await;
     assert_eq!(lines.len(), 2, "{lines:?}");

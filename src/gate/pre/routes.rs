@@ -117,18 +117,7 @@ mod tests {
         let decide_with = |policy: &str, text: &str| {
             let up: Arc<str> = "up".into();
             let approvals = Approvals::headless();
-            let cx = Context {
-                agent: None,
-                upstream: &up,
-                era: Era::Legacy,
-                negotiated: None,
-                session: None,
-                approvals: &approvals,
-                elicits: false,
-                principal: None,
-                counter: None,
-                explain: false,
-            };
+            let cx = Context::headless(&up, &approvals, Era::Legacy);
             let guard = crate::gate::guard::tests::guard(policy);
             block_on(decide(&parse(text.as_bytes()).unwrap(), &cx, &guard))
         };
@@ -173,18 +162,7 @@ mod tests {
     fn a_prompt_or_a_completion_is_decided_on_what_the_server_receives() {
         let up: Arc<str> = "up".into();
         let approvals = Approvals::headless();
-        let cx = Context {
-            agent: None,
-            upstream: &up,
-            era: Era::Legacy,
-            negotiated: None,
-            session: None,
-            approvals: &approvals,
-            elicits: false,
-            principal: None,
-            counter: None,
-            explain: false,
-        };
+        let cx = Context::headless(&up, &approvals, Era::Legacy);
         let policy = "permissions: { allow: [\"mcp__up__*\"], deny: [\"mcp__up__prompts/get\"] }\n";
         let guard = crate::gate::guard::tests::guard(policy);
         let decide_text = |text: &str| block_on(decide(&parse(text.as_bytes()).unwrap(), &cx, &guard));

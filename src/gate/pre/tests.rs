@@ -11,18 +11,7 @@ fn guard() -> Guard {
 fn decide_text(text: &str, negotiated: Option<Version>) -> Plan {
     let up: Arc<str> = "up".into();
     let approvals = Approvals::headless();
-    let cx = Context {
-        agent: None,
-        upstream: &up,
-        era: Era::Legacy,
-        negotiated,
-        session: None,
-        approvals: &approvals,
-        elicits: false,
-        principal: None,
-        counter: None,
-        explain: false,
-    };
+    let cx = Context { negotiated, ..Context::headless(&up, &approvals, Era::Legacy) };
     block_on(decide(&parse(text.as_bytes()).unwrap(), &cx, &guard()))
 }
 

@@ -102,18 +102,7 @@ mod tests {
         let guard = crate::gate::guard::tests::guard(POLICY);
         let approvals = Approvals::headless();
         let up: Arc<str> = "up".into();
-        let cx = Context {
-            agent: None,
-            upstream: &up,
-            era: Era::Legacy,
-            negotiated: None,
-            session: None,
-            approvals: &approvals,
-            elicits: false,
-            principal: None,
-            counter,
-            explain: false,
-        };
+        let cx = Context { counter, ..Context::headless(&up, &approvals, Era::Legacy) };
         f(&cx, &guard)
     }
 
