@@ -247,6 +247,12 @@ async fn inspect_one(
     let Some(watch) = msg.id.and_then(|id| watched.take(id)) else {
         return One::Unchanged;
     };
+    // JSON-RPC 2.0 answers with a result or an error, never both. The Python SDK reads such a
+    // message as its error (whose message the client raises, and an agent shows its model),
+    // another reader as its result: judging one of them releases the other unread.
+    if msg.result.is_some() && msg.error.is_some() {
+        return One::Malformed;
+    }
     match watch {
         Watch::Initialize { elicits } => {
             let version = msg

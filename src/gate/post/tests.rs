@@ -64,6 +64,8 @@ fn malformed_messages_are_withheld_while_a_result_is_pending() {
         r#"{"jsonrpc":"2.0","id":5,"result":{"t":"S3CRET"}"#,
         r#"[{"jsonrpc":"2.0","id":5,"result":{},"result":{}}]"#,
         r#"{"jsonrpc":"2.0","id":5}"#,
+        // Both members: the Python SDK raises the error's message, the judge read the result.
+        r#"{"jsonrpc":"2.0","id":5,"result":{"content":[]},"error":{"code":1,"message":"S3CRET"}}"#,
     ] {
         let (guard, mut w) = setup();
         assert_eq!(inspect_now(text, &mut w, &guard).release, Release::Withheld, "{text}");
