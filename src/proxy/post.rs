@@ -289,9 +289,13 @@ async fn mcp(
                     Bytes::from(answer)
                 }
                 Release::Withheld => {
-                    tracing::warn!(%upstream, "withheld a malformed answer to a watched call");
+                    tracing::warn!(%upstream, "withheld a malformed answer");
                     parts.headers.insert(CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
-                    Bytes::from(withheld_answer(&mut watched, &upstream))
+                    let answer = withheld_answer(&mut watched, &upstream);
+                    if answer.is_empty() {
+                        parts.status = http::StatusCode::ACCEPTED;
+                    }
+                    Bytes::from(answer)
                 }
             };
             Ok(Resp::from_parts(parts, full(body)))

@@ -170,6 +170,12 @@ pub async fn inspect_from_upstream(
     upstream: &std::sync::Arc<str>,
 ) -> Inspection {
     let text = answer.text();
+    // A text that is not a well-formed message may be a server message the client still reads
+    // (a `params` named twice: the SDKs keep the last) or an answer: it is judged by nobody, so
+    // it is never relayed while results are judged — whether or not a call is pending.
+    if guard.inspects_results() && !answer.well_formed() {
+        return Inspection { release: Release::Withheld, ..Default::default() };
+    }
     if !guard.inspects_results() || !server::present(text) {
         return inspect(answer, watched, guard).await;
     }

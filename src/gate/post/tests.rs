@@ -178,3 +178,24 @@ fn initialize_results_report_the_negotiated_version() {
         inspect_now(r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-03-26"}}"#, &mut w, &guard);
     assert!(matches!(out.seen[..], [Seen::Initialized { version: Version::V2025_03_26, .. }]));
 }
+
+#[test]
+fn a_server_message_naming_a_key_twice_is_withheld_even_when_nothing_is_watched() {
+    let guard = crate::gate::guard::tests::guard("redact: [S3CRET]\n");
+    let up: std::sync::Arc<str> = "up".into();
+    let inspect_text = |text: &str| {
+        let mut w = Watched::default();
+        crate::gate::pre::block_on(inspect_from_upstream(&Envelope::parse(text), &mut w, &guard, &up)).release
+    };
+    for text in [
+        r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"a"},"params":{"data":"S3CRET"}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/message","method":"notifications/message","params":{"data":"S3CRET"}}"#,
+        r#"[{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"a"},"params":{"data":"S3CRET"}}]"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"S3CRET"}} trailing"#,
+    ] {
+        assert_eq!(inspect_text(text), Release::Withheld, "{text}");
+    }
+    assert_eq!(inspect_text(""), Release::Unchanged, "a priming event carries no message");
+    let fine = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"fine"}}"#;
+    assert_eq!(inspect_text(fine), Release::Unchanged);
+}
