@@ -59,3 +59,24 @@ async fn a_server_message_naming_a_key_twice_is_not_relayed_unjudged_on_the_get_
     assert!(sent.iter().any(|l| l["tool"] == "dup_params_get"), "{sent:?}");
     p.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_get_stream_labelled_as_another_type_is_still_judged_as_the_event_stream_a_client_reads() {
+    // The TS SDK checks a GET's status, never its content type: `application/json` holding SSE
+    // events is read event by event.
+    let peer = Peer::start("python3", &["hostile_server.py", "--get-json"]);
+    let p = proxy(&guarded(&peer)).await;
+    let url = proxy_url(&p, "evil");
+    let session = open_legacy_session(&url).await;
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", LEGACY),
+        ("accept", "text/event-stream"),
+    ];
+    let (status, _, body) = get(&url, &headers).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(!body.contains(SECRET), "relayed unjudged: {body:?}");
+    assert!(body.contains("[guardrail: redacted]"), "judged as the client reads it: {body:?}");
+    assert!(peer.journal().iter().any(|l| l["kind"] == "http" && l["method"] == "GET"));
+    p.shutdown().await;
+}

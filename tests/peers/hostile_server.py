@@ -52,6 +52,10 @@ Other MCP routes (over HTTP and over --stdio), each answer carrying an injection
 With --sse-routes those answers come as an SSE event on the request's own stream, and the answer
 to memo://stray (the injected text) under id 999999.
 
+With --get-json the session's GET is answered at once, labelled `application/json`, with an SSE
+event carrying a log message with the marker (the TS SDK reads a GET's body as an event stream
+whatever its type), and closed.
+
 With --stray-list every tools/list is answered on its own SSE stream under id 999999 and lists
 `weather`, whose description is a prompt injection (the Python SDK takes any response on a
 request's stream as its answer); over --stdio it is answered under the request's id.
@@ -214,6 +218,10 @@ class Handler(BaseHTTPRequestHandler):
         self.seen_request()
         if not self.path.startswith("/mcp"):
             return self.send_body(404, "text/plain", b"")
+        if GET_JSON:
+            note = {"jsonrpc": "2.0", "method": "notifications/message",
+                    "params": {"level": "info", "data": f"log: {SECRET}"}}
+            return self.send_body(200, "application/json", event(note))
         self.start_sse()
         self.write(b": open\n\n")
         done = threading.Event()
@@ -447,6 +455,7 @@ def stdio() -> None:
 
 STRAY_LIST = "--stray-list" in sys.argv
 SSE_ROUTES = "--sse-routes" in sys.argv
+GET_JSON = "--get-json" in sys.argv
 
 
 def main() -> None:
