@@ -80,3 +80,25 @@ async fn a_get_stream_labelled_as_another_type_is_still_judged_as_the_event_stre
     assert!(peer.journal().iter().any(|l| l["kind"] == "http" && l["method"] == "GET"));
     p.shutdown().await;
 }
+
+#[tokio::test]
+async fn answers_to_requests_no_route_names_are_judged_initialize_instructions_and_a_cancelled_task() {
+    // `initialize`'s `instructions` go into the client's model context (Claude Code puts them in
+    // its system prompt); `tasks/cancel` answers with the task and its `statusMessage`.
+    let peer = Peer::start("python3", &["hostile_server.py", "--instructions"]);
+    let p = proxy(&guarded(&peer)).await;
+    let url = proxy_url(&p, "evil");
+    let init = serde_json::json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    let (status, headers, body) = post(&url, &[], init.to_string()).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(!body.contains(SECRET), "the instructions reached the client unjudged: {body}");
+    assert_eq!(rpc_body(&body)["result"]["protocolVersion"], LEGACY, "the session still opens: {body}");
+    let session = headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let headers = [("mcp-session-id", session.as_str()), ("mcp-protocol-version", LEGACY)];
+    let cancel = r#"{"jsonrpc":"2.0","id":4,"method":"tasks/cancel","params":{"taskId":"t-1"}}"#;
+    let (_, _, body) = post(&url, &headers, cancel).await;
+    assert!(!body.contains(SECRET), "the cancelled task's message reached the client unjudged: {body}");
+    assert!(body.contains("[guardrail: redacted]"), "{body}");
+    p.shutdown().await;
+}
