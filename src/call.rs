@@ -41,6 +41,11 @@ pub enum Method {
     TasksList,
     /// The 2026-07-28 era's long-lived request whose stream carries the session's notifications.
     SubscriptionsListen,
+    /// Any other request (`initialize`, `ping`, `tasks/cancel`, `server/discover`, a method of a
+    /// later era): forwarded, and its answer judged as `mcp__{upstream}__{its method}` — what a
+    /// server puts in an answer nobody named (`initialize`'s `instructions`, which clients give
+    /// their model; a cancelled task's `statusMessage`) reaches the client judged.
+    Unrouted,
 }
 
 impl Method {
@@ -73,6 +78,7 @@ impl Method {
             Method::TasksGet => "tasks/get",
             Method::TasksList => "tasks/list",
             Method::SubscriptionsListen => "subscriptions/listen",
+            Method::Unrouted => "(unrouted request)",
         }
     }
 
@@ -179,6 +185,12 @@ impl ToolCall {
     /// the request's params as its arguments.
     pub fn route(upstream: Arc<str>, method: Method, params: Option<&RawValue>, era: Era) -> ToolCall {
         ToolCall { method, ..ToolCall::mcp(upstream, method.as_str(), params, era) }
+    }
+
+    /// The answer to the request `method` on `upstream`, which no route names
+    /// ([`Method::Unrouted`]): the pseudo-tool `mcp__{upstream}__{method}`.
+    pub fn unrouted(upstream: Arc<str>, method: &str, era: Era) -> ToolCall {
+        ToolCall { method: Method::Unrouted, ..ToolCall::mcp(upstream, method, None, era) }
     }
 
     pub fn http(upstream: Arc<str>, path: &str, args: Option<Box<RawValue>>) -> ToolCall {

@@ -77,6 +77,14 @@ impl Context<'_> {
         Counted::settled(call, self.counter.cloned(), outcome)
     }
 
+    /// The answer to a request no route names, as the pseudo-tool `mcp__{upstream}__{method}`.
+    fn unrouted(&self, method: &str) -> ToolCall {
+        ToolCall::unrouted(self.upstream.clone(), method, self.era)
+            .with_session(self.session.map(str::to_owned))
+            .with_caller(self.principal)
+            .with_agent(self.agent.cloned())
+    }
+
     /// The watch on `call`'s answer under `id`.
     fn watch(&self, id: &RawValue, call: ToolCall) -> (IdKey, Watch) {
         (IdKey::new(id), Watch::Call(self.counted(call)))
@@ -219,7 +227,11 @@ fn one<'a>(msg: &Message<'a>, cx: &Context<'_>) -> Pre<'a> {
         }
         (Some("initialize"), Kind::Request, _) => {
             let elicits = declares_elicitation(msg.params, "/capabilities/elicitation");
-            One::Forward(msg.id.map(|id| (IdKey::new(id), Watch::Initialize { elicits }))).into()
+            let answer = |id| {
+                let call = cx.unrouted("initialize");
+                (IdKey::new(id), Watch::Initialize { elicits, answer: cx.counted(call) })
+            };
+            One::Forward(msg.id.map(answer)).into()
         }
         (_, Kind::Invalid, _) => One::Invalid {
             id: msg.id.map(|i| i.to_owned()),
@@ -245,6 +257,8 @@ fn one<'a>(msg: &Message<'a>, cx: &Context<'_>) -> Pre<'a> {
                     .with_agent(cx.agent.cloned());
                 One::Forward(Some(cx.watch(id, call))).into()
             }
+            // A request no route names: its answer is judged all the same.
+            (None, Kind::Request, Some(id)) => One::Forward(Some(cx.watch(id, cx.unrouted(m)))).into(),
             _ => One::Forward(None).into(),
         },
         _ => One::Forward(None).into(),
@@ -285,7 +299,8 @@ fn recorded(one: One, cx: &Context<'_>, guard: &Guard, started: std::time::Insta
         }
         _ => None,
     };
-    if let Some((call, what)) = what {
+    // A request no route names is not decided: nothing to record before its answer.
+    if let Some((call, what)) = what.filter(|(c, _)| c.method != Method::Unrouted) {
         judge::decided(call, what, cx, guard, started);
     }
     one

@@ -76,6 +76,13 @@ impl Clone for Counted {
 
 impl Drop for Counted {
     fn drop(&mut self) {
+        // The answer to a request no route names (`initialize`, `ping`) is a tool call only when
+        // the gate changed it: plumbing that passed is not counted beside the session's calls.
+        let plumbing = self.call.method == crate::call::Method::Unrouted
+            && matches!(self.outcome(), CallOutcome::Forwarded | CallOutcome::Failed);
+        if plumbing {
+            return;
+        }
         if let Some(counter) = &self.counter {
             counter.count(
                 &self.call.upstream,

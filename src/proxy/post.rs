@@ -249,17 +249,18 @@ async fn mcp(
     if encoded(&resp) {
         return Err(uninspectable(&upstream, "the answer is compressed"));
     }
-    match body_kind(&resp) {
-        BodyKind::EventStream => {
+    // A GET's body is read as an event stream by the TS SDK whatever its type says (it checks
+    // the status only): framed and judged as one, never relayed because its label says JSON.
+    let stream = scope == Coverage::AllResponses || matches!(body_kind(&resp), BodyKind::EventStream);
+    match stream {
+        true => {
             let (mut parts, body) = resp.into_parts();
             parts.headers.remove(CONTENT_LENGTH);
             let gate = SseGate::new(body, watched, scope, shared, Exchange { session, ..exchange });
             Ok(Resp::from_parts(parts, gate.boxed_unsync()))
         }
-        // A GET answered with something other than a stream replays nothing.
-        _ if scope == Coverage::AllResponses => Ok(resp),
         // JSON — or anything else a lenient client might still parse as JSON, at any status.
-        _ => {
+        false => {
             let (mut parts, bytes) = read_bounded(resp, shared.limits.max_response, upstream.clone()).await?;
             let text = String::from_utf8_lossy(&bytes);
             let answer = Envelope::parse(&text);
@@ -289,9 +290,13 @@ async fn mcp(
                     Bytes::from(answer)
                 }
                 Release::Withheld => {
-                    tracing::warn!(%upstream, "withheld a malformed answer to a watched call");
+                    tracing::warn!(%upstream, "withheld a malformed answer");
                     parts.headers.insert(CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
-                    Bytes::from(withheld_answer(&mut watched, &upstream))
+                    let answer = withheld_answer(&mut watched, &upstream);
+                    if answer.is_empty() {
+                        parts.status = http::StatusCode::ACCEPTED;
+                    }
+                    Bytes::from(answer)
                 }
             };
             Ok(Resp::from_parts(parts, full(body)))

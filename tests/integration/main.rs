@@ -21,6 +21,7 @@ mod guardrails;
 mod hook;
 mod host_origin;
 mod hostile;
+mod hostile_readers;
 mod hostile_routes;
 mod http_tools;
 mod identity;

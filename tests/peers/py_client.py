@@ -26,7 +26,8 @@ With --elicit the client declares the elicitation capability and answers each el
 receives with the next ANSWER: allow_once | allow_session | deny (accept with that `decision`),
 sure (accept with {"sure": true}, the Python peer's confirm_delete form), decline, cancel, or
 error (a JSON-RPC error); a step during which elicitations arrived also
-carries "elicitations": [{"message": str, "choices": [...]}]. --protocol pins the legacy
+carries "elicitations": [{"message": str, "choices": [...]}]; one during which log messages
+(notifications/message) arrived carries "logs": [<their params>]. --protocol pins the legacy
 handshake's offered version (e.g. 2025-06-18; the SDK offers its latest otherwise).
 Results are the SDK models dumped as JSON by alias (wire names, e.g. structuredContent, isError).
 A JSON-RPC error is reported as an error line (kind "jsonrpc") and the next step runs; so is a
@@ -157,6 +158,12 @@ async def run(args: argparse.Namespace, steps: list[tuple[str, str | None, dict[
     headers = dict(args.header)
     elicited: list[dict[str, Any]] = []
     extra: dict[str, Any] = {}
+    logged: list[Any] = []
+
+    async def on_log(params: Any) -> None:
+        logged.append(dump(params))
+
+    extra["logging_callback"] = on_log
     if args.elicit is not None:
         extra["elicitation_callback"] = elicitation_callback([a for a in args.elicit.split(",") if a], elicited)
     current: dict[str, Any] = {"step": "connect"}  # what to name in an error line if the run breaks
@@ -221,6 +228,9 @@ async def run(args: argparse.Namespace, steps: list[tuple[str, str | None, dict[
                         line["error"] = error_info(exc)
                     if kind == "call-progress":
                         line["progress"] = progress
+                    if logged:
+                        line["logs"] = list(logged)
+                        logged.clear()
                     if elicited:
                         line["elicitations"] = list(elicited)
                         elicited.clear()

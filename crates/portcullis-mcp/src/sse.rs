@@ -154,7 +154,19 @@ fn field(line: &[u8]) -> Option<(&[u8], &[u8])> {
     }
 }
 
+/// The fields an event may hold. A line naming any other is read differently by different
+/// clients — a `data` line behind a byte-order mark is dropped as an unknown field by one
+/// (httpx-sse) and read as data by another (WHATWG decoders strip a leading BOM, and
+/// eventsource-parser also its Latin-1 spelling) — so nobody can say what such an event carries.
+const FIELDS: [&[u8]; 4] = [b"data", b"event", b"id", b"retry"];
+
+/// The event's `data`: its `data` lines joined. An event holding a line that names a field
+/// outside [`FIELDS`] is given its whole text instead, which is never a JSON-RPC message: the
+/// gate withholds it as malformed rather than relay it unread.
 fn data_of(raw: &[u8]) -> Option<String> {
+    if lines(raw).filter_map(field).any(|(name, _)| !FIELDS.contains(&name)) {
+        return Some(String::from_utf8_lossy(raw).into_owned());
+    }
     let mut data: Option<Vec<u8>> = None;
     for line in lines(raw) {
         if let Some((b"data", value)) = field(line) {
@@ -277,6 +289,25 @@ mod tests {
             let chunks: Vec<&[u8]> = input.chunks(size).collect();
             assert_eq!(all(&chunks).0, whole);
         }
+    }
+
+    #[test]
+    fn an_event_naming_a_field_no_reader_agrees_on_has_its_whole_text_as_data() {
+        let table: &[&[u8]] = &[
+            b"\xef\xbb\xbfdata: {\"id\":1}\n\n",
+            b"\xc3\xaf\xc2\xbb\xc2\xbfdata: {\"id\":1}\n\n",
+            b"event: message\nDATA: {\"id\":1}\n\n",
+            b"data: {}\ndata : {\"id\":1}\n\n",
+            b"retry: 5\nx-vendor: 1\n\n",
+        ];
+        for input in table {
+            let (events, _) = all(&[input]);
+            let data = events[0].data.as_deref().unwrap_or_default();
+            assert!(serde_json::from_str::<serde_json::Value>(data).is_err(), "{data:?}");
+            assert_eq!(data, String::from_utf8_lossy(input), "the whole event");
+        }
+        let (fine, _) = all(&[b": comment\nevent: message\nid: 3\nretry: 10\ndata: {}\n\n"]);
+        assert_eq!(fine[0].data.as_deref(), Some("{}"));
     }
 
     #[test]

@@ -52,6 +52,19 @@ impl<'a> Envelope<'a> {
         self.text.trim().is_empty()
     }
 
+    /// True when every message in it parsed as a JSON-RPC message (a blank text holds none).
+    /// What is not — a key named twice, trailing bytes, an array that is not JSON — a client's
+    /// parser may still read (the SDKs keep a duplicate key's last value), so the gate cannot
+    /// tell what it carries.
+    pub fn well_formed(&self) -> bool {
+        match &self.items {
+            _ if self.is_blank() => true,
+            Items::One(m) => m.is_some(),
+            Items::Batch(v) => v.iter().all(|(_, m)| m.is_some()),
+            Items::Broken => false,
+        }
+    }
+
     /// The message of a text that is not a batch, when it is well-formed.
     pub fn single(&self) -> Option<&Message<'a>> {
         match &self.items {

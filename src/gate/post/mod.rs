@@ -147,7 +147,9 @@ pub fn needs_check(answer: &Envelope<'_>, watched: &Watched, guard: &Guard) -> b
         return false;
     }
     answer.response_ids().any(|id| match watched.peek(id) {
-        Some(Watch::Call(c)) => results && guard.checks_result_of(c),
+        Some(Watch::Call(c)) => {
+            results && c.method != crate::call::Method::Unrouted && guard.checks_result_of(c)
+        }
         Some(Watch::List(_)) => lists,
         _ => false,
     })
@@ -170,6 +172,12 @@ pub async fn inspect_from_upstream(
     upstream: &std::sync::Arc<str>,
 ) -> Inspection {
     let text = answer.text();
+    // A text that is not a well-formed message may be a server message the client still reads
+    // (a `params` named twice: the SDKs keep the last) or an answer: it is judged by nobody, so
+    // it is never relayed while results are judged — whether or not a call is pending.
+    if guard.inspects_results() && !answer.well_formed() {
+        return Inspection { release: Release::Withheld, ..Default::default() };
+    }
     if !guard.inspects_results() || !server::present(text) {
         return inspect(answer, watched, guard).await;
     }
@@ -247,8 +255,14 @@ async fn inspect_one(
     let Some(watch) = msg.id.and_then(|id| watched.take(id)) else {
         return One::Unchanged;
     };
+    // JSON-RPC 2.0 answers with a result or an error, never both. The Python SDK reads such a
+    // message as its error (whose message the client raises, and an agent shows its model),
+    // another reader as its result: judging one of them releases the other unread.
+    if msg.result.is_some() && msg.error.is_some() {
+        return One::Malformed;
+    }
     match watch {
-        Watch::Initialize { elicits } => {
+        Watch::Initialize { elicits, answer } => {
             let version = msg
                 .result
                 .and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
@@ -256,7 +270,7 @@ async fn inspect_one(
             if let Some(v) = version {
                 seen.push(Seen::Initialized { version: v, elicits });
             }
-            One::Unchanged
+            judged(text, msg, answer, guard, seen).await
         }
         Watch::List(upstream) => {
             let Some(raw) = msg.result else { return One::Unchanged };
@@ -276,59 +290,76 @@ async fn inspect_one(
                 Some(None) => One::Malformed,
             }
         }
-        Watch::Call(mut call) => {
-            // The result, or an error (whose message and data can carry tool output too).
-            let (field, raw) = match (msg.result, msg.error) {
-                (Some(r), _) => ("result", r),
-                (None, Some(e)) => ("error", e),
-                (None, None) => return One::Malformed,
-            };
-            let started = std::time::Instant::now();
-            if !guard.inspects_results() || (!guard.checks_result_of(&call) && !guard.redacts()) {
-                if guard.audit().is_on() {
-                    let raw_text = Value::String(raw.get().to_owned());
-                    audit_post(guard, &call, PostOutcome::Pass, &raw_text, started);
-                }
-                call.settle(PostOutcome::Pass.into());
-                seen.push(Seen::Call { call });
-                return One::Unchanged;
-            }
-            let Ok(mut value) = serde_json::from_str::<Value>(raw.get()) else {
+        Watch::Call(call) => judged(text, msg, call, guard, seen).await,
+    }
+}
+
+/// A watched call's answer, judged: its result, or its error (whose message and data can carry
+/// tool output too), redacted and checked; a refusal takes its place.
+async fn judged(
+    text: &str,
+    msg: &Message<'_>,
+    mut call: Counted,
+    guard: &Guard,
+    seen: &mut Vec<Seen>,
+) -> One {
+    let (field, raw) = match (msg.result, msg.error) {
+        (Some(r), _) => ("result", r),
+        (None, Some(e)) => ("error", e),
+        (None, None) => return One::Malformed,
+    };
+    let started = std::time::Instant::now();
+    // An answer no route names is redacted only: a Layer 2 check of every `initialize` and
+    // `ping` answer is work nobody configured (tests/integration/hostile_readers.rs keeps the
+    // check of `instructions` as an open finding).
+    let plumbing = call.method == crate::call::Method::Unrouted;
+    let checked = !plumbing && guard.checks_result_of(&call);
+    if !guard.inspects_results() || (!checked && !guard.redacts()) {
+        if guard.audit().is_on() {
+            let raw_text = Value::String(raw.get().to_owned());
+            audit_post(guard, &call, PostOutcome::Pass, &raw_text, started);
+        }
+        call.settle(PostOutcome::Pass.into());
+        seen.push(Seen::Call { call });
+        return One::Unchanged;
+    }
+    let Ok(mut value) = serde_json::from_str::<Value>(raw.get()) else {
+        return One::Malformed;
+    };
+    let era = match call.transport {
+        Transport::Mcp(era) => era,
+        Transport::Http | Transport::Hook => Era::Legacy,
+    };
+    let method = call.method;
+    let outcome = match plumbing {
+        true => guard.post(&call, &mut value),
+        false => guard.result_outcome(&call, &mut value, |reason| method.blocked(reason, era)).await,
+    };
+    // A refusal takes the answer's place: an `isError` result for a tool call, a
+    // JSON-RPC error for any other request.
+    let (original, field) = match outcome {
+        PostOutcome::Blocked | PostOutcome::Unavailable => (field, method.blocked_member()),
+        _ => (field, field),
+    };
+    audit_post(guard, &call, outcome, &value, started);
+    call.settle(outcome.into());
+    seen.push(Seen::Call { call });
+    match outcome {
+        PostOutcome::Pass => One::Unchanged,
+        // The new value in the original bytes: every other field as the upstream sent it.
+        _ if field == original => match envelope::splice(text, raw, &value.to_string()) {
+            Some(spliced) => One::Rewritten(spliced),
+            None => One::Malformed,
+        },
+        _ => {
+            // An answer that became the other kind (an error a result, a result an
+            // error): rebuild the message, so fields beside it survive.
+            let Ok(mut whole) = serde_json::from_str::<serde_json::Map<String, Value>>(text) else {
                 return One::Malformed;
             };
-            let era = match call.transport {
-                Transport::Mcp(era) => era,
-                Transport::Http | Transport::Hook => Era::Legacy,
-            };
-            let method = call.method;
-            let outcome = guard.result_outcome(&call, &mut value, |reason| method.blocked(reason, era)).await;
-            // A refusal takes the answer's place: an `isError` result for a tool call, a
-            // JSON-RPC error for any other request.
-            let (original, field) = match outcome {
-                PostOutcome::Blocked | PostOutcome::Unavailable => (field, method.blocked_member()),
-                _ => (field, field),
-            };
-            audit_post(guard, &call, outcome, &value, started);
-            call.settle(outcome.into());
-            seen.push(Seen::Call { call });
-            match outcome {
-                PostOutcome::Pass => One::Unchanged,
-                // The new value in the original bytes: every other field as the upstream sent it.
-                _ if field == original => match envelope::splice(text, raw, &value.to_string()) {
-                    Some(spliced) => One::Rewritten(spliced),
-                    None => One::Malformed,
-                },
-                _ => {
-                    // An answer that became the other kind (an error a result, a result an
-                    // error): rebuild the message, so fields beside it survive.
-                    let Ok(mut whole) = serde_json::from_str::<serde_json::Map<String, Value>>(text) else {
-                        return One::Malformed;
-                    };
-                    whole.remove(original);
-                    whole.insert(field.into(), value);
-                    One::Rewritten(Value::Object(whole).to_string())
-                }
-            }
+            whole.remove(original);
+            whole.insert(field.into(), value);
+            One::Rewritten(Value::Object(whole).to_string())
         }
     }
 }
@@ -342,6 +373,10 @@ fn audit_post(
     released: &Value,
     started: std::time::Instant,
 ) {
+    // Plumbing (an answer to `initialize`, `ping`) is written only when the gate changed it.
+    if call.method == crate::call::Method::Unrouted && outcome == PostOutcome::Pass {
+        return;
+    }
     let label = crate::gate::CallOutcome::from(outcome).into();
     guard.audit().call(crate::audit::Stage::Post, call, label, None, None, Some(released), started.elapsed());
 }

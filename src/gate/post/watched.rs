@@ -15,8 +15,9 @@ pub enum Watch {
     /// when the watch is dropped ([`Counted`]).
     Call(Counted),
     /// The negotiated protocol version is recorded (it decides whether batches are legal), with
-    /// whether the client declared it can elicit (its user can be asked to approve calls).
-    Initialize { elicits: bool },
+    /// whether the client declared it can elicit (its user can be asked to approve calls); the
+    /// answer itself (`instructions`, which clients give their model) is judged as `answer`.
+    Initialize { elicits: bool, answer: Counted },
     /// A `tools/list` result of this upstream: its definitions are recorded.
     List(std::sync::Arc<str>),
 }
