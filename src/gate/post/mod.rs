@@ -77,6 +77,12 @@ pub fn withheld_answers(watched: &mut Watched, why: &str) -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// True when an answer no route names carries text a client gives its model: `initialize`'s
+/// `instructions`, a task's `statusMessage` (as written, or with an escape in it).
+fn carries_model_text(text: &str) -> bool {
+    text.contains("\"instructions\"") || text.contains("\"statusMessage\"") || text.contains('\\')
+}
+
 /// Brings into `watched` the session's calls that responses in `text` may answer: any stream of
 /// a session can carry any of its answers, and a client takes them wherever they turn up. Free
 /// (no parse, no lock) while the session has watched nothing.
@@ -148,7 +154,12 @@ pub fn needs_check(answer: &Envelope<'_>, watched: &Watched, guard: &Guard) -> b
     }
     answer.response_ids().any(|id| match watched.peek(id) {
         Some(Watch::Call(c)) => {
-            results && c.method != crate::call::Method::Unrouted && guard.checks_result_of(c)
+            results
+                && (c.method != crate::call::Method::Unrouted || carries_model_text(answer.text()))
+                && guard.checks_result_of(c)
+        }
+        Some(Watch::Initialize { answer: c, .. }) => {
+            results && carries_model_text(answer.text()) && guard.checks_result_of(c.call())
         }
         Some(Watch::List(_)) => lists,
         _ => false,
@@ -309,10 +320,10 @@ async fn judged(
         (None, None) => return One::Malformed,
     };
     let started = std::time::Instant::now();
-    // An answer no route names is redacted only: a Layer 2 check of every `initialize` and
-    // `ping` answer is work nobody configured (tests/integration/hostile_readers.rs keeps the
-    // check of `instructions` as an open finding).
-    let plumbing = call.method == crate::call::Method::Unrouted;
+    // An answer no route names goes to Layer 2 only when it carries text a client gives its
+    // model (`initialize`'s `instructions`, a task's `statusMessage`); a check of every `ping`
+    // is work nobody configured. It is always redacted.
+    let plumbing = call.method == crate::call::Method::Unrouted && !carries_model_text(raw.get());
     let checked = !plumbing && guard.checks_result_of(&call);
     if !guard.inspects_results() || (!checked && !guard.redacts()) {
         if guard.audit().is_on() {

@@ -227,9 +227,6 @@ fn a_server_message_naming_a_key_twice_is_withheld_even_when_nothing_is_watched(
 }
 
 #[test]
-#[ignore = "open: answers no route names (initialize's instructions, a cancelled task) are redacted but not \
-            shown to Layer 2; checking them costs a checker call per session and shifts the shadow tests' \
-            exact counts — a decision for the integrator (see the attack24 report)"]
 fn an_initialize_answer_whose_instructions_carry_an_injection_is_judged_by_the_post_rules() {
     let guard = crate::gate::guard::tests::guard(
         "guardrails: { checker: local, rules: [{ match: \"mcp__up__*\", phases: [post], mode: block }] }\n",
