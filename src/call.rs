@@ -269,6 +269,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn every_method_the_gate_routes_is_one_whose_look_alikes_are_refused() {
+        for m in Method::ROUTES.into_iter().chain([Method::ToolsCall]) {
+            assert!(
+                crate::mcp::method::KNOWN.contains(&m.as_str()),
+                "{} is not in mcp::method::KNOWN",
+                m.as_str()
+            );
+        }
+    }
+
+    #[test]
     fn capacity_is_shared_by_caller_never_by_a_session_id_the_caller_picks() {
         let base = || ToolCall::mcp("fs".into(), "read_file", None, Era::Legacy);
         let a = base().with_session(Some("s1".into())).with_caller(Some("Bearer secret-token"));
