@@ -34,9 +34,9 @@ pub const FLAGGED: &str = "this session or caller was flagged after repeated ref
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Said<'a> {
     /// A Layer 1 deny.
-    Denied { tool: &'a str, reason: &'a str, rule: &'a str, scope: &'a str },
+    Denied { tool: &'a str, reason: &'a str, rule: &'a str, scope: &'a str, not: Not },
     /// A Layer 1 ask nobody could be asked about.
-    Headless { tool: &'a str, reason: &'a str, rule: &'a str, scope: &'a str },
+    Headless { tool: &'a str, reason: &'a str, rule: &'a str, scope: &'a str, not: Not },
     /// Any call of a flagged session or caller, before a human is asked.
     Flagged { tool: &'a str },
     /// A call a human was asked about; `answer`: how it ended ([`answer`]), once it has.
@@ -81,13 +81,16 @@ pub enum Said<'a> {
 impl fmt::Display for Said<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Said::Denied { tool, reason, rule, scope } => {
-                write!(f, "portcullis denied {tool}: {reason} (rule {rule}, scope {scope}). The call was not sent.")
-            }
-            Said::Headless { tool, reason, rule, scope } => write!(
+            Said::Denied { tool, reason, rule, scope, not } => write!(
+                f,
+                "portcullis denied {tool}: {reason} (rule {rule}, scope {scope}). The call was not {}.",
+                not.as_str()
+            ),
+            Said::Headless { tool, reason, rule, scope, not } => write!(
                 f,
                 "portcullis needs a human to approve {tool}: {reason} (rule {rule}, scope {scope}). No approval \
-                 channel is configured (headless), so the call was refused and not sent; a permissions rule can allow it."
+                 channel is configured (headless), so the call was refused and not {}; a permissions rule can allow it.",
+                not.as_str()
             ),
             Said::Flagged { tool } => {
                 write!(f, "portcullis needs a human to approve {tool}: {FLAGGED}. It was not sent.")

@@ -276,6 +276,14 @@ impl Guard {
         Self::attributed(call, d)
     }
 
+    /// What a refusal says did not happen: a hook's call is run by the agent's own client.
+    fn not(call: &ToolCall) -> crate::says::Not {
+        match call.transport {
+            crate::call::Transport::Hook => crate::says::Not::Run,
+            _ => crate::says::Not::Sent,
+        }
+    }
+
     fn denied(call: &ToolCall, d: Decision) -> Outcome {
         Outcome::Refuse(Denial {
             reason: Said::Denied {
@@ -283,6 +291,7 @@ impl Guard {
                 reason: &d.reason,
                 rule: &d.rule,
                 scope: d.scope.as_str(),
+                not: Self::not(call),
             }
             .to_string(),
             rule: d.rule,
@@ -373,8 +382,14 @@ impl Guard {
                     definition: 0,
                     agent: call.agent.clone(),
                 })),
-                reason: Said::Headless { tool: &call.qualified, reason: &d.reason, rule: &d.rule, scope }
-                    .to_string(),
+                reason: Said::Headless {
+                    tool: &call.qualified,
+                    reason: &d.reason,
+                    rule: &d.rule,
+                    scope,
+                    not: Self::not(call),
+                }
+                .to_string(),
                 rule: d.rule,
                 outcome: CallOutcome::AskRefused,
             }),

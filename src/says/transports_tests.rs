@@ -36,7 +36,11 @@ fn plain_http(guard: &crate::gate::Guard, path: &str) -> String {
 }
 
 fn hook(guard: &crate::gate::Guard, tool: &str) -> String {
-    let call = ToolCall::mcp("up".into(), tool, None, Era::Legacy);
+    // As the hook hands it to the gate: Claude Code runs the tool itself.
+    let call = ToolCall {
+        transport: crate::call::Transport::Hook,
+        ..ToolCall::mcp("up".into(), tool, None, Era::Legacy)
+    };
     let (outcome, d) = guard.pre_explained(&call);
     crate::hook::decide::settled(&call, outcome, &d).to_json().to_string()
 }
