@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use serde_json::Value;
 
 pub use super::checks::{PostCheck, PreCheck};
-use super::{CallOutcome, Denial, Outcome, PostOutcome};
+use super::{CallOutcome, Denial, Outcome};
 use crate::approval::{Ask, Source};
 use crate::call::ToolCall;
 use crate::checker::openai::ClientError;
@@ -17,7 +17,6 @@ use crate::config::agents::DelegationSettings;
 use crate::config::Policy;
 use crate::guardrails::Guardrails;
 use crate::identity::delegation::Delegations;
-use crate::mcp::result::replace_everywhere;
 use crate::rules::kinds::canonical_json;
 use crate::rules::kinds::ToolKinds;
 use crate::rules::{Decision, Effect, Engine, Profile, Scope};
@@ -420,88 +419,9 @@ impl Guard {
         let rule = g.post_rule(&call.qualified, kind)?;
         Some(PostCheck { guardrails: g.clone(), rule: rule.clone(), kind: kind.clone() })
     }
-
-    /// The post phase on one result, in its one order, for every transport and entrance: the
-    /// `redact` list first (so the checker never sees what the operator listed as secret), then
-    /// the Layer 2 check a rule asks for. `result` is rewritten in place (redactions, a
-    /// sanitize); returns what `redact` did and the check's report.
-    pub async fn judge_result(
-        &self,
-        call: &ToolCall,
-        result: &mut Value,
-    ) -> (PostOutcome, Option<crate::guardrails::Report<crate::guardrails::PostJudgement>>) {
-        let redacted = self.post(call, result);
-        let report = match self.post_check(call) {
-            Some(check) => Some(check.report(call, result).await),
-            None => None,
-        };
-        (redacted, report)
-    }
-
-    /// [`Self::judge_result`] as one outcome: a block or a result that could not be judged under
-    /// a closed rule puts `refusal(reason)` in the result's place.
-    pub async fn result_outcome(
-        &self,
-        call: &ToolCall,
-        result: &mut Value,
-        refusal: impl Fn(&str) -> Value,
-    ) -> PostOutcome {
-        use crate::guardrails::PostJudgement;
-        let (redacted, report) = self.judge_result(call, result).await;
-        match report.map(|r| r.judgement) {
-            None | Some(PostJudgement::Pass) => redacted,
-            Some(PostJudgement::Sanitized) if redacted == PostOutcome::Pass => {
-                PostOutcome::Rewritten { replacements: 1 }
-            }
-            Some(PostJudgement::Sanitized) => redacted,
-            Some(PostJudgement::Block { reason }) => {
-                *result = refusal(&reason);
-                PostOutcome::Blocked
-            }
-            Some(PostJudgement::Unavailable { reason }) => {
-                *result = refusal(&reason);
-                PostOutcome::Unavailable
-            }
-        }
-    }
-
-    /// The synchronous part of the post-call decision: the `redact` list, in place.
-    pub fn post(&self, _call: &ToolCall, result: &mut Value) -> PostOutcome {
-        if self.redact.is_empty() {
-            return PostOutcome::Pass;
-        }
-        // A text blob (an embedded resource, a resource read) is redacted where a client decodes it.
-        let mut in_blobs = 0;
-        crate::checker::content::rewrite_text_blobs(result, &mut |text| {
-            let mut v = Value::String(text.to_owned());
-            match (replace_everywhere(&mut v, &self.redact, REDACTED), v) {
-                (0, _) => Some(None),
-                (n, Value::String(new)) => {
-                    in_blobs += n;
-                    Some(Some(new))
-                }
-                _ => Some(None),
-            }
-        });
-        match in_blobs + replace_everywhere(result, &self.redact, REDACTED) {
-            0 => PostOutcome::Pass,
-            n => PostOutcome::Rewritten { replacements: n },
-        }
-    }
-
-    /// The same rewrite over raw text (plain HTTP tools whose results are not JSON).
-    pub fn post_text(&self, text: &str) -> Option<String> {
-        let mut s = text.to_owned();
-        let mut hit = false;
-        for r in &self.redact {
-            if s.contains(r.as_str()) {
-                s = s.replace(r.as_str(), REDACTED);
-                hit = true;
-            }
-        }
-        hit.then_some(s)
-    }
 }
+
+mod post_phase;
 
 #[cfg(test)]
 pub(crate) mod tests;

@@ -1,5 +1,6 @@
 use super::*;
 use crate::config::Config;
+use crate::gate::PostOutcome;
 use crate::mcp::era::Era;
 use serde_json::json;
 
