@@ -277,3 +277,66 @@ async fn task_states_are_judged_and_a_prompt_a_rule_denies_never_reaches_the_ser
     assert!(!sent.iter().any(|m| m == "prompts/get"), "a denied prompt reached the server: {sent:?}");
     p.shutdown().await;
 }
+
+/// The official TypeScript SDK client (tests/peers/ts_client.mjs) through the proxy: one JSON
+/// line per step.
+async fn ts_client(url: &str, steps: &[&str]) -> Vec<Value> {
+    let out = tokio::process::Command::new("node")
+        .arg("ts_client.mjs")
+        .arg(url)
+        .args(steps)
+        .current_dir(peers_dir())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("node runs");
+    let lines: Vec<Value> =
+        String::from_utf8_lossy(&out.stdout).lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    assert!(!lines.is_empty(), "ts_client printed nothing: {}", String::from_utf8_lossy(&out.stderr));
+    lines
+}
+
+#[tokio::test]
+async fn every_route_reaches_the_typescript_sdk_client_judged_over_json_and_sse() {
+    for answers in [&[][..], &["--sse-routes"]] {
+        let peer = hostile(answers);
+        let p = proxy(&config(&[("evil", &peer.url())], &policy())).await;
+        let steps = [
+            "resources",
+            "read",
+            "memo://notes",
+            "read",
+            "memo://blob",
+            "read",
+            "memo://clean",
+            "prompts",
+            "prompt",
+            "brief",
+            "{}",
+            "complete",
+            "brief",
+            "topic",
+            "x",
+            "read",
+            "file:///etc/shadow",
+        ];
+        let lines = ts_client(&proxy_url(&p, "evil"), &steps).await;
+        assert_eq!(lines.len(), 8, "{answers:?}: {lines:?}");
+        for line in &lines {
+            let text = line.to_string();
+            assert!(!text.contains(SECRET), "{answers:?}: the secret reached the TS client: {text}");
+            assert!(!text.contains(INJECTION), "{answers:?}: the injection reached the TS client: {text}");
+        }
+        // The injected answers and the denied read are refused with errors the client shows.
+        for i in [1, 2, 5, 7] {
+            assert_eq!(lines[i]["error"]["code"], REFUSED, "{answers:?}: {}", lines[i]);
+        }
+        assert_eq!(lines[3]["result"]["contents"][0]["text"], "the weekly notes", "{}", lines[3]);
+        assert!(lines[0].to_string().contains("[guardrail: redacted]"), "{}", lines[0]);
+        assert!(
+            !resources_seen(&peer.journal()).iter().any(|u| u.contains("shadow")),
+            "a denied read was sent"
+        );
+        p.shutdown().await;
+    }
+}

@@ -37,6 +37,11 @@ fn is_gnu_sed() -> bool {
 
 /// Scripts as single `-e` arguments; `\n` inside is a real newline.
 const SCRIPTS: &[&str] = &[
+    // A backslash as the delimiter (found by the generated differential): sed takes it as any other.
+    "\\\\%x%i\\p",
+    "s\\a\\b\\",
+    "y\\a\\b\\",
+    "\\\\b\\w /tmp/x",
     // The corpus's sed rows and the README examples.
     "1,5p",
     "10p",

@@ -90,7 +90,8 @@ impl Parser<'_> {
     /// `None` when the line or script ends first.
     pub(super) fn match_slash(&mut self, slash: Option<u8>, regex: bool) -> Parsed<Option<Vec<u8>>> {
         let slash = match slash {
-            Some(b'\n') | Some(b'\\') | None => return Ok(None),
+            // A backslash is a delimiter like any other (GNU sed 4.9: `s\a\b\`, `\\x\p`).
+            Some(b'\n') | None => return Ok(None),
             Some(s) => s,
         };
         let mut out = Vec::new();
