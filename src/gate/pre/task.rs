@@ -11,6 +11,11 @@ use crate::mcp::jsonrpc::{Message, Payload};
 /// too); `None` when no message carries one, so the bytes go as received.
 pub fn sans_task(text: &[u8], payload: &Payload<'_>) -> Option<Vec<u8>> {
     let text = std::str::from_utf8(text).ok()?;
+    // The key as written, or spelt with escapes (`portcullis\/t\u0061sk` is the same key): a
+    // body with neither is forwarded without a second look (the allow path's usual case).
+    if !text.contains(TASK_META_KEY) && !text.contains('\\') {
+        return None;
+    }
     let messages: &[Message<'_>] = match payload {
         Payload::Single(m) => std::slice::from_ref(m),
         Payload::Batch(v) => v,
@@ -34,7 +39,8 @@ pub fn sans_task(text: &[u8], payload: &Payload<'_>) -> Option<Vec<u8>> {
     Some(out.into_bytes())
 }
 
-/// Where one message's params sit in `text` and what replaces them.
+/// Where one message's params sit in `text` and what replaces them: the same members, each value
+/// byte for byte as received (arguments are never re-encoded), without the task.
 fn cut(text: &str, m: &Message<'_>) -> Option<(usize, usize, String)> {
     #[derive(serde::Deserialize)]
     struct Params<'a> {
@@ -43,20 +49,23 @@ fn cut(text: &str, m: &Message<'_>) -> Option<(usize, usize, String)> {
     }
     let params = m.params?;
     let meta = serde_json::from_str::<Params<'_>>(params.get()).ok()?.meta?;
-    // The key as written, or spelt with escapes (`portcullis\/t\u0061sk` is the same key).
     if !meta.get().contains(TASK_META_KEY) && !meta.get().contains('\\') {
         return None;
     }
-    let mut whole: serde_json::Map<String, serde_json::Value> = serde_json::from_str(params.get()).ok()?;
-    let inner = whole.get_mut("_meta")?.as_object_mut()?;
+    // Members by their decoded names, values as raw text.
+    type Members = std::collections::BTreeMap<String, Box<RawValue>>;
+    let mut inner: Members = serde_json::from_str(meta.get()).ok()?;
     inner.remove(TASK_META_KEY)?;
-    if inner.is_empty() {
-        whole.remove("_meta");
-    }
+    let mut whole: Members = serde_json::from_str(params.get()).ok()?;
+    match inner.is_empty() {
+        true => whole.remove("_meta"),
+        false => whole.insert("_meta".into(), serde_json::value::to_raw_value(&inner).ok()?),
+    };
     let start = (params.get().as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
     let end = start.checked_add(params.get().len())?;
     (text.get(start..end)? == params.get())
-        .then(|| (start, end, serde_json::Value::Object(whole).to_string()))
+        .then(|| serde_json::to_string(&whole).ok().map(|new| (start, end, new)))
+        .flatten()
 }
 
 #[cfg(test)]
@@ -78,6 +87,10 @@ mod tests {
         assert_eq!(v["params"]["_meta"]["progressToken"], 7);
         assert_eq!(v["params"]["arguments"]["to"], "x");
         assert!(out.starts_with(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":"#), "{out}");
+        // Arguments go byte for byte: a number no f64 holds, spacing and key order as sent.
+        let exact = r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"a","arguments":{"z": 123456789012345678901234567890, "a": 1.50},"_meta":{"portcullis/task":"t"}}}"#;
+        let out = stripped(exact).unwrap();
+        assert!(out.contains(r#""arguments":{"z": 123456789012345678901234567890, "a": 1.50}"#), "{out}");
         let only = r#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"memo://a","_meta":{"portcullis/task":"t"}}}"#;
         let v: serde_json::Value = serde_json::from_str(&stripped(only).unwrap()).unwrap();
         assert!(v["params"].get("_meta").is_none(), "an emptied _meta goes too: {v}");
