@@ -12,8 +12,7 @@ use serde_json::{json, Value};
 
 use crate::support::{config, eventually, get, post, proxy, proxy_url, py_client_with, text_of, Peer};
 
-const ISSUER: &str = "https://idp.portcullis.test";
-const AUDIENCE: &str = "portcullis-agents";
+use crate::identity_jwt::{idp, AUDIENCE, ISSUER};
 const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#;
 const ACCEPT: (&str, &str) = ("accept", "application/json, text/event-stream");
 const ECHO: &str = r#"{"message":"hi"}"#;
@@ -31,13 +30,6 @@ fn jwt_team(idp: &Peer) -> String {
          auth:\n  jwt: {{ issuer: \"{ISSUER}\", audience: {AUDIENCE}, jwks: \"http://127.0.0.1:{}/jwks.json\", refresh: 1s }}\n",
         idp.port
     )
-}
-
-async fn idp(idp: &Peer, path: &str, body: Value) -> Value {
-    let (status, _, text) =
-        post(&format!("http://127.0.0.1:{}{path}", idp.port), &[], body.to_string()).await;
-    assert_eq!(status, 200, "{path}: {text}");
-    serde_json::from_str(&text).unwrap()
 }
 
 /// A token for `sub` signed with `kid`, living `exp_in` seconds, with `extra` claims.

@@ -7,8 +7,8 @@ use serde_json::{json, Value};
 
 use crate::support::{config, eventually, get, post, proxy, proxy_url, py_client_with, text_of, Peer};
 
-const ISSUER: &str = "https://idp.portcullis.test";
-const AUDIENCE: &str = "portcullis-agents";
+pub(crate) const ISSUER: &str = "https://idp.portcullis.test";
+pub(crate) const AUDIENCE: &str = "portcullis-agents";
 
 fn team(idp: &Peer) -> String {
     format!(
@@ -19,7 +19,8 @@ fn team(idp: &Peer) -> String {
     )
 }
 
-async fn idp(idp: &Peer, path: &str, body: Value) -> Value {
+/// A request to the identity provider peer (tests/peers/idp.py), answered 200 with JSON.
+pub(crate) async fn idp(idp: &Peer, path: &str, body: Value) -> Value {
     let (status, _, text) =
         post(&format!("http://127.0.0.1:{}{path}", idp.port), &[], body.to_string()).await;
     assert_eq!(status, 200, "{path}: {text}");
