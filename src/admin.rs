@@ -207,7 +207,12 @@ async fn approvals(req: Request<Incoming>, shared: &Shared, token: &Option<Strin
             .flags
             .list()
             .into_iter()
-            .map(|(session, refusals)| serde_json::json!({"session": session, "refusals": refusals}))
+            .map(|(session, refusals)| match a.callers.describe(&session) {
+                Some(caller) => {
+                    serde_json::json!({"session": session, "refusals": refusals, "caller": caller})
+                }
+                None => serde_json::json!({"session": session, "refusals": refusals}),
+            })
             .collect();
         return json(
             StatusCode::OK,

@@ -11,6 +11,15 @@
 //! the principal that first used it: another principal presenting the same id never reads or
 //! feeds the first one's streaks (what it does there counts in its own `#more` streak).
 //!
+//! An address is not an agent: every anonymous agent on one machine calls from loopback. So a
+//! flag on an address-keyed caller (`peer:IP`) is contained by default
+//! ([`FlagAddress::Sessions`]): it holds the address's calls without a session and each of its
+//! sessions that is refused (at its first refusal once the address is flagged), and every session
+//! only once `consecutive` of its sessions are held. Rotating session ids still meets a human
+//! (each fresh id buys one refused probe, and a few of them hold the address), while a second
+//! agent on the machine that is not refused keeps working. `approvals.flag.address: all` holds
+//! every call of a flagged address.
+//!
 //! Streaks follow authority: a delegated agent's refusals count toward its root agent's streak
 //! too, and a flagged root flags every agent it delegated to, so a parent minting a fresh child
 //! per probe meets a human all the same.
@@ -31,11 +40,13 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering:
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use crate::config::approvals::FlagAddress;
 use crate::read_mostly::ReadMostly;
 use crate::telemetry::Metrics;
 
 mod keys;
-use keys::{principal_key, root_principal, session_key, CallerKey, Key, Keys};
+pub(crate) use keys::principal_key;
+use keys::{root_principal, session_key, CallerKey, Key, Keys};
 
 /// Sessions one principal may hold in the table before the rest share a streak.
 pub const SESSIONS_PER_PRINCIPAL: usize = 64;
@@ -51,6 +62,8 @@ const UNTRACKED: &str = "#untracked";
 const SHARDS: usize = 64;
 /// Root principals whose keys are remembered (configured agents: a few).
 const ROOTS: usize = 1024;
+/// How the transports spell a caller known only by its peer address (`peer:IP`).
+const ADDRESS: &str = "peer:";
 
 /// One key's counts: changed under the table's lock, read without it.
 #[derive(Debug, Default)]
@@ -60,6 +73,8 @@ struct Streak {
     flagged: AtomicBool,
     /// When the key last saw a call, in seconds since the table was made (see [`Flags::now`]).
     last: AtomicU64,
+    /// An address key's sessions that were flagged (contained flags, [`FlagAddress::Sessions`]).
+    sessions_held: AtomicU32,
 }
 
 impl Streak {
@@ -93,6 +108,8 @@ pub struct Flags {
     consecutive: u32,
     total: u32,
     capacity: usize,
+    /// What a flagged address holds.
+    address: FlagAddress,
     metrics: Arc<Metrics>,
     /// Where flags are shared with the other replicas ([`super::shared`]), when they are.
     store: std::sync::OnceLock<Arc<crate::state::RedisStore>>,
@@ -124,11 +141,24 @@ impl Flags {
             consecutive,
             total,
             capacity,
+            address: FlagAddress::Sessions,
             metrics,
             store: std::sync::OnceLock::new(),
             #[cfg(test)]
             locked: AtomicUsize::new(0),
         }
+    }
+
+    /// The table with flagged addresses holding `address` (default: their refused sessions).
+    pub fn with_address(mut self, address: FlagAddress) -> Flags {
+        self.address = address;
+        self
+    }
+
+    /// True when a flag on `principal` is contained to its refused sessions: an address-keyed
+    /// caller (`peer:IP`), unless the operator chose to hold every call of a flagged address.
+    fn contained(&self, principal: Option<&str>) -> bool {
+        self.address == FlagAddress::Sessions && principal.is_some_and(|p| p.starts_with(ADDRESS))
     }
 
     /// Seconds since the table was made: what `Streak::last` counts in.
@@ -174,7 +204,7 @@ impl Flags {
             }
         }
         if let Some(p) = pkey {
-            keys.push(Key::Caller(p));
+            keys.push_principal(p);
         }
         if let Some(root) = principal.and_then(root_principal) {
             keys.push(Key::Caller(self.root_key(root)));
@@ -196,12 +226,12 @@ impl Flags {
 
     /// [`Flags::known_keys`], claiming the session for its principal if it is the first to
     /// use it and has room. Under the lock.
-    fn claim(
+    fn claim<'a>(
         &self,
         _book: &MutexGuard<'_, ()>,
-        session: Option<&str>,
+        session: Option<&'a str>,
         principal: Option<&str>,
-    ) -> Vec<String> {
+    ) -> Keys<'a> {
         if let (Some(s), Some(p)) = (session, principal) {
             let (skey, pkey) = (session_key(s), principal_key(p));
             if !self.owners.contains(&skey) && self.has_room(&pkey) {
@@ -209,8 +239,7 @@ impl Flags {
                 self.held.get_or_insert_with(&pkey, Arc::default).fetch_add(1, Relaxed);
             }
         }
-        let keys = self.known_keys(session, principal).expect("a claimed session is known");
-        keys.iter().map(str::to_owned).collect()
+        self.known_keys(session, principal).expect("a claimed session is known")
     }
 
     /// Whether a full table may be swept now (at most once a minute).
@@ -276,8 +305,11 @@ impl Flags {
         }
         let book = self.book();
         let now = self.now();
-        for key in self.claim(&book, session, principal) {
-            let c = self.streak(&book, &key, now);
+        let keys = self.claim(&book, session, principal);
+        // Whether the call's session (its first key) was flagged by this refusal.
+        let mut session_flagged = false;
+        for (i, key) in keys.iter().enumerate() {
+            let c = self.streak(&book, key, now);
             c.touch(now);
             if !refused {
                 c.consecutive.store(0, Relaxed);
@@ -288,22 +320,63 @@ impl Flags {
             c.consecutive.store(consecutive, Relaxed);
             c.total.store(total, Relaxed);
             if !c.flagged.load(Relaxed) && (consecutive >= self.consecutive || total >= self.total) {
-                c.flagged.store(true, Relaxed);
-                self.metrics.session_flagged();
-                if let Some(store) = self.store.get() {
-                    super::shared::publish_flag(store.clone(), key.clone(), true);
-                }
-                tracing::warn!(
-                    key,
-                    consecutive,
-                    total,
-                    "flagged after repeated refusals: every further call in it is asked until an operator clears it"
-                );
+                self.raise(&c, key, "repeated refusals");
+                session_flagged |= i == 0 && session.is_some();
+            }
+        }
+        if let (true, Some(_), Some(address)) = (refused, session, keys.principal()) {
+            if self.contained(principal) {
+                let session = keys.iter().next().expect("a call with a session has its key");
+                self.contain(&book, session, address, now, session_flagged);
             }
         }
     }
 
-    /// True when the call's session or its principal is flagged.
+    /// Flags `key` (its streak `c`): logged, counted, shared with the other replicas.
+    fn raise(&self, c: &Streak, key: &str, why: &str) {
+        c.flagged.store(true, Relaxed);
+        self.metrics.session_flagged();
+        if let Some(store) = self.store.get() {
+            super::shared::publish_flag(store.clone(), key.to_owned(), true);
+        }
+        tracing::warn!(
+            key,
+            consecutive = c.consecutive.load(Relaxed),
+            total = c.total.load(Relaxed),
+            why,
+            "flagged: every further call in it is asked until an operator clears it"
+        );
+    }
+
+    /// A refusal in `session` of a contained `address`: once the address is flagged, the
+    /// session is held at its first refusal; every session the address has held counts, and
+    /// `consecutive` of them hold the whole address. `flagged`: the refusal just flagged the
+    /// session by its own streak.
+    fn contain(&self, book: &MutexGuard<'_, ()>, session: &str, address: &str, now: u64, flagged: bool) {
+        let a = self.streak(book, address, now);
+        let mut held = flagged;
+        // Once the whole address is held, its refusals are the hold's own: they hold no session
+        // (clearing the address frees the sessions it never refused).
+        let whole = a.sessions_held.load(Relaxed) >= self.consecutive;
+        if a.flagged.load(Relaxed) && !whole {
+            let s = self.streak(book, session, now);
+            if !s.flagged.load(Relaxed) {
+                self.raise(&s, session, "refused in a session of a flagged address");
+                held = true;
+            }
+        }
+        if held && a.sessions_held.fetch_add(1, Relaxed).saturating_add(1) == self.consecutive {
+            tracing::warn!(
+                key = address,
+                sessions = self.consecutive,
+                "sessions of one address held in a row: every call from the address is now held"
+            );
+        }
+    }
+
+    /// True when the call's session or its principal is flagged. A contained address's flag
+    /// ([`Flags::contained`]) holds its calls without a session, and all of its calls once it
+    /// has held `consecutive` sessions; its refused sessions are flagged in their own right.
     pub fn flagged(&self, session: Option<&str>, principal: Option<&str>) -> bool {
         let is_flagged = |key: &str| {
             self.streaks.read(key, |c| c.map(|c| c.flagged.load(Relaxed))).unwrap_or_else(|| {
@@ -312,11 +385,26 @@ impl Flags {
                     && self.streaks.read(UNTRACKED, |c| c.is_some_and(|c| c.flagged.load(Relaxed)))
             })
         };
+        let contained = self.contained(principal);
+        let holds = |keys: &Keys<'_>, key: &str| match contained && keys.principal() == Some(key) {
+            false => is_flagged(key),
+            true => self
+                .streaks
+                .read(key, |c| {
+                    c.map(|c| {
+                        c.flagged.load(Relaxed)
+                            && (session.is_none() || c.sessions_held.load(Relaxed) >= self.consecutive)
+                    })
+                })
+                .unwrap_or_else(|| is_flagged(key)),
+        };
         match self.known_keys(session, principal) {
-            Some(keys) => keys.iter().any(is_flagged),
+            Some(keys) => keys.iter().any(|k| holds(&keys, k)),
             None => {
                 let book = self.book();
-                self.claim(&book, session, principal).iter().any(|k| is_flagged(k))
+                let keys = self.claim(&book, session, principal);
+                let held = keys.iter().any(|k| holds(&keys, k));
+                held
             }
         }
     }
@@ -331,6 +419,7 @@ impl Flags {
         c.consecutive.store(0, Relaxed);
         c.total.store(0, Relaxed);
         c.flagged.store(false, Relaxed);
+        c.sessions_held.store(0, Relaxed);
         c.last.store(self.now(), Relaxed);
         if was {
             tracing::info!(key = key.as_ref(), "flag cleared by an operator");
@@ -378,5 +467,7 @@ impl Flags {
     }
 }
 
+#[cfg(test)]
+mod address_tests;
 #[cfg(test)]
 mod tests;

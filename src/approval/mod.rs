@@ -12,6 +12,7 @@
 //!
 //! Waivers and parked asks live here, not in the policy, so a policy reload keeps both.
 
+pub mod callers;
 pub mod cli;
 pub mod elicit;
 pub mod flags;
@@ -161,6 +162,8 @@ pub struct Approvals {
     /// The modern era's sealed `requestState`s.
     pub seals: mrtr::Seals,
     pub flags: Arc<flags::Flags>,
+    /// Who the breaker's `caller:…` keys are, for the operator.
+    pub callers: callers::Callers,
     metrics: Arc<Metrics>,
     audit: Arc<crate::audit::Audit>,
 }
@@ -187,11 +190,11 @@ impl Approvals {
             fleet: None,
             elicitations: elicit::Elicitations::new(settings.max_pending),
             seals: mrtr::Seals::new(settings.timeout),
-            flags: Arc::new(flags::Flags::new(
-                settings.flag_consecutive,
-                settings.flag_total,
-                metrics.clone(),
-            )),
+            flags: Arc::new(
+                flags::Flags::new(settings.flag_consecutive, settings.flag_total, metrics.clone())
+                    .with_address(settings.flag_address),
+            ),
+            callers: callers::Callers::default(),
             metrics,
             audit: Arc::new(crate::audit::Audit::off()),
         }

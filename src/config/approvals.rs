@@ -34,6 +34,20 @@ impl Channel {
     }
 }
 
+/// What a flag on an address-keyed caller (an anonymous agent known only by its peer address,
+/// `approvals.flag.address`) holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FlagAddress {
+    /// The address's sessions that were refused (each refused session is held at its first
+    /// refusal once the address is flagged), its calls without a session, and every session
+    /// once [`Settings::flag_consecutive`] of its sessions are held: one careless agent does not
+    /// lock out every agent on the machine, and rotating session ids still meets a human.
+    #[default]
+    Sessions,
+    /// Every call from the address, in any session (an address is one agent).
+    All,
+}
+
 /// Validated `approvals:` settings.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -47,6 +61,8 @@ pub struct Settings {
     pub flag_consecutive: u32,
     /// Refusals in all that flag a session.
     pub flag_total: u32,
+    /// What a flagged address holds.
+    pub flag_address: FlagAddress,
     /// Asks parked for an operator at once; beyond it a call is refused, never parked.
     pub max_pending: usize,
     /// The variable holding the key modern-era approval states are sealed with; required when
@@ -64,6 +80,7 @@ impl Default for Settings {
             waiver_idle: Duration::from_secs(3600),
             flag_consecutive: 3,
             flag_total: 20,
+            flag_address: FlagAddress::Sessions,
             max_pending: 256,
             seal_key_env: None,
         }
@@ -87,6 +104,7 @@ pub struct Raw {
 struct RawFlag {
     consecutive: Option<u32>,
     total: Option<u32>,
+    address: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -115,6 +133,14 @@ pub(crate) fn compile(raw: Raw, p: &mut Problems) -> Settings {
         waiver_idle: p.duration("approvals.waivers.idle", waivers.idle, d.waiver_idle),
         flag_consecutive: flag.consecutive.unwrap_or(d.flag_consecutive),
         flag_total: flag.total.unwrap_or(d.flag_total),
+        flag_address: match flag.address.as_deref() {
+            None | Some("sessions") => FlagAddress::Sessions,
+            Some("all") => FlagAddress::All,
+            Some(other) => {
+                p.add("approvals.flag.address", format!("{other:?}: one of sessions, all"));
+                d.flag_address
+            }
+        },
         max_pending: raw.max_pending.map_or(d.max_pending, |n| n as usize),
         seal_key_env: raw.seal_key_env,
     };

@@ -115,7 +115,15 @@ fn agent_of(req: &Req) -> Option<Arc<crate::identity::Agent>> {
 /// there is one (`authorization:VALUE`: the breaker digests it, and no header can spell an
 /// agent's principal), else the connection's peer address (`peer:IP`, no port: one caller may
 /// open many connections).
-fn principal_of(req: &Req) -> Option<String> {
+/// Noted, with its user agent, for the operator's console ([`crate::approval::callers`]).
+fn principal_of(req: &Req, shared: &Shared) -> Option<String> {
+    let principal = principal_named(req)?;
+    let ua = req.headers().get(http::header::USER_AGENT).map(http::HeaderValue::as_bytes);
+    shared.approvals.callers.note(&principal, ua);
+    Some(principal)
+}
+
+fn principal_named(req: &Req) -> Option<String> {
     if let Some(a) = req.extensions().get::<Arc<crate::identity::Agent>>() {
         return Some(format!("agent:{}", a.id));
     }
@@ -214,7 +222,7 @@ where
         }
     };
     let (negotiated, elicits) = session.as_deref().map_or((None, false), |s| shared.sessions.get(s));
-    let principal = principal_of(&req);
+    let principal = principal_of(&req, &shared);
     let agent = agent_of(&req);
     let cx = GateContext {
         upstream: &upstream,
@@ -359,7 +367,7 @@ where
             .ok()
             .or_else(|| serde_json::value::to_raw_value(&String::from_utf8_lossy(body)).ok())
     };
-    let principal = principal_of(&req);
+    let principal = principal_of(&req, &shared);
     let session = session_of(&req);
     // The user's task is for the checker; the upstream client strips it (upstream.rs).
     let task =

@@ -178,16 +178,22 @@ async fn repeated_refusals_flag_the_session_until_an_operator_clears_it() {
     assert_eq!(peer.tools_run(), ["echo"], "nothing ran after the flag");
     let (ok, status) = approvals_cli(&admin, token_env, &["status"]).await;
     assert!(ok && status.contains(&session), "{status}");
-    // The caller (no credential: its address) is flagged too, so a fresh session buys nothing.
+    // The caller (no credential: its address) is flagged too.
     let caller = status
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == ':'))
         .find(|w| w.starts_with("caller:"))
         .unwrap_or_else(|| panic!("the caller is listed: {status}"))
         .to_owned();
+    // An address is many agents: a fresh session of it works until it is refused itself, and
+    // then it is held at once (docs/approvals.md, "An address is not an agent").
     let other = open(&url).await;
     let (_, msg) = call(&url, &other, 1, "echo", json!({"message":"hi"})).await.unwrap();
-    assert!(text_of(&msg).contains("flagged after repeated refusals"), "{msg}");
-    assert_eq!(peer.tools_run(), ["echo"], "nothing ran after the flag");
+    assert_eq!(text_of(&msg), "hi", "{msg}");
+    let (_, msg) = call(&url, &other, 2, "write_note", json!({"path":"x","text":"y"})).await.unwrap();
+    assert!(text_of(&msg).contains("portcullis denied"), "{msg}");
+    let (_, msg) = call(&url, &other, 3, "echo", json!({"message":"hi"})).await.unwrap();
+    assert!(text_of(&msg).contains("flagged after repeated refusals"), "one refusal holds it: {msg}");
+    assert_eq!(peer.tools_run(), ["echo", "echo"], "nothing ran after each flag");
     // Another caller is unaffected.
     let auth = [("authorization", "Bearer another-agent")];
     let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
@@ -204,7 +210,10 @@ async fn repeated_refusals_flag_the_session_until_an_operator_clears_it() {
     }
     assert_eq!(text_of(&echo(6).await.unwrap().1), "hi", "cleared: rules apply again");
     let metrics = String::from_utf8(p.metrics.render()).unwrap();
-    assert!(metrics.contains("portcullis_sessions_flagged_total 2"), "the session and its caller: {metrics}");
+    assert!(
+        metrics.contains("portcullis_sessions_flagged_total 3"),
+        "the session, its caller and the second session: {metrics}"
+    );
 }
 
 #[tokio::test]

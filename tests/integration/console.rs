@@ -376,6 +376,19 @@ async fn an_operator_allows_a_parked_call_from_the_console_in_headless_chromium(
     )
     .await;
 
+    // The caller's card says what its key is: here a credential, which is never shown.
+    b.wait_for(
+        "the flagged caller described",
+        "var c = Array.from(document.querySelectorAll('.flagged')) \
+         .find(function (c) { return c.dataset.session.indexOf('caller:') === 0; }); \
+         var w = c && c.querySelector('.who'); return w ? w.textContent : null;",
+        json!([]),
+        |v| {
+            v.as_str()
+                .is_some_and(|t| t.contains("Authorization credential") && !t.contains("hammering-agent"))
+        },
+    )
+    .await;
     // The flagged session and its caller are listed; "Clear" clears each at the API.
     for (what, prefix) in [("the flagged session", hammering.as_str()), ("the flagged caller", "caller:")] {
         let clear = b

@@ -13,6 +13,7 @@ mod checker_offswitch;
 mod checker_openai;
 mod cli;
 mod console;
+mod contained_flags;
 mod dashboards;
 mod delegation;
 mod elicitation;

@@ -46,7 +46,7 @@ impl CallerKey {
 }
 
 /// The table key of a principal (never the raw credential).
-pub(super) fn principal_key(principal: &str) -> String {
+pub(crate) fn principal_key(principal: &str) -> String {
     CallerKey::of(principal).as_str().to_owned()
 }
 
@@ -94,20 +94,34 @@ impl Key<'_> {
 }
 
 /// The (at most four) keys one call feeds and reads: its session's, the session owner's, its
-/// principal's, and its root agent's.
+/// principal's, and its root agent's; and which of them is the principal's own.
 #[derive(Default)]
-pub(super) struct Keys<'a>([Option<Key<'a>>; 4]);
+pub(super) struct Keys<'a> {
+    keys: [Option<Key<'a>>; 4],
+    principal: Option<CallerKey>,
+}
 
 impl<'a> Keys<'a> {
     pub(super) fn push(&mut self, key: Key<'a>) {
         if self.iter().any(|k| k == key.as_str()) {
             return;
         }
-        let free = self.0.iter_mut().find(|k| k.is_none()).expect("a call has at most four keys");
+        let free = self.keys.iter_mut().find(|k| k.is_none()).expect("a call has at most four keys");
         *free = Some(key);
     }
 
+    /// Records `key` as the principal's own (and feeds it).
+    pub(super) fn push_principal(&mut self, key: CallerKey) {
+        self.principal = Some(key);
+        self.push(Key::Caller(key));
+    }
+
+    /// The principal's own key, when the call has a principal.
+    pub(super) fn principal(&self) -> Option<&str> {
+        self.principal.as_ref().map(CallerKey::as_str)
+    }
+
     pub(super) fn iter(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().flatten().map(Key::as_str)
+        self.keys.iter().flatten().map(Key::as_str)
     }
 }

@@ -59,7 +59,8 @@ fn thirty_denials_under_thirty_fresh_sessions_flag_the_caller_and_all_its_sessio
 
 #[test]
 fn a_decision_recorded_without_a_principal_counts_against_the_sessions_caller() {
-    let f = Flags::new(3, 20, Arc::new(Metrics::new()));
+    // (An address holding every call: contained, it would hold only its refused sessions.)
+    let f = Flags::new(3, 20, Arc::new(Metrics::new())).with_address(FlagAddress::All);
     let me = Some("peer:127.0.0.1");
     for i in 0..3 {
         let s = format!("s{i}");
