@@ -178,6 +178,43 @@ fn unauthorized<B>(req: &Request<B>, token: &Option<String>) -> Option<Resp> {
     None
 }
 
+/// `POST /sessions/{id}/task` with `{"task": "…"}`: what the user asked in session `id` (the key
+/// as the proxy keeps it: `agent/id` for an agent's), from an operator-trusted front — the one
+/// task the checker may read as the user's intent ([`crate::session::tasks`]).
+async fn user_task(req: Request<Incoming>, session: String, shared: &Shared) -> Resp {
+    use http_body_util::BodyExt;
+    if req.method() != Method::POST {
+        return json(
+            StatusCode::METHOD_NOT_ALLOWED,
+            serde_json::json!({"error": "POST /sessions/{id}/task"}),
+        );
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Body {
+        task: String,
+    }
+    let body = match http_body_util::Limited::new(req.into_body(), 64 * 1024).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(_) => {
+            return json(StatusCode::PAYLOAD_TOO_LARGE, serde_json::json!({"error": "at most 64 KiB"}));
+        }
+    };
+    if session.is_empty() {
+        return json(StatusCode::NOT_FOUND, serde_json::json!({"error": "no session id"}));
+    }
+    match serde_json::from_slice::<Body>(&body) {
+        Ok(b) => {
+            shared.approvals.user_tasks.record(&session, &b.task);
+            json(StatusCode::OK, serde_json::json!({"session": session, "recorded": true}))
+        }
+        Err(e) => json(
+            StatusCode::BAD_REQUEST,
+            serde_json::json!({"error": format!("expected {{\"task\": \"…\"}}: {e}")}),
+        ),
+    }
+}
+
 /// `GET /approvals` lists parked calls; `POST /approvals/{id}` with
 /// `{"decision": "allow_once" | "allow_session" | "deny"}` decides one; `GET /status` shows the
 /// flagged sessions, `POST /sessions/{id}/clear` clears one, `GET /decisions` the audit log's
@@ -222,6 +259,9 @@ async fn approvals(req: Request<Incoming>, shared: &Shared, token: &Option<Strin
                 "identity": shared.identities.load().status(),
             }),
         );
+    }
+    if let Some(session) = path.strip_prefix("/sessions/").and_then(|p| p.strip_suffix("/task")) {
+        return user_task(req, session.to_owned(), shared).await;
     }
     if let Some(session) = path.strip_prefix("/sessions/").and_then(|p| p.strip_suffix("/clear")) {
         if req.method() != Method::POST {

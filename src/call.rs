@@ -157,6 +157,9 @@ pub struct ToolCall {
     /// so it can tell a send the user asked for from one an injection asked for. Never trusted
     /// as an instruction, never a reason to allow anything Layer 1 does not.
     pub task: Option<Arc<str>>,
+    /// What the user asked, recorded through a channel the agent does not control
+    /// ([`crate::session::tasks`]): the one task that may show a send to be the user's intent.
+    pub user_task: Option<Arc<str>>,
 }
 
 /// The `_meta` key a client puts the user's task under (MCP's `prefix/name` form).
@@ -178,6 +181,7 @@ impl ToolCall {
             transport: Transport::Mcp(era),
             method: Method::ToolsCall,
             task: None,
+            user_task: None,
         }
     }
 
@@ -206,6 +210,7 @@ impl ToolCall {
             transport: Transport::Http,
             method: Method::ToolsCall,
             task: None,
+            user_task: None,
         }
     }
 
@@ -245,6 +250,12 @@ impl ToolCall {
     pub fn with_task(mut self, task: Option<&str>) -> ToolCall {
         self.task =
             task.map(crate::checker::prompt::clip_task).filter(|t| !t.trim().is_empty()).map(Arc::from);
+        self
+    }
+
+    /// The call with the user's own task, as a trusted channel recorded it for its session.
+    pub fn with_user_task(mut self, task: Option<Arc<str>>) -> ToolCall {
+        self.user_task = task;
         self
     }
 

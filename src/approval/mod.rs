@@ -164,6 +164,8 @@ pub struct Approvals {
     pub flags: Arc<flags::Flags>,
     /// Who the breaker's `caller:…` keys are, for the operator.
     pub callers: callers::Callers,
+    /// What the user asked per session, from channels the agent does not control.
+    pub user_tasks: crate::session::tasks::UserTasks,
     metrics: Arc<Metrics>,
     audit: Arc<crate::audit::Audit>,
 }
@@ -195,6 +197,7 @@ impl Approvals {
                     .with_address(settings.flag_address),
             ),
             callers: callers::Callers::default(),
+            user_tasks: crate::session::tasks::UserTasks::default(),
             metrics,
             audit: Arc::new(crate::audit::Audit::off()),
         }

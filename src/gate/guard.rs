@@ -353,7 +353,10 @@ impl Guard {
                     Some(job) => Outcome::Check(Box::new(PreCheck {
                         guardrails: g.clone(),
                         // The fair share of checker slots is per caller (else per session).
-                        job: job.keyed(call.share_key()).with_task(call.task.clone()),
+                        job: job
+                            .keyed(call.share_key())
+                            .with_task(call.task.clone())
+                            .with_user_task(call.user_task.clone()),
                         tool: call.qualified.clone(),
                         args,
                         session: call.session.clone(),

@@ -79,9 +79,17 @@ pub struct PreJob {
     key: Arc<str>,
     /// The user's task, when the client reported it ([`crate::call::ToolCall::task`]).
     task: Option<Arc<str>>,
+    /// The user's own task, from a channel the agent does not control ([`crate::call::ToolCall::user_task`]).
+    user_task: Option<Arc<str>>,
 }
 
 impl PreJob {
+    /// The same job framed by the user's own `task` (recorded where the agent cannot write).
+    pub fn with_user_task(mut self, task: Option<Arc<str>>) -> PreJob {
+        self.user_task = task;
+        self
+    }
+
     /// The same job framed by the user's `task` (fenced for the checker, never instructions).
     pub fn with_task(mut self, task: Option<Arc<str>>) -> PreJob {
         self.task = task;
@@ -287,14 +295,15 @@ impl Guardrails {
             content: content::of_args(kind, args),
             key: ANONYMOUS.into(),
             task: None,
+            user_task: None,
         })
     }
 
     /// Runs a pre-call check.
     pub async fn pre(&self, job: PreJob) -> Report<PreJudgement> {
-        let PreJob { rule, tool, content, rubric, key, task } = job;
+        let PreJob { rule, tool, content, rubric, key, task, user_task } = job;
         // A call is never rewritten (sanitize blocks it), so no rewrite is asked for.
-        let framing = Framing { task: task.as_deref(), rewrite: false };
+        let framing = Framing { task: task.as_deref(), user_task: user_task.as_deref(), rewrite: false };
         let q = Asked { phase: Phase::Pre, tool: &tool, rubric: &rubric, key: &key, framing };
         let (result, decided) = self.verdict(&q, &content, true).await;
         self.shadow(shadow::ShadowJob {
@@ -383,7 +392,7 @@ impl Guardrails {
         // Short results skip the model, never the local detectors (they are cheap).
         let ask_model = content.model.len() >= self.min_content_bytes;
         let key = key.unwrap_or(ANONYMOUS);
-        let framing = Framing { task, rewrite: rule.mode == Mode::Sanitize };
+        let framing = Framing { task, user_task: None, rewrite: rule.mode == Mode::Sanitize };
         let q = Asked { phase: Phase::Post, tool, rubric: &rubric, key, framing };
         let (result_v, decided) = self.verdict(&q, &content, ask_model).await;
         self.shadow(shadow::ShadowJob { rule, q, content: &content, enforced: &result_v, ask_model });

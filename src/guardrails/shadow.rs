@@ -97,13 +97,14 @@ impl Guardrails {
         let (rubric, phase, tool, content) =
             (rubric.clone(), job.q.phase, job.q.tool.to_owned(), job.content.clone());
         let task: Option<Arc<str>> = job.q.framing.task.map(Arc::from);
+        let user_task: Option<Arc<str>> = job.q.framing.user_task.map(Arc::from);
         let (label, metrics, audit) =
             (job.rule.label.clone(), self.metrics.clone(), self.audit.get().cloned());
         handle.spawn(async move {
             let _room = room;
             let started = std::time::Instant::now();
             // A shadow never rewrites anything, so it is not asked to.
-            let framing = Framing { task: task.as_deref(), rewrite: false };
+            let framing = Framing { task: task.as_deref(), user_task: user_task.as_deref(), rewrite: false };
             let q = Asked { phase, tool: &tool, rubric: &rubric, key: SHADOW_KEY, framing };
             let (result, _) = judge.verdict(&q, &content).await;
             let (verdict, reason) = said(&result);

@@ -21,6 +21,9 @@ pub enum HookCommand {
     Pre(HookArgs),
     /// Answer Claude Code's PostToolUse hook: pass, redact or block the result on stdin.
     Post(HookArgs),
+    /// Record Claude Code's UserPromptSubmit prompt at a running proxy (--proxy): the user's own
+    /// task, which the checker may read as intent. Prints nothing; never blocks the prompt.
+    Prompt(HookArgs),
     /// Print (or --write) Claude Code's settings.json with the portcullis hooks merged in.
     Install {
         #[command(flatten)]
@@ -76,6 +79,12 @@ pub fn run(command: HookCommand, load: Loader<'_>) -> ExitCode {
     match command {
         HookCommand::Pre(args) => answer(Event::Pre, &args, load),
         HookCommand::Post(args) => answer(Event::Post, &args, load),
+        HookCommand::Prompt(args) => super::prompt::run(
+            args.proxy.as_deref(),
+            &args.token_env,
+            args.agent.as_deref(),
+            Duration::from_secs(args.proxy_timeout),
+        ),
         HookCommand::Install { args, user, write, .. } => {
             let scope = if user { Scope::User } else { Scope::Project };
             match install(scope, &args, write) {
@@ -179,7 +188,9 @@ fn command(phase: &str, args: &HookArgs) -> String {
 
 fn install(scope: Scope, args: &HookArgs, write: bool) -> Result<(), install::InstallError> {
     let path = scope.path()?;
-    let merged = install::merged(&path, &command("pre", args), &command("post", args))?;
+    // The user's prompt is recorded only where it can be kept: at a running proxy.
+    let prompt = args.proxy.is_some().then(|| command("prompt", args));
+    let merged = install::merged(&path, &command("pre", args), &command("post", args), prompt.as_deref())?;
     if write {
         install::write(&path, &merged)?;
         eprintln!("portcullis hook install: wrote {}", path.display());

@@ -44,8 +44,21 @@ pub fn forward(
     envelope: Vec<u8>,
     timeout: Duration,
 ) -> Result<Forwarded, ProxyError> {
-    let url =
-        format!("{}/hook/{}", base.trim_end_matches('/'), if event == Event::Pre { "pre" } else { "post" });
+    let phase = if event == Event::Pre { "pre" } else { "post" };
+    send(base, phase, token, agent, shell, envelope, timeout)
+}
+
+/// Posts `envelope` to `{base}/hook/{phase}` and reads the proxy's `{"answer": {…}}`.
+pub fn send(
+    base: &str,
+    phase: &str,
+    token: &str,
+    agent: Option<&str>,
+    shell: Dialect,
+    envelope: Vec<u8>,
+    timeout: Duration,
+) -> Result<Forwarded, ProxyError> {
+    let url = format!("{}/hook/{phase}", base.trim_end_matches('/'));
     let unreachable = |why: String| ProxyError::Unreachable { url: url.clone(), why };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -59,13 +59,23 @@ fn ours(command: &str, phase: &str) -> bool {
     is_portcullis && words.next() == Some("hook") && words.next() == Some(phase)
 }
 
-/// `settings` with the portcullis hooks in it: `pre` and `post` are the commands to run.
-pub fn merge(mut settings: Value, pre: &str, post: &str, path: &str) -> Result<Value, InstallError> {
+/// `settings` with the portcullis hooks in it: `pre` and `post` are the commands to run, and
+/// `prompt` the `UserPromptSubmit` one (with a running proxy only: it records the user's task).
+pub fn merge(
+    mut settings: Value,
+    pre: &str,
+    post: &str,
+    prompt: Option<&str>,
+    path: &str,
+) -> Result<Value, InstallError> {
     let shape = |what| InstallError::Shape { path: path.to_owned(), what };
     let root = settings.as_object_mut().ok_or(shape("the file"))?;
     let hooks = root.entry("hooks").or_insert_with(|| Value::Object(Map::new()));
     let hooks = hooks.as_object_mut().ok_or(shape("\"hooks\""))?;
-    for (event, phase, command) in [("PreToolUse", "pre", pre), ("PostToolUse", "post", post)] {
+    let prompt = prompt.map(|c| ("UserPromptSubmit", "prompt", c));
+    for (event, phase, command) in
+        [("PreToolUse", "pre", pre), ("PostToolUse", "post", post)].into_iter().chain(prompt)
+    {
         let groups = hooks.entry(event).or_insert_with(|| Value::Array(Vec::new()));
         let groups = groups.as_array_mut().ok_or(shape("a hooks event"))?;
         let mut found = false;
@@ -93,7 +103,7 @@ pub fn merge(mut settings: Value, pre: &str, post: &str, path: &str) -> Result<V
 }
 
 /// The merged settings for the file at `path` (empty settings when it does not exist).
-pub fn merged(path: &Path, pre: &str, post: &str) -> Result<Value, InstallError> {
+pub fn merged(path: &Path, pre: &str, post: &str, prompt: Option<&str>) -> Result<Value, InstallError> {
     let shown = path.display().to_string();
     let current = match std::fs::read_to_string(path) {
         Ok(text) if text.trim().is_empty() => json!({}),
@@ -102,7 +112,7 @@ pub fn merged(path: &Path, pre: &str, post: &str) -> Result<Value, InstallError>
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
         Err(source) => return Err(InstallError::Io { what: "read", path: shown, source }),
     };
-    merge(current, pre, post, &shown)
+    merge(current, pre, post, prompt, &shown)
 }
 
 /// Writes `settings` to `path` (through a temporary file in the same directory, then a rename).
@@ -134,6 +144,7 @@ mod tests {
             mine.clone(),
             "portcullis hook pre --config /p.yaml",
             "portcullis hook post --config /p.yaml",
+            None,
             "s",
         )
         .unwrap();
@@ -141,6 +152,7 @@ mod tests {
             once.clone(),
             "portcullis hook pre --config /p.yaml",
             "portcullis hook post --config /p.yaml",
+            None,
             "s",
         )
         .unwrap();
@@ -156,18 +168,21 @@ mod tests {
             once,
             "/opt/bin/portcullis hook pre --proxy http://x",
             "/opt/bin/portcullis hook post --proxy http://x",
+            Some("/opt/bin/portcullis hook prompt --proxy http://x"),
             "s",
         )
         .unwrap();
         let pre = moved["hooks"]["PreToolUse"].as_array().unwrap();
         assert_eq!(pre.len(), 2);
         assert_eq!(pre[1]["hooks"][0]["command"], "/opt/bin/portcullis hook pre --proxy http://x");
+        let prompt = moved["hooks"]["UserPromptSubmit"].as_array().unwrap();
+        assert_eq!(prompt[0]["hooks"][0]["command"], "/opt/bin/portcullis hook prompt --proxy http://x");
     }
 
     #[test]
     fn settings_of_the_wrong_shape_are_left_alone() {
-        assert!(merge(json!([]), "a", "b", "s").is_err());
-        assert!(merge(json!({"hooks": []}), "a", "b", "s").is_err());
+        assert!(merge(json!([]), "a", "b", None, "s").is_err());
+        assert!(merge(json!({"hooks": []}), "a", "b", None, "s").is_err());
         assert!(!ours("./portcullis-wrapper hook pre", "pre"));
         assert!(ours("\"/usr/local/bin/portcullis\" hook post --config x", "post"));
     }

@@ -130,6 +130,7 @@ fn build(tool: &str, args: Map<String, Value>) -> ToolCall {
         transport: Transport::Hook,
         method: crate::call::Method::ToolsCall,
         task: None,
+        user_task: None,
     }
 }
 

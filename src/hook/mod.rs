@@ -25,6 +25,7 @@ pub mod decide;
 pub mod envelope;
 pub mod install;
 pub mod map;
+pub mod prompt;
 pub mod search;
 pub mod serve;
 mod shape;

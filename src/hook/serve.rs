@@ -40,12 +40,15 @@ pub const SHELL_HEADER: &str = "x-portcullis-shell";
 
 /// Serves `POST /hook/{phase}` (already authenticated).
 pub async fn endpoint(req: Request<Incoming>, phase: &str, shared: Arc<Shared>) -> Resp {
-    let Some(event) = Event::parse(phase) else {
-        return reply(StatusCode::NOT_FOUND, json!({"error": "POST /hook/pre or /hook/post"}));
-    };
     if req.method() != Method::POST {
         return reply(StatusCode::METHOD_NOT_ALLOWED, json!({"error": "POST only"}));
     }
+    if phase == "prompt" {
+        return prompt(req, &shared).await;
+    }
+    let Some(event) = Event::parse(phase) else {
+        return reply(StatusCode::NOT_FOUND, json!({"error": "POST /hook/pre, /hook/post or /hook/prompt"}));
+    };
     let agent = req.headers().get(AGENT_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
     let shell = req.headers().get(SHELL_HEADER).and_then(|v| v.to_str().ok()).and_then(|v| v.parse().ok());
     let shell = shell.unwrap_or(Dialect::Bash);
@@ -68,6 +71,35 @@ pub async fn endpoint(req: Request<Incoming>, phase: &str, shared: Arc<Shared>) 
         v["error"] = Value::String(e);
     }
     reply(StatusCode::OK, v)
+}
+
+/// `POST /hook/prompt`: records a `UserPromptSubmit` envelope's prompt for its session
+/// ([`super::prompt`]); answers `{"answer": {}}` (the hook prints nothing).
+async fn prompt(req: Request<Incoming>, shared: &Arc<Shared>) -> Resp {
+    let agent = req.headers().get(AGENT_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let agent = match agent {
+        None => None,
+        Some(name) if shared.guard.load().agent_profile(&name).is_some() => {
+            Some(Agent::configured(name.into()))
+        }
+        Some(name) => {
+            return reply(
+                StatusCode::BAD_REQUEST,
+                json!({"error": format!("no agent {name:?} in the proxy's config")}),
+            )
+        }
+    };
+    let limit = usize::try_from(super::prompt::MAX_PROMPT_ENVELOPE).unwrap_or(usize::MAX);
+    let Ok(body) = http_body_util::Limited::new(req.into_body(), limit).collect().await else {
+        return reply(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            json!({"error": "the hook input is too large or unreadable"}),
+        );
+    };
+    match super::prompt::record(shared, &body.to_bytes(), agent.as_ref()) {
+        Ok(_) => reply(StatusCode::OK, json!({"answer": {}})),
+        Err(e) => reply(StatusCode::BAD_REQUEST, json!({"error": e.to_string()})),
+    }
 }
 
 fn reply(status: StatusCode, v: Value) -> Resp {
@@ -96,8 +128,11 @@ pub async fn answer(
     // envelope can spell an MCP session's key (`dev/abc` there is an agent's).
     let session =
         env.session.as_deref().map(|s| format!("hook:{}", crate::session::key(s, agent.as_deref())));
-    let call =
-        map::call_in(&env, shell).map_err(|e| e.to_string())?.with_session(session.clone()).with_agent(agent);
+    let call = map::call_in(&env, shell)
+        .map_err(|e| e.to_string())?
+        .with_user_task(shared.approvals.user_tasks.get(session.as_deref()))
+        .with_session(session.clone())
+        .with_agent(agent);
     let started = std::time::Instant::now();
     match event {
         Event::Pre => {

@@ -374,6 +374,7 @@ where
         req.headers().get(crate::call::TASK_HEADER).and_then(|v| std::str::from_utf8(v.as_bytes()).ok());
     let call = ToolCall::http(upstream.clone(), &path, args)
         .with_task(task)
+        .with_user_task(shared.approvals.user_tasks.get(session.as_deref()))
         .with_session(session.clone())
         .with_caller(principal.as_deref())
         .with_agent(agent_of(&req));

@@ -6,6 +6,7 @@
 pub mod calls;
 pub mod stream_order;
 pub mod table;
+pub mod tasks;
 
 pub use calls::{Pending, SessionCalls};
 pub use table::{key, Sessions};

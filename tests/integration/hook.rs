@@ -291,6 +291,11 @@ async fn install_merges_into_settings_and_twice_changes_nothing() {
     let ours = pre[1]["hooks"][0]["command"].as_str().unwrap();
     assert!(ours.contains(" hook pre --proxy http://127.0.0.1:8687"), "{ours}");
     assert!(v["hooks"]["PostToolUse"][0]["hooks"][0]["command"].as_str().unwrap().contains(" hook post "));
+    let prompt = v["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"].as_str().unwrap();
+    assert!(
+        prompt.contains(" hook prompt --proxy http://127.0.0.1:8687"),
+        "with a proxy, the prompt is recorded: {prompt}"
+    );
 }
 
 /// Claude Code's settings write path rules relative to the project (`Read(./secrets.txt)`):

@@ -43,5 +43,6 @@ mod stdio;
 mod support;
 mod tool_pins;
 mod upstream_auth;
+mod user_own_task;
 mod user_task;
 mod wrap_env;

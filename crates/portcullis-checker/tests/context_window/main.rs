@@ -62,7 +62,7 @@ fn ten_kb_unsafe() -> String {
 async fn judge(client: &OpenAi, text: &str, context: Context) -> Result<Verdict, Failure> {
     let rubrics = Rubrics::embedded();
     let rubric = rubrics.get("exfiltration").expect("a built-in rubric");
-    let framing = Framing { task: None, rewrite: false };
+    let framing = Framing { task: None, user_task: None, rewrite: false };
     let overhead = prompt::build_framed(&rubric.text, Phase::Pre, TOOL, "", framing).overhead();
     let shown = Shown { max_bytes: 256 << 10, max_windows: 4, overhead, context };
     fit::judge(client, text, shown, |window| async move {
