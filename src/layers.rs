@@ -8,7 +8,7 @@
 pub const LAYERS: &[&[&str]] = &[
     // Leaves: validated settings (config owns every one of them), the outcome vocabulary.
     &["config", "outcome", "read_mostly", "says"],
-    &["oauth"],
+    &["oauth", "sandbox"],
     &["identity"],
     &["call", "telemetry"],
     // What the proxy remembers and records.

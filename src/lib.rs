@@ -53,6 +53,7 @@ pub mod outcome;
 pub mod pins;
 mod read_mostly;
 pub mod runtime;
+pub mod sandbox;
 pub mod says;
 pub mod session;
 pub mod state;

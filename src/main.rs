@@ -327,6 +327,9 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
         }
         Command::Wrap { config, name, agent, cmd } => {
             let c = config.load()?;
+            if let Some(why) = portcullis::sandbox::refusal(&c) {
+                anyhow::bail!(why);
+            }
             let code = portcullis::stdio::wrap(
                 &c,
                 &name,
@@ -410,6 +413,9 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Hook { .. } => unreachable!("answered before the runtime starts"),
         Command::Serve { config } => {
             let c = config.load()?;
+            if let Some(why) = portcullis::sandbox::refusal(&c) {
+                anyhow::bail!(why);
+            }
             let running = portcullis::app::start(&c).await?;
             let mut reload = config.reload();
             // A re-pin is a policy change: the lock file is watched with the config.

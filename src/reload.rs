@@ -89,6 +89,9 @@ pub async fn run(shared: Arc<Shared>, reload: Reload, stop: impl std::future::Fu
             }
             seen = now;
             match (reload.load)().map_err(ReloadError::Load).and_then(|c| {
+                if let Some(why) = crate::sandbox::refusal(&c) {
+                    return Err(ReloadError::Load(why));
+                }
                 let guard = shared.guard.load().reload(&c.policy).map_err(ReloadError::Checker)?;
                 let ids =
                     crate::identity::Identities::build(&c.policy.identity, Some(&shared.identities.load()))

@@ -128,6 +128,9 @@ fn decide(event: Event, args: &HookArgs, load: Loader<'_>) -> (serde_json::Value
             Ok(c) => c,
             Err(e) => return conservative(format!("the config cannot be loaded: {e}")),
         };
+        if let Some(why) = crate::sandbox::refusal(&config) {
+            return conservative(why);
+        }
         return match super::standalone::decide(config, &env, args.agent.as_deref(), shell) {
             Ok(a) => (a.to_json(), None),
             Err(e) => conservative(e),

@@ -193,3 +193,47 @@ fn wrap_with_an_unset_checker_key_names_the_variable_and_never_starts_the_server
     );
     assert!(!marker.exists(), "the server was spawned before the runtime was built");
 }
+
+/// Sandbox first: `posture: yolo` as root outside a sandbox refuses to start, saying why and how;
+/// with the sandbox marker (or as an unprivileged user) it starts.
+#[test]
+fn an_allow_all_posture_as_root_outside_a_sandbox_refuses_to_start() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("yolo.yaml");
+    std::fs::write(
+        &config,
+        "listen: 127.0.0.1:0\nadmin: { listen: 127.0.0.1:0 }\nupstreams:\n  up: { url: \"http://127.0.0.1:9/mcp\" }\nposture: yolo\n",
+    )
+    .unwrap();
+    let serve = |marker: Option<&str>| {
+        let mut c = portcullis();
+        c.args(["serve", "--config"]).arg(&config).env_remove("PORTCULLIS_SANDBOX").env_remove("IS_SANDBOX");
+        if let Some(m) = marker {
+            c.env(m, "1");
+        }
+        c.stderr(std::process::Stdio::piped()).stdout(std::process::Stdio::null());
+        c.spawn().unwrap()
+    };
+    // Started: the listening line comes, then it is stopped.
+    let starts = |mut child: std::process::Child| {
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let started = lines.any(|l| l.is_ok_and(|l| l.contains("portcullis listening on")));
+        let _ = child.kill();
+        let _ = child.wait();
+        started
+    };
+    let root = rustix::process::geteuid().is_root();
+    if root {
+        let out = serve(None).wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "started as root with posture yolo: {err}");
+        assert!(err.contains("refusing to start") && err.contains("posture: yolo"), "{err}");
+        assert!(err.contains("PORTCULLIS_SANDBOX=1"), "says how: {err}");
+    } else {
+        assert!(starts(serve(None)), "an unprivileged user is not refused");
+    }
+    for marker in ["PORTCULLIS_SANDBOX", "IS_SANDBOX"] {
+        assert!(starts(serve(Some(marker))), "{marker}=1 marks a sandbox");
+    }
+}

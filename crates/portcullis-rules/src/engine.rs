@@ -181,6 +181,11 @@ impl Engine {
         self.jail.root().and_then(|r| r.to_str())
     }
 
+    /// The posture the engine decides under.
+    pub fn posture(&self) -> Posture {
+        self.parts.posture
+    }
+
     pub fn kinds(&self) -> &ToolKinds {
         &self.parts.kinds
     }
