@@ -160,6 +160,43 @@ pub struct ToolCall {
     /// What the user asked, recorded through a channel the agent does not control
     /// ([`crate::session::tasks`]): the one task that may show a send to be the user's intent.
     pub user_task: Option<Arc<str>>,
+    /// Whether the agent says it is planning ([`Mode::Plan`]: edits, writes and shell not proven
+    /// read-only are refused before the rules).
+    pub mode: Mode,
+}
+
+/// What the agent says it is doing. Only the agent says it, and it can only narrow: plan mode
+/// refuses more, never less.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    #[default]
+    Act,
+    /// Claude Code's plan mode (`permission_mode: plan` in a hook's input), or an MCP client that
+    /// says so (`_meta["portcullis/mode"]: "plan"`, the `Portcullis-Mode: plan` header).
+    Plan,
+}
+
+/// The `_meta` key and the header a client names its mode with.
+pub const MODE_META_KEY: &str = "portcullis/mode";
+pub const MODE_HEADER: &str = "portcullis-mode";
+
+impl Mode {
+    /// `plan` is plan mode; anything else (absent, `default`, unknown) acts.
+    pub fn parse(s: Option<&str>) -> Mode {
+        match s {
+            Some(m) if m.eq_ignore_ascii_case("plan") => Mode::Plan,
+            _ => Mode::Act,
+        }
+    }
+}
+
+/// The portcullis keys of a `tools/call`'s `_meta`.
+#[derive(serde::Deserialize)]
+struct Meta {
+    #[serde(rename = "portcullis/task")]
+    task: Option<String>,
+    #[serde(rename = "portcullis/mode")]
+    mode: Option<String>,
 }
 
 /// The `_meta` key a client puts the user's task under (MCP's `prefix/name` form).
@@ -182,6 +219,7 @@ impl ToolCall {
             method: Method::ToolsCall,
             task: None,
             user_task: None,
+            mode: Mode::Act,
         }
     }
 
@@ -211,6 +249,7 @@ impl ToolCall {
             method: Method::ToolsCall,
             task: None,
             user_task: None,
+            mode: Mode::Act,
         }
     }
 
@@ -253,6 +292,12 @@ impl ToolCall {
         self
     }
 
+    /// The call made in `mode`.
+    pub fn with_mode(mut self, mode: Mode) -> ToolCall {
+        self.mode = mode;
+        self
+    }
+
     /// The call with the user's own task, as a trusted channel recorded it for its session.
     pub fn with_user_task(mut self, task: Option<Arc<str>>) -> ToolCall {
         self.user_task = task;
@@ -261,12 +306,16 @@ impl ToolCall {
 
     /// The user's task from a `tools/call`'s `_meta`, if it carries one as a string.
     pub fn task_in_meta(meta: Option<&RawValue>) -> Option<String> {
-        #[derive(serde::Deserialize)]
-        struct Meta {
-            #[serde(rename = "portcullis/task")]
-            task: Option<String>,
-        }
-        meta.and_then(|m| serde_json::from_str::<Meta>(m.get()).ok()).and_then(|m| m.task)
+        Self::meta(meta).and_then(|m| m.task)
+    }
+
+    /// The mode a `tools/call`'s `_meta` names.
+    pub fn mode_in_meta(meta: Option<&RawValue>) -> Mode {
+        Mode::parse(Self::meta(meta).and_then(|m| m.mode).as_deref())
+    }
+
+    fn meta(meta: Option<&RawValue>) -> Option<Meta> {
+        meta.and_then(|m| serde_json::from_str::<Meta>(m.get()).ok())
     }
 
     /// The key checker capacity is shared by: the caller, else the session.
@@ -310,6 +359,22 @@ mod tests {
         let c =
             ToolCall::mcp("fs".into(), "read_file", None, Era::Legacy).with_caller(Some("peer:127.0.0.1"));
         assert_eq!(c.caller.as_deref(), Some(format!("caller:{expected}").as_str()));
+    }
+
+    #[test]
+    fn only_plan_names_plan_mode_and_a_meta_that_does_not_read_acts() {
+        let meta = |m: &str| RawValue::from_string(m.to_owned()).unwrap();
+        for (m, mode) in [
+            (r#"{"portcullis/mode":"plan"}"#, Mode::Plan),
+            (r#"{"portcullis/mode":"PLAN","portcullis/task":"t"}"#, Mode::Plan),
+            (r#"{"portcullis/mode":"default"}"#, Mode::Act),
+            (r#"{"portcullis/mode":"planning"}"#, Mode::Act),
+            (r#"{"portcullis/mode":7}"#, Mode::Act),
+            (r#"{}"#, Mode::Act),
+        ] {
+            assert_eq!(ToolCall::mode_in_meta(Some(&meta(m))), mode, "{m}");
+        }
+        assert_eq!(ToolCall::mode_in_meta(None), Mode::Act);
     }
 
     #[test]

@@ -111,8 +111,9 @@ fn strip_hop_by_hop(headers: &mut HeaderMap) {
     }
     headers.remove(KEEP_ALIVE);
     headers.remove(PROXY_CONNECTION);
-    // The user's task is for the checker, never for a tool.
+    // The user's task is for the checker, never for a tool; the mode is the gate's.
     headers.remove(crate::call::TASK_HEADER);
+    headers.remove(crate::call::MODE_HEADER);
 }
 
 impl Service<Req> for Upstream {
@@ -270,6 +271,7 @@ mod tests {
         h.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer for-the-tool"));
         h.insert("mcp-session-id", HeaderValue::from_static("abc"));
         h.insert(crate::call::TASK_HEADER, HeaderValue::from_static("Pay the rent"));
+        h.insert(crate::call::MODE_HEADER, HeaderValue::from_static("plan"));
         strip_hop_by_hop(&mut h);
         assert_eq!(h.len(), 2, "{h:?}");
         assert!(h.contains_key(header::AUTHORIZATION) && h.contains_key("mcp-session-id"));

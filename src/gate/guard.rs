@@ -10,7 +10,7 @@ use serde_json::Value;
 pub use super::checks::{PostCheck, PreCheck};
 use super::{CallOutcome, Denial, Outcome};
 use crate::approval::{Ask, Source};
-use crate::call::ToolCall;
+use crate::call::{Mode, ToolCall};
 use crate::checker::openai::ClientError;
 use crate::checker::Phase;
 use crate::config::agents::DelegationSettings;
@@ -268,11 +268,20 @@ impl Guard {
             Ok(e) => e,
             Err(refused) => return Self::attributed(call, refused),
         };
-        let d = match self.args(call, engine.needs_args(&call.qualified)) {
-            Ok(args) => engine.decide(&call.upstream, &call.qualified, &args),
+        let needs = engine.needs_args(&call.qualified) || call.mode == Mode::Plan;
+        let d = match self.args(call, needs) {
+            Ok(args) => Self::layer1_decision(&engine, call, &args),
             Err(unreadable) => unreadable,
         };
         Self::attributed(call, d)
+    }
+
+    /// The engine's decision for `call` in the mode the agent says it is in.
+    fn layer1_decision(engine: &crate::rules::Engine, call: &ToolCall, args: &Value) -> Decision {
+        match call.mode {
+            Mode::Act => engine.decide(&call.upstream, &call.qualified, args),
+            Mode::Plan => engine.decide_planning(&call.upstream, &call.qualified, args),
+        }
     }
 
     /// What a refusal says did not happen: a hook's call is run by the agent's own client.
@@ -332,11 +341,13 @@ impl Guard {
         let checker = self.guardrails.as_ref().filter(|g| g.covers(&call.qualified, kind, Phase::Pre));
         // Parsed once, and only when Layer 1 or a guardrail rule reads them.
         let engine = self.engine_for(call);
-        let parsed = checker.is_some() || engine.as_ref().is_ok_and(|e| e.needs_args(&call.qualified));
+        let parsed = checker.is_some()
+            || call.mode == Mode::Plan
+            || engine.as_ref().is_ok_and(|e| e.needs_args(&call.qualified));
         let (args, d) = match (engine, self.args(call, parsed)) {
             (Err(refused), _) => (Value::Null, refused),
             (Ok(engine), Ok(args)) => {
-                let d = engine.decide(&call.upstream, &call.qualified, &args);
+                let d = Self::layer1_decision(&engine, call, &args);
                 (args, d)
             }
             (Ok(_), Err(unreadable)) => (Value::Null, unreadable),

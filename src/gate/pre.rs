@@ -281,6 +281,7 @@ fn call(msg: &Message<'_>, cx: &Context<'_>) -> Result<ToolCall, String> {
     Ok(ToolCall::mcp(cx.upstream.clone(), &params.name, params.arguments, cx.era)
         .with_task(task.as_deref())
         .with_user_task(cx.approvals.user_tasks.get(cx.session))
+        .with_mode(ToolCall::mode_in_meta(params.meta))
         .with_session(cx.session.map(str::to_owned))
         .with_caller(cx.principal)
         .with_agent(cx.agent.cloned()))

@@ -52,6 +52,8 @@ pub struct Envelope {
     pub tool_use_id: Option<String>,
     /// `PostToolUse` only: what the tool returned.
     pub response: Option<Value>,
+    /// Claude Code's `permission_mode`: `plan` is plan mode; anything else acts.
+    pub mode: crate::call::Mode,
 }
 
 /// Why an envelope cannot be decided.
@@ -85,6 +87,8 @@ struct Raw {
     tool_use_id: Option<String>,
     #[serde(default)]
     tool_response: Option<Value>,
+    #[serde(default)]
+    permission_mode: Option<String>,
 }
 
 impl Envelope {
@@ -114,6 +118,7 @@ impl Envelope {
             input: raw.tool_input,
             tool_use_id: raw.tool_use_id,
             response: raw.tool_response,
+            mode: crate::call::Mode::parse(raw.permission_mode.as_deref()),
         })
     }
 

@@ -70,6 +70,11 @@ pub fn call(env: &Envelope) -> Result<ToolCall, ShapeError> {
 /// arguments at [`HOOK_SHELL_POINTER`] (over anything the tool input held there), where the
 /// `Bash` kind reads it.
 pub fn call_in(env: &Envelope, shell: Dialect) -> Result<ToolCall, ShapeError> {
+    // Claude Code's plan mode comes with the envelope: it narrows, never widens.
+    shaped(env, shell).map(|c| c.with_mode(env.mode))
+}
+
+fn shaped(env: &Envelope, shell: Dialect) -> Result<ToolCall, ShapeError> {
     let tool = env.tool.as_str();
     let Some(input) = env.input.as_object() else {
         // `null` (no input) is an empty input for tools that read none.
@@ -131,6 +136,7 @@ fn build(tool: &str, args: Map<String, Value>) -> ToolCall {
         method: crate::call::Method::ToolsCall,
         task: None,
         user_task: None,
+        mode: crate::call::Mode::Act,
     }
 }
 
@@ -179,6 +185,7 @@ mod tests {
             input,
             tool_use_id: None,
             response: None,
+            mode: crate::call::Mode::Act,
         }
     }
 

@@ -375,6 +375,9 @@ where
     let call = ToolCall::http(upstream.clone(), &path, args)
         .with_task(task)
         .with_user_task(shared.approvals.user_tasks.get(session.as_deref()))
+        .with_mode(crate::call::Mode::parse(
+            req.headers().get(crate::call::MODE_HEADER).and_then(|v| v.to_str().ok()),
+        ))
         .with_session(session.clone())
         .with_caller(principal.as_deref())
         .with_agent(agent_of(&req));

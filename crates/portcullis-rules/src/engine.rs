@@ -95,6 +95,16 @@ impl<'a> Unit<'a> {
     }
 }
 
+/// Whether plan mode judges `subject` before the rules: file and shell calls (a write or an
+/// edit is never read-only; a shell command only when proven so).
+fn plan_covers(subject: &Subject) -> bool {
+    match subject {
+        Subject::Shell { .. } | Subject::File { .. } => true,
+        Subject::Readings(all) => all.iter().any(plan_covers),
+        _ => false,
+    }
+}
+
 /// How a reason names a unit: "`git push`", "read /etc/passwd", "fetch https://…", "the call".
 impl fmt::Display for Unit<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -276,6 +286,20 @@ impl Engine {
         self.subject(qualified, self.parts.kinds.classify(qualified, args), profile)
     }
 
+    /// Decides a call the agent makes in plan mode: before any allow, every edit, write and
+    /// shell command not proven read-only is denied (configured denies still deny first);
+    /// everything else — reads, fetches, other tools — falls through to the rules as usual.
+    pub fn decide_planning(&self, upstream: &str, qualified: &str, args: &Value) -> Decision {
+        let subject = self.parts.kinds.classify(qualified, args);
+        if plan_covers(&subject) {
+            let planned = self.subject(qualified, subject, Profile::Plan);
+            if planned.effect == Effect::Deny {
+                return planned;
+            }
+        }
+        self.decide(upstream, qualified, args)
+    }
+
     fn subject(&self, qualified: &str, subject: Subject, profile: Profile) -> Decision {
         match subject {
             Subject::Shell { command, allowlist: None, shell, cwd } => {
@@ -293,7 +317,7 @@ impl Engine {
                     // An allowlisted invocation is the executor's contract: its floor allows, while
                     // configured denies and asks (and a readonly profile) still hold.
                     Ok(()) => {
-                        let floor = if profile == Profile::Readonly { profile } else { Profile::Privileged };
+                        let floor = if profile <= Profile::Readonly { profile } else { Profile::Privileged };
                         self.shell(qualified, &command, shell, cwd.as_deref(), floor)
                     }
                 }
@@ -363,13 +387,28 @@ impl Engine {
         if let Some((Effect::Deny, rule)) = configured {
             return decision(Effect::Deny, rule, format!("{unit} is denied by {}", rule.spec.source));
         }
-        if profile == Profile::Readonly && !unit.read_only(self.cwd()) {
-            return Decision {
-                effect: Effect::Deny,
-                rule: "profile: readonly".into(),
-                scope: Scope::Config,
-                reason: format!("{unit} is not proven read-only and the profile in force (the upstream's or the agent's) is readonly"),
-                prefilter: None,
+        // Plan mode judges only edits, writes and shell; a readonly profile judges everything.
+        let judged = profile == Profile::Readonly || matches!(unit, Unit::Command { .. } | Unit::Path { .. });
+        if profile <= Profile::Readonly && judged && !unit.read_only(self.cwd()) {
+            return match profile {
+                Profile::Plan => Decision {
+                    effect: Effect::Deny,
+                    rule: "plan mode".into(),
+                    scope: Scope::Builtin,
+                    reason: format!(
+                        "{unit} is not proven read-only and the agent is in plan mode: present the plan \
+                         to the user first; edits, writes and commands that change anything wait until \
+                         the user leaves plan mode"
+                    ),
+                    prefilter: None,
+                },
+                _ => Decision {
+                    effect: Effect::Deny,
+                    rule: "profile: readonly".into(),
+                    scope: Scope::Config,
+                    reason: format!("{unit} is not proven read-only and the profile in force (the upstream's or the agent's) is readonly"),
+                    prefilter: None,
+                },
             };
         }
         if let Some((Effect::Ask, rule)) = configured {

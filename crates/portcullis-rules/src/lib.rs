@@ -21,6 +21,8 @@ mod engine;
 pub mod glob;
 pub mod jail;
 pub mod kinds;
+#[cfg(test)]
+mod plan_tests;
 pub mod resource;
 #[cfg(test)]
 mod resource_tests;
@@ -112,6 +114,9 @@ impl Posture {
 /// `min` is "the narrower of the two".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum Profile {
+    /// The agent is planning (never configured: the call says so, [`Engine::decide_planning`]):
+    /// as `Readonly`, and the refusal tells the agent to present its plan first.
+    Plan,
     /// Anything not proven read-only is denied.
     Readonly,
     /// The posture's floor.
@@ -133,6 +138,7 @@ impl Profile {
 
     pub fn as_str(self) -> &'static str {
         match self {
+            Profile::Plan => "plan",
             Profile::Readonly => "readonly",
             Profile::Standard => "standard",
             Profile::Privileged => "privileged",
