@@ -2,7 +2,7 @@
 
 #![forbid(unsafe_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -28,21 +28,36 @@ struct ConfigArgs {
     /// Extra permission files (`permissions:` only; scope `cli`, above the config's own rules).
     #[arg(long = "permission-config")]
     permission_config: Vec<PathBuf>,
+    /// Also read Claude Code's permission rules (`.claude/settings.json` here and in the home
+    /// directory), lossy and never wider than Claude Code (docs/claude-code.md).
+    #[arg(long)]
+    import_claude_permissions: bool,
 }
 
 impl ConfigArgs {
     fn load(&self) -> anyhow::Result<Config> {
-        load_layered(self.config.as_ref(), &self.permission_config)
+        load_layered(self.config.as_ref(), &self.permission_config, self.claude_project().as_deref())
+    }
+
+    /// The project whose Claude Code settings are imported: the working directory.
+    fn claude_project(&self) -> Option<PathBuf> {
+        self.import_claude_permissions.then(|| std::env::current_dir().unwrap_or_else(|_| ".".into()))
     }
 
     /// Reload the policy when any of its files changes (the embedded default never does).
     fn reload(&self) -> portcullis::reload::Reload {
         let mut files: Vec<PathBuf> = self.config.iter().chain(&self.permission_config).cloned().collect();
         files.extend(std::env::var_os("PORTCULLIS_MANAGED_CONFIG").map(PathBuf::from));
+        let claude = self.claude_project();
+        if let Some(project) = &claude {
+            files.extend(portcullis::config::claude_import::settings_files(project, home().as_deref()));
+        }
         let (config, extra) = (self.config.clone(), self.permission_config.clone());
         portcullis::reload::Reload {
             files,
-            load: Box::new(move || load_layered(config.as_ref(), &extra).map_err(|e| format!("{e:#}"))),
+            load: Box::new(move || {
+                load_layered(config.as_ref(), &extra, claude.as_deref()).map_err(|e| format!("{e:#}"))
+            }),
             interval: std::time::Duration::from_secs(1),
         }
     }
@@ -138,7 +153,7 @@ enum Command {
 
 /// The main config plus `--permission-config` files (scope cli) and the managed file named by
 /// `PORTCULLIS_MANAGED_CONFIG` (scope managed), every problem reported at once.
-fn load_layered(path: Option<&PathBuf>, extra: &[PathBuf]) -> anyhow::Result<Config> {
+fn load_layered(path: Option<&PathBuf>, extra: &[PathBuf], claude: Option<&Path>) -> anyhow::Result<Config> {
     use portcullis::config::Layer;
     use portcullis::rules::Scope;
     let (text, name) = match path {
@@ -156,11 +171,23 @@ fn load_layered(path: Option<&PathBuf>, extra: &[PathBuf]) -> anyhow::Result<Con
         layers
             .push(Layer::read(Scope::Managed, std::path::Path::new(&m)).map_err(|e| anyhow::anyhow!("{e}"))?);
     }
+    if let Some(project) = claude {
+        let (imported, lost) = portcullis::config::claude_import::layers(project, home().as_deref());
+        for note in lost {
+            eprintln!("portcullis: warning: claude permissions: {note}");
+        }
+        layers.extend(imported);
+    }
     let config = Config::parse_layered(&text, &name, &layers).map_err(|e| anyhow::anyhow!("{e}"))?;
     for w in &config.warnings {
         eprintln!("portcullis: warning: {}: {}", w.path, w.message);
     }
     Ok(config)
+}
+
+/// The user's home directory (`$HOME`).
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
 }
 
 fn init_logging(json: bool, level: &str) {
@@ -202,8 +229,9 @@ fn main() -> ExitCode {
     // The hook runs around every tool call: no multi-threaded runtime, warnings only.
     if let Command::Hook { action } = cli.command {
         init_logging(cli.log_json, "warn");
-        let load =
-            |c: Option<&PathBuf>, extra: &[PathBuf]| load_layered(c, extra).map_err(|e| format!("{e:#}"));
+        let load = |c: Option<&PathBuf>, extra: &[PathBuf], claude: Option<&Path>| {
+            load_layered(c, extra, claude).map_err(|e| format!("{e:#}"))
+        };
         return portcullis::hook::cli::run(action, &load);
     }
     init_logging(cli.log_json, "info");

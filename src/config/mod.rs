@@ -10,6 +10,7 @@ pub mod audit;
 pub mod child_env;
 #[cfg(test)]
 mod child_env_tests;
+pub mod claude_import;
 #[cfg(test)]
 mod engine_tests;
 mod guardrails;

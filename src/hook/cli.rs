@@ -13,7 +13,8 @@ use super::install::{self, Scope};
 use crate::config::Config;
 
 /// Loads the main config and extra permission files (`main.rs` owns the layering).
-pub type Loader<'a> = &'a dyn Fn(Option<&PathBuf>, &[PathBuf]) -> Result<Config, String>;
+/// The third argument: the project whose Claude Code permissions are imported, if any.
+pub type Loader<'a> = &'a dyn Fn(Option<&PathBuf>, &[PathBuf], Option<&Path>) -> Result<Config, String>;
 
 #[derive(clap::Subcommand)]
 pub enum HookCommand {
@@ -57,6 +58,10 @@ pub struct HookArgs {
     /// Extra permission files (scope cli), as for `serve`.
     #[arg(long = "permission-config", conflicts_with = "proxy")]
     permission_config: Vec<PathBuf>,
+    /// Also read Claude Code's permission rules for the call's project (its `cwd`) and the user,
+    /// lossy and never wider than Claude Code (docs/claude-code.md).
+    #[arg(long, conflicts_with = "proxy")]
+    import_claude_permissions: bool,
     /// Ask a running proxy instead: its admin listener, e.g. http://127.0.0.1:8687.
     #[arg(long)]
     proxy: Option<String>,
@@ -124,7 +129,9 @@ fn decide(event: Event, args: &HookArgs, load: Loader<'_>) -> (serde_json::Value
     // Claude Code runs `Bash` commands with the user's shell: zsh on macOS.
     let shell = super::map::shell_of(std::env::var_os("SHELL").as_deref());
     let Some(proxy) = &args.proxy else {
-        let config = match load(args.config.as_ref(), &args.permission_config) {
+        // Claude Code's own rules for the project the call is made in (the envelope's `cwd`).
+        let project = args.import_claude_permissions.then(|| env.cwd.clone().unwrap_or_else(|| ".".into()));
+        let config = match load(args.config.as_ref(), &args.permission_config, project.as_deref()) {
             Ok(c) => c,
             Err(e) => return conservative(format!("the config cannot be loaded: {e}")),
         };
@@ -170,6 +177,9 @@ fn command(phase: &str, args: &HookArgs) -> String {
     }
     for p in &args.permission_config {
         words.extend(["--permission-config".into(), quote(&absolute(p))]);
+    }
+    if args.import_claude_permissions && phase != "prompt" {
+        words.push("--import-claude-permissions".into());
     }
     if let Some(p) = &args.proxy {
         words.extend(["--proxy".into(), quote(p)]);

@@ -329,3 +329,40 @@ async fn a_relative_rule_is_relative_to_the_jail_root() {
         hook(&["pre", "--config", policy.to_str().unwrap()], envelope("src/main.rs").as_bytes(), &[]).await;
     assert_eq!(decision(&answer), "allow", "{answer}");
 }
+
+/// `--import-claude-permissions`: the project's and the user's `.claude/settings.json` are read
+/// beside the policy — a deny holds, an allow only narrows, and what was lost is said on stderr.
+#[tokio::test]
+async fn claude_codes_own_rules_are_imported_never_wider() {
+    let dir = tempfile::tempdir().unwrap();
+    let (project, home) = (dir.path().join("repo"), dir.path().join("home"));
+    for d in [&project, &home] {
+        std::fs::create_dir_all(d.join(".claude")).unwrap();
+    }
+    let project_rules =
+        json!({"permissions": {"deny": ["Bash(rm *)"], "allow": ["WebFetch(domain:docs.rs)"]}});
+    std::fs::write(project.join(".claude/settings.json"), project_rules.to_string()).unwrap();
+    let user_rules = json!({"permissions": {"deny": ["Read(~/.netrc)"]}});
+    std::fs::write(home.join(".claude/settings.json"), user_rules.to_string()).unwrap();
+    let call = |tool: &str, input: Value| {
+        let mut e = json!({"session_id": "s", "cwd": project.display().to_string(), "hook_event_name": "PreToolUse",
+            "tool_name": tool, "tool_input": input, "permission_mode": "default"});
+        e["transcript_path"] = json!("/tmp/t.jsonl");
+        e.to_string().into_bytes()
+    };
+    let home_env = [("HOME", home.to_str().unwrap())];
+    let rm = call("Bash", json!({"command": "rm -rf build"}));
+    let (answer, stderr) = hook(&["pre", "--import-claude-permissions"], &rm, &home_env).await;
+    assert_eq!(decision(&answer), "deny", "{answer}");
+    assert!(reason(&answer).contains("Bash(rm") && reason(&answer).contains("scope cli"), "{answer}");
+    assert!(stderr.contains("demoted to ask"), "the lossy import is said: {stderr}");
+    let netrc = call("Read", json!({"file_path": home.join(".netrc").display().to_string()}));
+    let (answer, _) = hook(&["pre", "--import-claude-permissions"], &netrc, &home_env).await;
+    assert_eq!(decision(&answer), "deny", "the user's deny, '~' as the home directory: {answer}");
+    let fetch = call("WebFetch", json!({"url": "https://docs.rs/", "prompt": "read"}));
+    let (answer, _) = hook(&["pre", "--import-claude-permissions"], &fetch, &home_env).await;
+    assert_eq!(decision(&answer), "ask", "an allow by host is only an ask: {answer}");
+    // Without the flag nothing of Claude Code's is read.
+    let (answer, _) = hook(&["pre"], &rm, &home_env).await;
+    assert!(!reason(&answer).contains("scope cli"), "{answer}");
+}
