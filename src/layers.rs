@@ -8,7 +8,8 @@
 pub const LAYERS: &[&[&str]] = &[
     // Leaves: validated settings (config owns every one of them), the outcome vocabulary.
     &["config", "outcome", "read_mostly", "says"],
-    &["oauth"],
+    // `connect` writes clients' configurations from the validated config alone.
+    &["connect", "oauth"],
     &["identity"],
     &["call", "telemetry"],
     // What the proxy remembers and records.
