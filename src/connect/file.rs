@@ -122,7 +122,12 @@ fn tempfile_in(dir: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
     let mut last = None;
     for i in 0..16u32 {
         let p = dir.join(format!(".portcullis-connect-{}-{i}.tmp", std::process::id()));
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&p) {
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create_new(true);
+        // A new file is private (it may hold an --inline-token); an old one's mode is copied after.
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+        match opts.open(&p) {
             Ok(f) => return Ok((p, f)),
             Err(e) => last = Some(e),
         }

@@ -230,6 +230,16 @@ fn connect_without_an_agent_when_agents_are_configured_says_which_to_pass() {
     let out = connect(dir.path(), &["cursor", "--config", &cfg, "--agent", "dev", "--inline-token"]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains(TOKEN.1), "asked for, the token is written");
+    let file = dir.path().join("new/mcp.json");
+    let args = ["cursor", "--config", &cfg, "--agent", "dev", "--inline-token", "--write", "--file"];
+    let out = connect(dir.path(), &[&args[..], &[file.to_str().unwrap()]].concat());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "a new file holding the token is private");
+    }
 }
 
 /// Claude Code's own CLI reads the `.mcp.json` connect wrote (when `claude` is installed:
