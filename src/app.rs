@@ -9,6 +9,8 @@
 //! 3. **host** — `Host` and `Origin` must name an allowed host (DNS-rebinding protection):
 //!    headers only, before a request takes a concurrency slot; below here nothing a browser on
 //!    another site sent is served, and the upstream (which never sees either header) need not check.
+//!    Then the `/mcp` **alias** rewrites `/mcp` and `/{upstream}/mcp` to `/mcp/{upstream}`, so
+//!    every layer that reads the upstream name from the path reads the same one.
 //! 4. **authenticate** — with agents configured, the agent's bearer token is checked and taken
 //!    out of the request, and the [`crate::identity::Agent`] rides in its extensions; headers
 //!    only, so an unauthenticated flood takes no concurrency slot and reads no body. Serves the
@@ -51,6 +53,7 @@ use crate::proxy::limit::BodyLimitLayer;
 use crate::proxy::listener;
 use crate::proxy::post::PostGateLayer;
 use crate::proxy::pre::PreGateLayer;
+use crate::proxy::route::alias::AliasLayer;
 use crate::proxy::route::RouteLayer;
 use crate::proxy::telemetry::TelemetryLayer;
 use crate::proxy::{BoxError, Req, Resp};
@@ -92,6 +95,8 @@ where
         .layer(RescueLayer::new(runtime.metrics.clone()))
         .layer(TelemetryLayer::new(runtime.metrics.clone()))
         .layer(HostLayer::new(Arc::new(config.allowed_hosts.clone().with_listen(config.listen))))
+        // `/mcp` and `/{upstream}/mcp` become `/mcp/{upstream}` before anything reads the path.
+        .layer(AliasLayer::new(runtime.targets.clone()))
         .layer(AuthenticateLayer::new(runtime.shared.clone(), runtime.targets.clone()))
         .layer(DelegationsLayer::new(runtime.shared.clone(), runtime.targets.clone()))
         .layer(InFlightLayer::new(runtime.in_flight.clone()))

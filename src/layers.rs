@@ -8,7 +8,9 @@
 pub const LAYERS: &[&[&str]] = &[
     // Leaves: validated settings (config owns every one of them), the outcome vocabulary.
     &["config", "outcome", "read_mostly", "says"],
-    &["oauth", "sandbox"],
+    // `connect` writes clients' configurations from the validated config alone; `sandbox`
+    // reads the postures it asks for.
+    &["connect", "oauth", "sandbox"],
     &["identity"],
     &["call", "telemetry"],
     // What the proxy remembers and records.

@@ -37,6 +37,7 @@ pub mod call;
 pub mod check;
 pub use portcullis_checker as checker;
 pub mod config;
+pub mod connect;
 pub mod demo;
 pub mod eval;
 pub mod gate;

@@ -144,6 +144,10 @@ enum Command {
         #[arg(last = true)]
         cmd: Vec<String>,
     },
+    /// Print the MCP configuration that points a client at the proxy (every upstream, over HTTP;
+    /// a stdio server through `wrap`), or with --write merge it into the client's file.
+    /// See docs/clients/.
+    Connect(ConnectArgs),
     /// Claude Code's PreToolUse/PostToolUse hook (JSON on stdin, answer on stdout), and its install.
     Hook {
         #[command(subcommand)]
@@ -304,6 +308,83 @@ struct EvalArgs {
     context_tokens: Option<u32>,
 }
 
+/// `portcullis connect`'s arguments.
+#[derive(Args)]
+struct ConnectArgs {
+    /// The client.
+    #[arg(value_parser = ["claude-code", "claude-desktop", "cursor", "vscode", "codex", "windsurf"])]
+    client: String,
+    #[command(flatten)]
+    config: ConfigArgs,
+    /// Merge into the client's file (kept: every other key and server; twice is once).
+    #[arg(long)]
+    write: bool,
+    /// The file to merge into, in place of the client's usual one.
+    #[arg(long, requires = "write")]
+    file: Option<PathBuf>,
+    /// Only this upstream (repeatable); default: every upstream with a url.
+    #[arg(long = "upstream")]
+    upstreams: Vec<String>,
+    /// The configured agent whose token the client sends (its token_env is referenced).
+    #[arg(long)]
+    agent: Option<String>,
+    /// Write the token itself, read now from the agent's token_env, not a reference to it.
+    #[arg(long, requires = "agent")]
+    inline_token: bool,
+    /// The proxy's base URL in place of http://{listen} (a name, TLS in front).
+    #[arg(long)]
+    url: Option<String>,
+    /// Connect a stdio server through `portcullis wrap --name NAME -- CMD…`.
+    #[arg(long, requires = "cmd")]
+    name: Option<String>,
+    /// The stdio server command and its arguments (with --name).
+    #[arg(last = true, requires = "name")]
+    cmd: Vec<String>,
+}
+
+fn connect(a: ConnectArgs) -> anyhow::Result<ExitCode> {
+    use portcullis::connect::{self, file, Client, Options, Wrapped};
+    let client = Client::parse(&a.client).context("unknown client")?;
+    let c = a.config.load()?;
+    let wrapped = match a.name {
+        Some(name) => Some(Wrapped {
+            name,
+            cmd: a.cmd,
+            exe: std::env::current_exe().context("the path of this portcullis")?.display().to_string(),
+            config: match &a.config.config {
+                Some(p) => Some(
+                    std::fs::canonicalize(p)
+                        .with_context(|| format!("{}", p.display()))?
+                        .display()
+                        .to_string(),
+                ),
+                None => None,
+            },
+        }),
+        None => None,
+    };
+    let opts = Options {
+        upstreams: a.upstreams,
+        agent: a.agent,
+        inline_token: a.inline_token,
+        base_url: a.url,
+        wrapped,
+    };
+    let servers = connect::plan(&c, &opts)?;
+    if !a.write {
+        print!("{}", connect::render(client, &servers));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let path = match a.file {
+        Some(p) => p,
+        None => file::default_path(client)?,
+    };
+    let done = file::write(client, &path, &servers)?;
+    let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
+    println!("{}: {} ({})", path.display(), done.as_str(), names.join(", "));
+    Ok(ExitCode::SUCCESS)
+}
+
 #[derive(Subcommand)]
 enum ApprovalAction {
     /// The calls waiting for a decision.
@@ -343,6 +424,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             println!("{}", cli::run(&admin, &token, action).await?);
             Ok(ExitCode::SUCCESS)
         }
+        Command::Connect(a) => connect(a),
         Command::Validate { config } => {
             let c = config.load()?;
             println!(

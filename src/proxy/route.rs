@@ -10,6 +10,7 @@
 //! upstream service drops it for every upstream that is not passthrough — at the egress, so the
 //! pre gate can still tell callers apart by it — see [`crate::oauth`].)
 
+pub mod alias;
 pub mod path;
 pub mod well_known;
 
@@ -80,9 +81,15 @@ impl Route {
     pub fn resolve(targets: &Targets, method: &Method, uri: &Uri) -> Result<Route, Unrouted> {
         let path = uri.path();
         let no_route = || {
-            ProxyError::new(ErrorKind::NoRoute(format!(
-                "{path} (use /mcp/{{upstream}} or /http/{{upstream}}/…)"
-            )))
+            // `/mcp` itself is left here by the alias only when it cannot say which upstream.
+            let message = match path.strip_suffix('/').unwrap_or(path) {
+                "/mcp" => {
+                    let urls: Vec<String> = targets.names().iter().map(|n| format!("/mcp/{n}")).collect();
+                    format!("/mcp names no single upstream: use one of {}", urls.join(", "))
+                }
+                _ => format!("{path} (use /mcp/{{upstream}} or /http/{{upstream}}/…)"),
+            };
+            ProxyError::new(ErrorKind::NoRoute(message))
         };
         let lookup = |name: &str| {
             targets.get(name).ok_or_else(|| {
@@ -232,6 +239,21 @@ impl<B> WithRoute for Request<B> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn a_bare_mcp_path_the_alias_left_alone_lists_the_routes_to_use() {
+        let c = crate::config::Config::parse(
+            "upstreams:\n  fs: { url: \"http://127.0.0.1:9/mcp\" }\n  web: { url: \"http://127.0.0.1:9/mcp\" }\n",
+            "t",
+        )
+        .unwrap();
+        let t = Targets::from_config(&c).unwrap();
+        let Err(Unrouted::Proxy(e)) = Route::resolve(&t, &Method::POST, &"/mcp".parse().unwrap()) else {
+            panic!("/mcp with two upstreams must be refused");
+        };
+        let text = format!("{e:?}");
+        assert!(text.contains("/mcp/fs, /mcp/web"), "{text}");
+    }
+
     fn targets() -> Targets {
         let c = crate::config::Config::parse("upstreams:\n  fs: { url: \"http://127.0.0.1:9/mcp\" }\n", "t")
             .unwrap();
@@ -289,6 +311,7 @@ mod tests {
             (Method::POST, "/other"),
             (Method::PUT, "/mcp/fs"),
             (Method::POST, "/http/nope/x"),
+            (Method::POST, "/mcp"),
         ] {
             assert!(Route::resolve(&t, &m, &p.parse().unwrap()).is_err(), "{m} {p}");
         }

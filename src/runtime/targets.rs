@@ -59,6 +59,13 @@ impl Targets {
         self.fetcher.clone()
     }
 
+    /// The upstreams' names, sorted.
+    pub fn names(&self) -> Vec<&str> {
+        let mut v: Vec<&str> = self.by_name.keys().map(String::as_str).collect();
+        v.sort_unstable();
+        v
+    }
+
     /// Whether an upstream of this name is configured.
     pub fn contains(&self, name: &str) -> bool {
         self.by_name.contains_key(name)

@@ -12,6 +12,7 @@ mod authority;
 mod checker_offswitch;
 mod checker_openai;
 mod cli;
+mod connect;
 mod console;
 mod contained_flags;
 mod dashboards;
