@@ -141,14 +141,15 @@ fn any_response_on_a_call_stream_is_inspected_as_its_answer() {
 fn a_pending_tool_list_is_screened_on_any_stream_and_under_a_stray_id_on_its_own() {
     let up: std::sync::Arc<str> = "up".into();
     let calls = SessionCalls::new(up.clone());
-    calls.watch_list(IdKey::new(&RawValue::from_string("3".into()).unwrap()));
+    let lister = Lister::new(up.clone(), None);
+    calls.watch_list(IdKey::new(&RawValue::from_string("3".into()).unwrap()), None);
     let text = r#"{"jsonrpc":"2.0","id":"3","result":{"tools":[]}}"#;
     let mut w = Watched::default();
     adopt(&Envelope::parse(text), &mut w, &calls);
     assert!(matches!(w.peek(&RawValue::from_string("3".into()).unwrap()), Some(Watch::List(_))));
     let mut w = Watched::default();
     let stray = r#"{"jsonrpc":"2.0","id":999999,"result":{"tools":[]}}"#;
-    adopt_strays(&Envelope::parse(stray), &mut w, &Own::List(up));
+    adopt_strays(&Envelope::parse(stray), &mut w, &Own::List(lister));
     let out = inspect_now(stray, &mut w, &Guard::default());
     assert!(matches!(out.seen[..], [Seen::Listed { .. }]), "taken as the list: {:?}", out.seen);
 }
