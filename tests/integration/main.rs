@@ -43,4 +43,5 @@ mod support;
 mod tool_pins;
 mod upstream_auth;
 mod user_task;
+mod visibility;
 mod wrap_env;
