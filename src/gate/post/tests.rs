@@ -240,3 +240,29 @@ fn an_initialize_answer_whose_instructions_carry_an_injection_is_judged_by_the_p
     let out = inspect_now(text, &mut w, &guard);
     assert_ne!(out.release, Release::Unchanged, "the injection reached the client's model");
 }
+
+#[test]
+fn a_tool_list_is_filtered_for_the_agent_that_asked_on_whichever_stream_it_turns_up() {
+    let guard = crate::gate::guard::tests::guard(
+        "permissions: { allow: [\"mcp__*\"] }\nagents: { dev: { token_env: DEV_TOKEN, permissions: { deny: [mcp__up__rm] } } }\n",
+    );
+    let dev = std::sync::Arc::new(crate::identity::Agent::configured("dev".into()));
+    let calls = SessionCalls::new("up".into());
+    calls.watch_list(IdKey::new(&RawValue::from_string("3".into()).unwrap()), Some(dev));
+    let text =
+        r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"ls"},{"name":"rm"}],"nextCursor":"n"},"x":1}"#;
+    let mut w = Watched::default();
+    adopt(&Envelope::parse(text), &mut w, &calls);
+    let out = inspect_now(text, &mut w, &guard);
+    let Release::Rewritten(new) = out.release else { panic!("filtered: {:?}", out.release) };
+    assert_eq!(new, r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"ls"}],"nextCursor":"n"},"x":1}"#);
+    assert!(
+        matches!(&out.seen[..], [Seen::Listed { result, .. }] if result["tools"].as_array().unwrap().len() == 2),
+        "the upstream's own list is what definitions are learnt from: {:?}",
+        out.seen
+    );
+    // An anonymous caller decides under the config's policy, which denies nothing by name.
+    let mut w = Watched::default();
+    adopt_strays(&Envelope::parse(text), &mut w, &Own::List(Lister::new("up".into(), None)));
+    assert_eq!(inspect_now(text, &mut w, &guard).release, Release::Unchanged);
+}
