@@ -48,6 +48,8 @@ pub struct Guard {
     tool_defs: Arc<crate::tooldefs::ToolDefs>,
     /// Which tools each caller is shown (this policy's: a reload starts afresh).
     visible: crate::tooldefs::visible::Judged,
+    /// The operator's descriptions of tools in lists (`tool_descriptions:`).
+    descriptions: crate::config::descriptions::Descriptions,
 }
 
 /// Delegated engines kept per guard (as many as the store holds grants).
@@ -84,6 +86,7 @@ impl Guard {
             pins: policy.pins.clone(),
             tool_defs: Arc::default(),
             visible: Default::default(),
+            descriptions: policy.descriptions.clone(),
         })
     }
 
@@ -148,6 +151,7 @@ impl Guard {
             pins: policy.pins.clone(),
             tool_defs: self.tool_defs.clone(),
             visible: Default::default(),
+            descriptions: policy.descriptions.clone(),
         })
     }
 

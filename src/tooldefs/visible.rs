@@ -84,6 +84,27 @@ pub fn filter(
     kept.map(|k| with_tools(result, k))
 }
 
+/// The list with the operator's descriptions in place of the upstream's: `described` answers,
+/// for a qualified tool name, what the caller reads. `Some` when a description changed.
+pub fn describe<'a>(
+    upstream: &str,
+    result: &Value,
+    described: impl Fn(&str) -> Option<&'a str>,
+) -> Option<Value> {
+    let tools = result.get("tools").and_then(Value::as_array)?;
+    let mut out: Option<Vec<Value>> = None;
+    for (i, tool) in tools.iter().enumerate() {
+        let Some(name) = tool.get("name").and_then(Value::as_str) else { continue };
+        let Some(text) = described(&format!("mcp__{upstream}__{name}")) else { continue };
+        if tool.get("description").and_then(Value::as_str) == Some(text) || !tool.is_object() {
+            continue;
+        }
+        let list = out.get_or_insert_with(|| tools.clone());
+        list[i]["description"] = Value::String(text.to_owned());
+    }
+    out.map(|k| with_tools(result, k))
+}
+
 /// The list with no tool in it (for a caller nothing is allowed to), or `None` if it has none.
 pub fn withhold_all(result: &Value) -> Option<Value> {
     let tools = result.get("tools").and_then(Value::as_array)?;
@@ -154,6 +175,19 @@ mod tests {
         }
         let (len, asked) = (judged.len(), (MAX_JUDGED / 100 + 1) * 100);
         assert!(len > 0 && len <= MAX_JUDGED && len < asked, "{len} of {asked} kept");
+    }
+
+    #[test]
+    fn the_operators_description_replaces_the_upstreams_and_nothing_else() {
+        let result = json!({"tools": [{"name": "t0", "description": "up", "title": "T"}, {"name": "t1"}]});
+        let ours = |q: &str| (q == "mcp__up__t0").then_some("ours");
+        let out = describe("up", &result, ours).unwrap();
+        assert_eq!(
+            out,
+            json!({"tools": [{"name": "t0", "description": "ours", "title": "T"}, {"name": "t1"}]})
+        );
+        assert_eq!(describe("up", &out, ours), None, "already so: nothing changes");
+        assert_eq!(describe("other", &result, ours), None);
     }
 
     #[test]

@@ -194,3 +194,26 @@ async fn wrap_lists_a_stdio_server_as_the_agent_it_decides_as() {
         .collect();
     assert_eq!(ran, ["echo"], "the withheld tool never ran");
 }
+
+#[tokio::test]
+async fn an_operators_description_is_what_the_agents_it_names_read() {
+    let peer = Peer::python("legacy");
+    let words = "Writes a note. Notes are kept for 30 days.";
+    let yaml = format!(
+        "{}tool_descriptions:\n  - {{ tool: mcp__py__write_note, agents: [writer], description: \"{words}\" }}\n",
+        policy()
+    );
+    let p = proxy(&config(&[("py", &peer.url())], &yaml)).await;
+    let out = as_agent(&proxy_url(&p, "py"), "legacy", WRITER.1, &["list", "call", "write_note", NOTE]).await;
+    let description = |name: &str| {
+        let tools = out[0]["result"]["tools"].as_array().unwrap();
+        let tool = tools.iter().find(|t| t["name"] == name).unwrap_or_else(|| panic!("{name} listed"));
+        tool["description"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(description("write_note"), words);
+    assert_eq!(description("echo"), "Echo the message back as text.", "the rest as the upstream wrote them");
+    assert_eq!(listed(&out[0]), WRITER_SEES, "what is withheld stays withheld");
+    assert_eq!(out[1]["result"]["isError"], false, "the tool is the same tool: {}", out[1]);
+    assert_eq!(peer.tools_run(), ["write_note"]);
+    p.shutdown().await;
+}

@@ -18,6 +18,7 @@ fn lister(agent: Option<&str>) -> Lister {
 }
 
 fn list() -> Value {
+    // (also the fallback of a list that went as sent)
     json!({"tools": [
         {"name": "echo", "description": "Echo."},
         {"name": "send", "description": "Send mail."},
@@ -92,4 +93,25 @@ fn an_agent_the_policy_no_longer_knows_is_shown_nothing() {
     assert!(g.lists_filtered(Some(&Agent::configured("gone".into()))));
     let out = g.shown(&lister(Some("gone")), &list()).unwrap();
     assert_eq!(out["tools"], json!([]));
+}
+
+#[test]
+fn the_operators_descriptions_are_what_each_caller_reads_of_what_it_is_shown() {
+    let g = guard(&format!(
+        "{AGENTS}tool_descriptions:\n  \
+           - {{ tool: mcp__up__echo, description: Echoes. Logged. }}\n  \
+           - {{ tool: mcp__up__echo, agents: [writer], description: Echoes for the writer. }}\n  \
+           - {{ tool: mcp__up__send, agents: [writer], description: never shown }}\n"
+    ));
+    assert!(g.lists_filtered(Some(&Agent::configured("writer".into()))));
+    let described = |agent: Option<&str>| -> Vec<(String, String)> {
+        let out = g.shown(&lister(agent), &list()).unwrap_or_else(list);
+        let tools = out["tools"].as_array().unwrap().iter();
+        tools
+            .filter_map(|t| Some((t["name"].as_str()?.to_owned(), t["description"].as_str()?.to_owned())))
+            .collect()
+    };
+    let pair = |n: &str, d: &str| (n.to_owned(), d.to_owned());
+    assert_eq!(described(Some("writer")), [pair("echo", "Echoes for the writer.")]);
+    assert_eq!(described(None), [pair("echo", "Echoes. Logged."), pair("send", "Send mail.")]);
 }
