@@ -50,6 +50,8 @@ pub struct Guard {
     visible: crate::tooldefs::visible::Judged,
     /// The operator's descriptions of tools in lists (`tool_descriptions:`).
     descriptions: crate::config::descriptions::Descriptions,
+    /// Which callers' lists may differ from the upstream's (worked out once per policy).
+    listed: lists::Filtering,
 }
 
 /// Delegated engines kept per guard (as many as the store holds grants).
@@ -87,6 +89,7 @@ impl Guard {
             tool_defs: Arc::default(),
             visible: Default::default(),
             descriptions: policy.descriptions.clone(),
+            listed: lists::Filtering::of(policy),
         })
     }
 
@@ -152,6 +155,7 @@ impl Guard {
             tool_defs: self.tool_defs.clone(),
             visible: Default::default(),
             descriptions: policy.descriptions.clone(),
+            listed: lists::Filtering::of(policy),
         })
     }
 

@@ -2,9 +2,36 @@
 //! which tools are denied to the caller by name; [`crate::tooldefs::visible`] cuts the list and
 //! keeps the answers for as long as this policy lives.
 
+use std::collections::HashSet;
+use std::sync::Arc;
+
 use super::Guard;
+use crate::config::Policy;
 use crate::identity::Agent;
 use crate::tooldefs::visible;
+
+/// Whose lists may differ from the upstream's under one policy, worked out when it is loaded:
+/// asked on every request's way back, so it must cost no scan of the rules.
+#[derive(Debug, Default)]
+pub(super) struct Filtering {
+    /// An anonymous caller's (the config's engine).
+    anonymous: bool,
+    /// The configured agents whose may.
+    agents: HashSet<Arc<str>>,
+}
+
+impl Filtering {
+    pub(super) fn of(policy: &Policy) -> Filtering {
+        let described = |agent: Option<&str>| policy.descriptions.apply_to(agent);
+        Filtering {
+            anonymous: policy.engine.can_deny_by_name() || described(None),
+            agents: (policy.identity.agents.iter())
+                .filter(|(name, spec)| spec.engine.can_deny_by_name() || described(Some(name)))
+                .map(|(name, _)| name.clone())
+                .collect(),
+        }
+    }
+}
 
 pub use crate::gate::post::Lister;
 
@@ -14,11 +41,12 @@ impl Guard {
     /// A delegated agent's grant may narrow anything, so its lists are always looked at. When
     /// false, lists go as the upstream sent them.
     pub fn lists_filtered(&self, agent: Option<&Agent>) -> bool {
-        (match agent {
-            None => self.engine.can_deny_by_name(),
+        match agent {
+            None => self.listed.anonymous,
             Some(a) if !a.delegated_by.is_empty() => true,
-            Some(a) => self.agents.get(&a.name).is_none_or(|e| e.can_deny_by_name()),
-        }) || self.descriptions.apply_to(agent.map(|a| &*a.name))
+            // An agent the policy no longer knows is shown nothing.
+            Some(a) => !self.agents.contains_key(&a.name) || self.listed.agents.contains(&a.name),
+        }
     }
 
     /// What `result` (a `tools/list` result of `lister.upstream`) shows `lister`: `Some` when
