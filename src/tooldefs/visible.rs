@@ -111,10 +111,16 @@ pub fn withhold_all(result: &Value) -> Option<Value> {
     (!tools.is_empty()).then(|| with_tools(result, Vec::new()))
 }
 
+/// `result` with `tools` in place of its own (its other members cloned, in their order; the old
+/// tools are never copied).
 fn with_tools(result: &Value, tools: Vec<Value>) -> Value {
-    let mut out = result.clone();
-    out["tools"] = Value::Array(tools);
-    out
+    let Some(members) = result.as_object() else { return Value::Array(tools) };
+    let mut tools = Some(Value::Array(tools));
+    let out = members.iter().map(|(k, v)| match k.as_str() {
+        "tools" => (k.clone(), tools.take().unwrap_or(Value::Null)),
+        _ => (k.clone(), v.clone()),
+    });
+    Value::Object(out.collect())
 }
 
 impl Table {
