@@ -11,6 +11,7 @@ pub mod child_env;
 #[cfg(test)]
 mod child_env_tests;
 pub mod claude_import;
+pub mod descriptions;
 #[cfg(test)]
 mod engine_tests;
 mod guardrails;
@@ -96,6 +97,8 @@ pub struct Policy {
     pub identity: Identity,
     /// The pinned tool definitions (`pins:`); `None` when no lock file is configured.
     pub pins: Option<std::sync::Arc<crate::config::pins::Pins>>,
+    /// The operator's descriptions of tools in `tools/list` answers (`tool_descriptions:`).
+    pub descriptions: descriptions::Descriptions,
 }
 
 #[derive(Debug, Clone)]
@@ -154,6 +157,7 @@ const TOP_KEYS: &[&str] = &[
     "delegation",
     "state",
     "pins",
+    "tool_descriptions",
 ];
 
 /// An extra permissions file and its scope (`--permission-config`, the managed file).
@@ -308,6 +312,7 @@ impl Compiler {
         let delegation: agents::RawDelegation = self.section(&mut doc, "delegation");
         let state: state::Raw = self.section(&mut doc, "state");
         let pins: Option<pins::Raw> = self.section(&mut doc, "pins");
+        let described: Vec<serde_json::Value> = self.section(&mut doc, "tool_descriptions");
         let yolo = posture.as_deref() == Some("yolo");
 
         let listen = self.addr("listen", listen.as_deref().unwrap_or("127.0.0.1:8686"));
@@ -334,6 +339,7 @@ impl Compiler {
         let audit = audit::compile(audit, &mut self.p);
         let state = state::compile(state, &mut self.p);
         let pins = pins::compile(pins, self.read_lock, &mut self.p);
+        let descriptions = descriptions::compile(described, &identity.agents, &mut self.p);
         if state.shared() && approvals.seal_key_env.is_none() {
             self.problem(
                 "approvals.seal_key_env",
@@ -355,7 +361,7 @@ impl Compiler {
             admin: Admin { listen: admin_listen?, token_env: admin.token_env },
             upstreams,
             stdio_servers,
-            policy: Policy { engine, redact, guardrails, identity, pins },
+            policy: Policy { engine, redact, guardrails, identity, pins, descriptions },
             limits,
             approvals,
             audit,

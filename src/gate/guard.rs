@@ -46,6 +46,12 @@ pub struct Guard {
     pins: Option<Arc<crate::config::pins::Pins>>,
     /// Listed tool definitions and their verdicts (the process's, kept across reloads).
     tool_defs: Arc<crate::tooldefs::ToolDefs>,
+    /// Which tools each caller is shown (this policy's: a reload starts afresh).
+    visible: crate::tooldefs::visible::Judged,
+    /// The operator's descriptions of tools in lists (`tool_descriptions:`).
+    descriptions: crate::config::descriptions::Descriptions,
+    /// Which callers' lists may differ from the upstream's (worked out once per policy).
+    listed: lists::Filtering,
 }
 
 /// Delegated engines kept per guard (as many as the store holds grants).
@@ -81,6 +87,9 @@ impl Guard {
             delegated: Mutex::default(),
             pins: policy.pins.clone(),
             tool_defs: Arc::default(),
+            visible: Default::default(),
+            descriptions: policy.descriptions.clone(),
+            listed: lists::Filtering::of(policy),
         })
     }
 
@@ -144,6 +153,9 @@ impl Guard {
             delegated: Mutex::default(),
             pins: policy.pins.clone(),
             tool_defs: self.tool_defs.clone(),
+            visible: Default::default(),
+            descriptions: policy.descriptions.clone(),
+            listed: lists::Filtering::of(policy),
         })
     }
 
@@ -152,6 +164,16 @@ impl Guard {
     /// its way) is refused. A delegated agent decides with its root's current engine narrowed by
     /// each grant of its chain (compiled once per guard), and only on the upstreams it was given.
     fn engine_for(&self, call: &ToolCall) -> Result<Arc<Engine>, Decision> {
+        self.engine_keyed(call.agent.as_deref(), &call.upstream).map(|(_, e)| e)
+    }
+
+    /// [`Self::engine_for`] for `agent` on `upstream`, with a key naming the engine for as long as
+    /// this guard lives: `""` for the config's, the agent's name, `grant:{id}` for a delegation.
+    pub(crate) fn engine_keyed(
+        &self,
+        agent: Option<&crate::identity::Agent>,
+        upstream: &str,
+    ) -> Result<(Arc<str>, Arc<Engine>), Decision> {
         let refuse = |rule: &str, reason: String| Decision {
             effect: Effect::Deny,
             rule: rule.into(),
@@ -159,7 +181,7 @@ impl Guard {
             reason,
             prefilter: None,
         };
-        let Some(agent) = &call.agent else { return Ok(self.engine.clone()) };
+        let Some(agent) = agent else { return Ok((Arc::from(""), self.engine.clone())) };
         let Some(root) = self.agents.get(&agent.name) else {
             return Err(refuse(
                 "agents",
@@ -167,36 +189,40 @@ impl Guard {
             ));
         };
         if agent.delegated_by.is_empty() {
-            return Ok(root.clone());
+            return Ok((agent.name.clone(), root.clone()));
         }
         let Some(grant) = self.delegations.as_ref().and_then(|d| d.grant_of(&agent.id, SystemTime::now()))
         else {
             return Err(refuse("delegation", "its delegation was revoked or has expired".into()));
         };
-        if !grant.reaches(&call.upstream) {
+        if !grant.reaches(upstream) {
             let allowed = grant.upstreams.as_deref().unwrap_or_default().join(", ");
             return Err(refuse(
                 "delegation",
-                format!("upstream {} is outside the upstreams it was delegated ({allowed})", call.upstream),
+                format!("upstream {upstream} is outside the upstreams it was delegated ({allowed})"),
             ));
         }
+        let key: Arc<str> = format!("grant:{}", grant.id).into();
         let mut cache = self.delegated.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(e) = cache.get(&grant.id) {
-            return Ok(e.clone());
+            return Ok((key, e.clone()));
         }
         let engine = Arc::new(grant.chain.iter().fold((**root).clone(), |e, layer| e.narrowed(layer)));
         if cache.len() >= MAX_DELEGATED_ENGINES {
             cache.clear();
         }
         cache.insert(grant.id.clone(), engine.clone());
-        Ok(engine)
+        Ok((key, engine))
     }
 
     /// A delegated agent's refusal says so, and by whom: the chain is what an operator narrows.
-    fn attributed(call: &ToolCall, mut d: Decision) -> Decision {
-        if let Some(a) =
-            call.agent.as_deref().filter(|a| !a.delegated_by.is_empty() && d.effect != Effect::Allow)
-        {
+    fn attributed(call: &ToolCall, d: Decision) -> Decision {
+        Self::attributed_to(call.agent.as_deref(), d)
+    }
+
+    /// [`Self::attributed`], for `agent`.
+    pub(crate) fn attributed_to(agent: Option<&crate::identity::Agent>, mut d: Decision) -> Decision {
+        if let Some(a) = agent.filter(|a| !a.delegated_by.is_empty() && d.effect != Effect::Allow) {
             let by: Vec<&str> = a.delegated_by.iter().map(|b| &**b).collect();
             d.reason = format!("{}, as {}, delegated by {}", d.reason, a.id, by.join(" in turn by "));
         }
@@ -435,6 +461,7 @@ impl Guard {
     }
 }
 
+mod lists;
 mod post_phase;
 
 #[cfg(test)]

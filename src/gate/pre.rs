@@ -223,7 +223,8 @@ fn one<'a>(msg: &Message<'a>, cx: &Context<'_>) -> Pre<'a> {
         .into(),
         // Tool definitions are learnt so a waiver dies with the definition it was armed for.
         (Some("tools/list"), Kind::Request, Some(id)) => {
-            One::Forward(Some((IdKey::new(id), Watch::List(cx.upstream.clone())))).into()
+            let lister = super::post::Lister::new(cx.upstream.clone(), cx.agent.cloned());
+            One::Forward(Some((IdKey::new(id), Watch::List(lister)))).into()
         }
         (Some("initialize"), Kind::Request, _) => {
             let elicits = declares_elicitation(msg.params, "/capabilities/elicitation");

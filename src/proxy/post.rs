@@ -127,7 +127,8 @@ where
         // Every stream of a session is checked against the session's watched calls; with
         // nothing inspected in results (no guardrails, no redact list) nothing is looked up.
         // Tool lists are screened wherever their answer turns up, results or not.
-        let inspected = guard.inspects_results() || guard.screens_tools();
+        let inspected =
+            guard.inspects_results() || guard.screens_tools() || guard.lists_filtered(agent.as_deref());
         let calls = match (&mcp_upstream, &session) {
             (Some(up), Some(s)) if *req.method() == http::Method::DELETE => {
                 self.shared.sessions.forget_calls(up, s);
@@ -141,8 +142,8 @@ where
             for (id, call) in watched.calls() {
                 calls.watch(id.clone(), call.clone());
             }
-            for id in watched.lists() {
-                calls.watch_list(id.clone());
+            for (id, lister) in watched.lists() {
+                calls.watch_list(id.clone(), lister.agent.clone());
             }
         }
         let replier = match &mcp_upstream {

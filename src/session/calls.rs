@@ -51,8 +51,9 @@ struct Entry {
 pub enum Pending {
     /// A call (a `tools/call`, or another request whose answer is judged).
     Call(ToolCall),
-    /// A `tools/list` of the session's upstream: its answer is screened.
-    List,
+    /// A `tools/list` of the session's upstream, by this agent: its answer is screened and
+    /// filtered for it.
+    List(Option<Arc<crate::identity::Agent>>),
 }
 
 impl SessionCalls {
@@ -71,9 +72,9 @@ impl SessionCalls {
         self.remember(id, Pending::Call(ToolCall { args: None, ..call }));
     }
 
-    /// Remembers that a `tools/list` with id `id` awaits its answer.
-    pub fn watch_list(&self, id: IdKey) {
-        self.remember(id, Pending::List);
+    /// Remembers that a `tools/list` with id `id`, by `agent`, awaits its answer.
+    pub fn watch_list(&self, id: IdKey, agent: Option<Arc<crate::identity::Agent>>) {
+        self.remember(id, Pending::List(agent));
     }
 
     /// The upstream whose session this is.
@@ -153,7 +154,7 @@ mod tests {
     fn answers(s: &SessionCalls, id: &str) -> Option<String> {
         match s.answer(&key(id)) {
             Some(Pending::Call(c)) => Some(c.name),
-            Some(Pending::List) => Some("(list)".into()),
+            Some(Pending::List(_)) => Some("(list)".into()),
             None => None,
         }
     }
@@ -173,7 +174,7 @@ mod tests {
         assert_eq!(answers(&s, "\" 4 \""), Some("read".into()));
         assert_eq!(answers(&s, "4.0"), Some("read".into()), "answered, still watched");
         assert!(s.answer(&key("5")).is_none());
-        s.watch_list(key("6"));
+        s.watch_list(key("6"), None);
         assert_eq!(answers(&s, "\"6\""), Some("(list)".into()), "a pending list is kept beside calls");
     }
 

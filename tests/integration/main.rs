@@ -46,4 +46,5 @@ mod tool_pins;
 mod upstream_auth;
 mod user_own_task;
 mod user_task;
+mod visibility;
 mod wrap_env;

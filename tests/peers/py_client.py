@@ -7,6 +7,7 @@
 
 STEP is one of
     list                          tools/list
+    pages                         tools/list, following nextCursor to the last page
     call NAME JSON_ARGS           tools/call
     call-progress NAME JSON_ARGS  tools/call with a progress callback (sends a progressToken)
     resources                     resources/list
@@ -19,6 +20,7 @@ STEP is one of
 
 stdout: exactly one JSON line per step, in order:
     {"step": "list", "tools": [names], "result": <ListToolsResult>}
+    {"step": "pages", "pages": [[names], ...], "cursors": [nextCursor, ...], "result": <the last page>}
     {"step": "read"|"subscribe"|"prompt"|"complete"|..., "tool": URI or NAME, "result": <the SDK's result>}
     {"step": "call"|"call-progress", "tool": NAME, "result": <CallToolResult>, "progress": [...]}
     {"step": ..., "tool": ..., "error": {"code": int|null, "message": str, "data": ..., "kind": ...}}
@@ -91,8 +93,8 @@ def parse_steps(parser: argparse.ArgumentParser, tokens: list[str]) -> list[tupl
     i = 0
     while i < len(tokens):
         kind = tokens[i]
-        if kind == "list":
-            steps.append(("list", None, None))
+        if kind in ("list", "pages"):
+            steps.append((kind, None, None))
             i += 1
         elif kind in ("call", "call-progress"):
             if i + 2 >= len(tokens):
@@ -124,7 +126,7 @@ def parse_steps(parser: argparse.ArgumentParser, tokens: list[str]) -> list[tupl
             steps.append((kind, tokens[i + 1], {"name": tokens[i + 2], "value": tokens[i + 3]}))
             i += 4
         else:
-            parser.error(f"unknown step {kind!r} (expected list, call, call-progress, resources, templates, read, subscribe, prompts, prompt, complete)")
+            parser.error(f"unknown step {kind!r} (expected list, pages, call, call-progress, resources, templates, read, subscribe, prompts, prompt, complete)")
     return steps
 
 
@@ -203,6 +205,15 @@ async def run(args: argparse.Namespace, steps: list[tuple[str, str | None, dict[
                         if kind == "list":
                             result = await client.list_tools()
                             line["tools"] = [t.name for t in result.tools]
+                        elif kind == "pages":
+                            line["pages"], line["cursors"], cursor = [], [], None
+                            while len(line["pages"]) < 50:  # a server that never stops paging is not followed forever
+                                result = await client.list_tools(cursor=cursor)
+                                line["pages"].append([t.name for t in result.tools])
+                                line["cursors"].append(result.next_cursor)
+                                cursor = result.next_cursor
+                                if cursor is None:
+                                    break
                         elif kind == "resources":
                             result = await client.list_resources()
                         elif kind == "templates":

@@ -5,8 +5,10 @@ Serves Streamable HTTP at path /mcp on 127.0.0.1 with an OS-chosen port and
 prints exactly one line `LISTENING <port>` on stdout once it accepts requests.
 Everything else (SDK and uvicorn logs) goes to stderr.
 
-    py_server.py --era modern|legacy|dual [--json-response] [--poison]
-    py_server.py --stdio [--poison] [--journal FILE]
+    py_server.py --era modern|legacy|dual [--json-response] [--poison] [--page-size N]
+    py_server.py --stdio [--poison] [--journal FILE] [--page-size N]
+
+--page-size N answers tools/list in pages of N tools (the cursor is the next page's offset).
 
 Why a gate: the 2.3.0 SDK's StreamableHTTPSessionManager always serves BOTH
 eras on one endpoint, routing each HTTP request by its MCP-Protocol-Version
@@ -36,7 +38,7 @@ import anyio
 import uvicorn
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import Elicit, Resolve
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, ListToolsResult, PaginatedRequestParams, TextContent
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
@@ -301,6 +303,21 @@ async def _read_body(receive: Any) -> Any:
         return None
 
 
+# ---------------------------------------------------------------- paging
+
+
+def page_tools(size: int) -> None:
+    """Answer tools/list in pages of `size` tools; the cursor is the offset of the next page."""
+
+    async def paged(ctx: Any, params: PaginatedRequestParams | None) -> ListToolsResult:
+        tools = await mcp.list_tools()
+        start = int(params.cursor) if params is not None and params.cursor else 0
+        end = start + size
+        return ListToolsResult(tools=tools[start:end], next_cursor=str(end) if end < len(tools) else None)
+
+    mcp._lowlevel_server.add_request_handler("tools/list", PaginatedRequestParams, paged)  # noqa: SLF001
+
+
 # ---------------------------------------------------------------- main
 
 
@@ -346,7 +363,10 @@ def main() -> None:
         action="store_true",
         help="answer with application/json instead of SSE (note: progress notifications are then dropped)",
     )
+    parser.add_argument("--page-size", type=int, help="answer tools/list in pages of this many tools")
     args = parser.parse_args()
+    if args.page_size:
+        page_tools(args.page_size)
     if args.journal:
         JOURNAL = args.journal
     if args.poison:

@@ -1,5 +1,6 @@
 //! The engine: units of a call, the rules that match each, and the floor.
 
+mod by_name;
 mod shell_line;
 
 use std::collections::HashMap;
@@ -283,7 +284,13 @@ impl Engine {
     /// Decides a call to `qualified` (on `upstream`) with `args`.
     pub fn decide(&self, upstream: &str, qualified: &str, args: &Value) -> Decision {
         let profile = self.profile(upstream);
-        self.subject(qualified, self.parts.kinds.classify(qualified, args), profile)
+        let d = self.subject(qualified, self.parts.kinds.classify(qualified, args), profile);
+        // Paths that never reach a rule (arguments missing, a line that holds no command) ask;
+        // a tool denied by name is denied whatever its arguments ([`by_name`]).
+        match d.effect {
+            Effect::Ask => self.by_name(qualified, profile).unwrap_or(d),
+            _ => d,
+        }
     }
 
     /// Decides a call the agent makes in plan mode: before any allow, every edit, write and

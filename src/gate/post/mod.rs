@@ -18,7 +18,7 @@ mod watched;
 pub use envelope::Envelope;
 
 pub use crate::session::{Pending, SessionCalls};
-pub use watched::{Watch, Watched};
+pub use watched::{Lister, Watch, Watched};
 
 /// What inspection saw in one message.
 #[derive(Debug)]
@@ -98,7 +98,9 @@ pub fn adopt(answer: &Envelope<'_>, watched: &mut Watched, calls: &SessionCalls)
         }
         match calls.answer(&key) {
             Some(Pending::Call(call)) => watched.insert_call(key, call),
-            Some(Pending::List) => watched.insert(key, Watch::List(calls.upstream().clone())),
+            Some(Pending::List(agent)) => {
+                watched.insert(key, Watch::List(Lister::new(calls.upstream().clone(), agent)))
+            }
             None => {}
         }
     }
@@ -110,8 +112,8 @@ pub fn adopt(answer: &Envelope<'_>, watched: &mut Watched, calls: &SessionCalls)
 pub enum Own {
     /// A call (its first, in a batch).
     Call(ToolCall),
-    /// A `tools/list` of this upstream.
-    List(std::sync::Arc<str>),
+    /// A `tools/list` of this upstream, by this caller.
+    List(Lister),
 }
 
 impl Own {
@@ -119,7 +121,7 @@ impl Own {
     pub fn of(watched: &Watched) -> Option<Own> {
         watched.calls().next().map(|(_, c)| Own::Call(c.clone())).or_else(|| {
             watched.0.iter().find_map(|(_, w)| match w {
-                Watch::List(up) => Some(Own::List(up.clone())),
+                Watch::List(lister) => Some(Own::List(lister.clone())),
                 _ => None,
             })
         })
@@ -134,7 +136,7 @@ pub fn adopt_strays(answer: &Envelope<'_>, watched: &mut Watched, own: &Own) {
         if watched.peek(id).is_none() {
             match own {
                 Own::Call(call) => watched.insert_call(IdKey::new(id), call.clone()),
-                Own::List(up) => watched.insert(IdKey::new(id), Watch::List(up.clone())),
+                Own::List(lister) => watched.insert(IdKey::new(id), Watch::List(lister.clone())),
             }
         }
     }
@@ -283,19 +285,25 @@ async fn inspect_one(
             }
             judged(text, msg, answer, guard, seen).await
         }
-        Watch::List(upstream) => {
+        Watch::List(lister) => {
             let Some(raw) = msg.result else { return One::Unchanged };
             let screens = guard.screens_tools();
+            // Some tool may be denied to this caller by name: its list is filtered for it.
+            let filters = guard.lists_filtered(lister.agent.as_deref());
             let Ok(result) = serde_json::from_str::<Value>(raw.get()) else {
                 // What cannot be read cannot be screened: not released while screening is on.
-                return if screens { One::Malformed } else { One::Unchanged };
+                return if screens || filters { One::Malformed } else { One::Unchanged };
             };
             let screened = match screens {
-                true => guard.tool_defs().screen(guard.screening(), &upstream, &result).await,
+                true => guard.tool_defs().screen(guard.screening(), &lister.upstream, &result).await,
                 false => None,
             };
-            seen.push(Seen::Listed { upstream, result });
-            match screened.map(|new| envelope::splice(text, raw, &new.to_string())) {
+            let shown = match filters {
+                true => guard.shown(&lister, screened.as_ref().unwrap_or(&result)),
+                false => None,
+            };
+            seen.push(Seen::Listed { upstream: lister.upstream, result });
+            match shown.or(screened).map(|new| envelope::splice(text, raw, &new.to_string())) {
                 None => One::Unchanged,
                 Some(Some(spliced)) => One::Rewritten(spliced),
                 Some(None) => One::Malformed,

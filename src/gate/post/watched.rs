@@ -8,6 +8,23 @@ use super::Envelope;
 use crate::call::ToolCall;
 use crate::mcp::jsonrpc::IdKey;
 
+/// Who asked for a tool list, and of which upstream: what the answer is filtered for.
+#[derive(Debug, Clone)]
+pub struct Lister {
+    pub upstream: std::sync::Arc<str>,
+    /// The authenticated agent; `None` for an anonymous caller (the config's policy).
+    pub agent: Option<std::sync::Arc<crate::identity::Agent>>,
+}
+
+impl Lister {
+    pub fn new(
+        upstream: std::sync::Arc<str>,
+        agent: Option<std::sync::Arc<crate::identity::Agent>>,
+    ) -> Lister {
+        Lister { upstream, agent }
+    }
+}
+
 /// Why a response is watched.
 #[derive(Debug, Clone)]
 pub enum Watch {
@@ -18,8 +35,9 @@ pub enum Watch {
     /// whether the client declared it can elicit (its user can be asked to approve calls); the
     /// answer itself (`instructions`, which clients give their model) is judged as `answer`.
     Initialize { elicits: bool, answer: Counted },
-    /// A `tools/list` result of this upstream: its definitions are recorded.
-    List(std::sync::Arc<str>),
+    /// A `tools/list` result for this caller of this upstream: its definitions are recorded,
+    /// screened, and what the caller may not call taken out ([`crate::tooldefs::visible`]).
+    List(Lister),
 }
 
 /// The responses an exchange waits for. Usually one, so a small vector beats a map. The counter
@@ -112,9 +130,12 @@ impl Watched {
         })
     }
 
-    /// The ids of the `tools/list` requests watched.
-    pub fn lists(&self) -> impl Iterator<Item = &IdKey> {
-        self.0.iter().filter_map(|(k, w)| matches!(w, Watch::List(_)).then_some(k))
+    /// The `tools/list` requests watched, with who asked.
+    pub fn lists(&self) -> impl Iterator<Item = (&IdKey, &Lister)> {
+        self.0.iter().filter_map(|(k, w)| match w {
+            Watch::List(lister) => Some((k, lister)),
+            _ => None,
+        })
     }
 
     /// True when an answer the proxy learns from (`initialize`, `tools/list`) is awaited.
