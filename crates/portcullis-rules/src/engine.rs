@@ -8,6 +8,7 @@ use std::fmt;
 use serde_json::Value;
 
 use super::destination::{read_url, HostMatch, Reading};
+use super::egress::{Egress, EgressRule, Reach};
 use super::jail::{Confined, Jail};
 use super::kinds::{Access, Subject, ToolKinds};
 use super::spec::Subject as RuleSubject;
@@ -28,6 +29,8 @@ pub struct EngineParts {
     pub profiles: HashMap<String, Profile>,
     /// An agent's profile: it applies to every upstream, capped by the upstream's own.
     pub agent_profile: Option<Profile>,
+    /// Where arguments may send a tool (`egress:` of every scope; the defaults when empty).
+    pub egress: Egress,
 }
 
 /// What an agent's policy lays over the config's (see [`Engine::for_agent`] and
@@ -136,6 +139,17 @@ impl Engine {
         }
         parts.agent_profile = agent.profile;
         Engine { parts, jail: self.jail.clone() }
+    }
+
+    /// The same engine with an agent's `egress:` entries added to the config's (deny dominates
+    /// across all of them, as for permission rules).
+    pub fn with_egress(mut self, rules: impl IntoIterator<Item = EgressRule>) -> Engine {
+        self.parts.egress.rules.extend(rules);
+        self
+    }
+
+    pub fn egress(&self) -> &Egress {
+        &self.parts.egress
     }
 
     /// A narrower engine (a delegated agent's): rules added, and the posture and profile each
@@ -257,7 +271,8 @@ impl Engine {
     /// Whether deciding a call to `qualified` reads its arguments at all. A generic tool's
     /// arguments only matter to `tool(specifier)` rules; without one the proxy need not parse them.
     pub fn needs_args(&self, qualified: &str) -> bool {
-        !matches!(self.parts.kinds.kind_of(qualified), super::kinds::KindSpec::Generic)
+        self.parts.egress.active(self.parts.posture)
+            || !matches!(self.parts.kinds.kind_of(qualified), super::kinds::KindSpec::Generic)
             || self
                 .parts
                 .rules
@@ -265,10 +280,40 @@ impl Engine {
                 .any(|r| matches!(r.spec.subject, RuleSubject::Tool(_)) && r.spec.specifier.is_some())
     }
 
-    /// Decides a call to `qualified` (on `upstream`) with `args`.
+    /// Decides a call to `qualified` (on `upstream`) with `args`: the rules on its subject, and
+    /// egress on every destination its arguments name; the worse of the two decides.
     pub fn decide(&self, upstream: &str, qualified: &str, args: &Value) -> Decision {
         let profile = self.profile(upstream);
-        self.subject(qualified, self.parts.kinds.classify(qualified, args), profile)
+        let d = self.subject(qualified, self.parts.kinds.classify(qualified, args), profile);
+        if d.effect == Effect::Deny {
+            return d;
+        }
+        match self.egress_decision(upstream, qualified, args) {
+            Some(e) if e.effect > d.effect => e,
+            _ => d,
+        }
+    }
+
+    /// Egress's refusal of a call, if it makes one (see [`crate::egress`]).
+    pub fn egress_decision(&self, upstream: &str, qualified: &str, args: &Value) -> Option<Decision> {
+        let egress = &self.parts.egress;
+        if !egress.active(self.parts.posture) {
+            return None;
+        }
+        let reach = Reach::of(&self.parts.kinds, egress, upstream, qualified, args);
+        egress.decide(upstream, args, &reach, self.parts.posture)
+    }
+
+    /// Egress's refusal of a redirect a tool's answer points to (`Location`): judged as a URL
+    /// a fetch tool was given, with the upstream's and the agent's entries.
+    pub fn egress_redirect(&self, upstream: &str, location: &str) -> Option<Decision> {
+        let egress = &self.parts.egress;
+        if !egress.active(self.parts.posture) {
+            return None;
+        }
+        let args = Value::String(location.to_owned());
+        let reach = Reach::Outward(super::egress::Outward::Redirect);
+        egress.decide(upstream, &args, &reach, self.parts.posture)
     }
 
     fn subject(&self, qualified: &str, subject: Subject, profile: Profile) -> Decision {

@@ -1,0 +1,217 @@
+//! Finding destinations in a call's arguments: URLs in any scheme, hosts written bare, e-mail
+//! addresses and IBAN-like accounts, in every string (and key) of the JSON, at any depth.
+//!
+//! Bounds: one pass over each string (every byte belongs to one token, each token is read a
+//! fixed number of times), no recursion (an explicit stack), and the caller stops the walk at
+//! its first refusal, so work is linear in the arguments, which the body limit already bounds.
+
+use std::net::Ipv6Addr;
+use std::ops::ControlFlow;
+
+use serde_json::Value;
+
+use super::iban;
+use crate::destination::{read_url, Host, Reading};
+
+/// Destinations remembered per string to report each once (past this, repeats are reported
+/// again: more work for the judge, never less seen).
+const MAX_SEEN: usize = 16;
+
+/// One destination found, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// The JSON pointer of the string it was found in (`/to/0`; `""` for the whole arguments).
+    pub pointer: String,
+    pub what: What,
+    /// It was read only because it is a whole string value (`{"host": "localhost"}`): a loose
+    /// spelling (`127.1`, `0x7f000001`, a single label) that inside a text would be a word.
+    pub loose: bool,
+}
+
+/// What kind of destination.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum What {
+    /// A URL (text with `scheme://`), read as every kind of fetcher reads it.
+    Url { text: String, reading: Reading },
+    /// A host written bare (`169.254.169.254`, `[fd00:ec2::254]`, `docs.rs/x`, `localhost:3000`).
+    Host(Host),
+    /// An e-mail address: the host it is delivered to.
+    Email(Host),
+    /// An IBAN-like account (checksum valid), upper case, no spaces.
+    Iban(String),
+}
+
+/// Calls `each` for every destination in `args` until it breaks.
+pub fn walk<B>(args: &Value, mut each: impl FnMut(Found) -> ControlFlow<B>) -> ControlFlow<B> {
+    // (value, the pointer of its parent, its own segment)
+    let mut stack: Vec<(&Value, String)> = vec![(args, String::new())];
+    while let Some((v, pointer)) = stack.pop() {
+        match v {
+            Value::String(s) => text(s, &pointer, &mut each)?,
+            Value::Array(a) => {
+                stack.extend(a.iter().enumerate().rev().map(|(i, v)| (v, format!("{pointer}/{i}"))))
+            }
+            Value::Object(m) => {
+                for (k, v) in m.iter().rev() {
+                    let at = format!("{pointer}/{}", k.replace('~', "~0").replace('/', "~1"));
+                    // Keys can carry a destination as well as values.
+                    text(k, &at, &mut each)?;
+                    stack.push((v, at));
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+    ControlFlow::Continue(())
+}
+
+/// Every destination in one string.
+pub fn text<B>(s: &str, pointer: &str, each: &mut impl FnMut(Found) -> ControlFlow<B>) -> ControlFlow<B> {
+    // A destination read twice (the whole value, then its word) is reported once.
+    let mut seen: Vec<What> = Vec::new();
+    let mut each = |what: What, loose: bool| {
+        if seen.iter().any(|s| same(s, &what)) {
+            return ControlFlow::Continue(());
+        }
+        if seen.len() < MAX_SEEN {
+            seen.push(what.clone());
+        }
+        each(Found { pointer: pointer.to_owned(), what, loose })
+    };
+    let trimmed = s.trim();
+    let single = !trimmed.is_empty() && !trimmed.contains(char::is_whitespace);
+    // The whole value, as a program handed it reads it: a URL, or a host in any spelling.
+    if single {
+        if let Some((what, loose)) = token(trimmed, Loose::Yes) {
+            each(what, loose)?;
+        }
+    }
+    for word in trimmed.split(char::is_whitespace).filter(|w| !w.is_empty()) {
+        for piece in word.split([',', ';', '|']) {
+            let piece = piece.trim_start_matches(['"', '\'', '(', '<', '{', '`', '*']);
+            let piece = piece.trim_end_matches(['"', '\'', ')', '>', '}', '`', '*', '.', ',', ':', '!', '?']);
+            let piece = if piece.contains('[') { piece } else { piece.trim_end_matches(']') };
+            if piece.is_empty() {
+                continue;
+            }
+            for url in urls(piece) {
+                each(What::Url { text: url.to_owned(), reading: read_url(url) }, false)?;
+            }
+            if !piece.contains("://") {
+                if let Some((what, _)) = token(piece, Loose::No) {
+                    each(what, false)?;
+                }
+            }
+        }
+    }
+    for account in iban::find(s) {
+        each(What::Iban(account), false)?;
+    }
+    ControlFlow::Continue(())
+}
+
+/// One destination: URLs by where their readers connect, whatever else their text says.
+fn same(a: &What, b: &What) -> bool {
+    match (a, b) {
+        (What::Url { reading: x, .. }, What::Url { reading: y, .. }) => x == y,
+        _ => a == b,
+    }
+}
+
+/// Whether loose host spellings are read (a whole value) or only unmistakable ones (a word).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Loose {
+    Yes,
+    No,
+}
+
+/// Each `scheme://…` in a piece, from its scheme to the next one (so a URL nested in another's
+/// query is read on its own, and no byte is read twice).
+fn urls(piece: &str) -> impl Iterator<Item = &str> {
+    let starts: Vec<usize> = piece
+        .match_indices("://")
+        .filter_map(|(at, _)| {
+            let head = &piece.as_bytes()[..at];
+            let n = head.iter().rev().take_while(|b| b.is_ascii_alphanumeric() || b"+-.".contains(b)).count();
+            let start = at - n;
+            // The scheme starts with a letter (skip leading `+-.` and digits).
+            let skip = head[start..].iter().take_while(|b| !b.is_ascii_alphabetic()).count();
+            (start + skip < at).then_some(start + skip)
+        })
+        .collect();
+    let ends: Vec<usize> = starts.iter().skip(1).copied().chain([piece.len()]).collect();
+    starts.into_iter().zip(ends).map(move |(s, e)| &piece[s..e])
+}
+
+/// One token read as a destination (a URL, an e-mail address or a host), and whether only a
+/// loose reading found it.
+fn token(t: &str, loose: Loose) -> Option<(What, bool)> {
+    if t.contains("://") {
+        // Only a token that starts with its scheme is one URL; `url=http://…` is text.
+        let starts_with_scheme = urls(t).next().is_some_and(|u| u.as_ptr() == t.as_ptr());
+        return starts_with_scheme.then(|| (What::Url { text: t.to_owned(), reading: read_url(t) }, false));
+    }
+    if let Some((local, domain)) = t.rsplit_once('@') {
+        return email(local, domain).map(|e| (e, false));
+    }
+    let authority = t.split('/').next().unwrap_or(t);
+    host(authority, loose).map(|(h, l)| (What::Host(h), l))
+}
+
+fn email(local: &str, domain: &str) -> Option<What> {
+    let local_ok = !local.is_empty()
+        && local.len() <= 64
+        && local.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-/=?^_`{|}~.".contains(&b));
+    if !local_ok {
+        return None;
+    }
+    let host = match domain.strip_prefix('[').and_then(|d| d.strip_suffix(']')) {
+        Some(inner) => Host::from_bracketed(inner.strip_prefix("IPv6:").unwrap_or(inner))
+            .or_else(|_| Host::from_name(inner))
+            .ok()?,
+        None if domain.contains('.') => Host::from_name(domain).ok()?,
+        None => return None,
+    };
+    Some(What::Email(host))
+}
+
+/// `[v6]`, `[v6]:port`, a bare IPv6 address, `a.b.c.d[:port]`, `name.tld[:port]`; loose adds
+/// any inet_aton spelling that is not a plain decimal number, and the special single labels.
+fn host(t: &str, loose: Loose) -> Option<(Host, bool)> {
+    if let Some(rest) = t.strip_prefix('[') {
+        let (inner, after) = rest.split_once(']')?;
+        let ok = after.is_empty() || port(after.strip_prefix(':')?);
+        return ok.then(|| Host::from_bracketed(inner).ok().map(|h| (h, false)))?;
+    }
+    if t.matches(':').count() >= 2 {
+        return t.parse::<Ipv6Addr>().ok().map(|a| (Host::V6(a), false));
+    }
+    let name = match t.rsplit_once(':') {
+        Some((name, p)) if port(p) => name,
+        Some(_) => return None,
+        None => t,
+    };
+    let dotted_quad = name.split('.').count() == 4
+        && name.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    let labels: Vec<&str> = name.trim_end_matches('.').split('.').collect();
+    let tld_ok = labels.len() >= 2
+        && labels.last().is_some_and(|l| l.len() >= 2 && l.bytes().all(|b| b.is_ascii_alphabetic()));
+    let plain_number = name.bytes().all(|b| b.is_ascii_digit());
+    let read = Host::from_name(name).ok()?;
+    match (&read, loose) {
+        (Host::V4(_), _) if dotted_quad => Some((read, false)),
+        (Host::Domain(_), _) if tld_ok => Some((read, false)),
+        (Host::V4(_), Loose::Yes) if !plain_number => Some((read, true)),
+        // A single label is a word unless it is one the resolver sends somewhere special.
+        (Host::Domain(_), Loose::Yes)
+            if super::special::of(&read).is_some_and(|s| s > super::Special::Private) =>
+        {
+            Some((read, true))
+        }
+        _ => None,
+    }
+}
+
+fn port(p: &str) -> bool {
+    !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit())
+}
