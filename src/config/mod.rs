@@ -10,6 +10,7 @@ pub mod audit;
 pub mod child_env;
 #[cfg(test)]
 mod child_env_tests;
+pub mod egress;
 #[cfg(test)]
 mod engine_tests;
 mod guardrails;
@@ -153,6 +154,7 @@ const TOP_KEYS: &[&str] = &[
     "delegation",
     "state",
     "pins",
+    "egress",
 ];
 
 /// An extra permissions file and its scope (`--permission-config`, the managed file).
@@ -307,6 +309,7 @@ impl Compiler {
         let delegation: agents::RawDelegation = self.section(&mut doc, "delegation");
         let state: state::Raw = self.section(&mut doc, "state");
         let pins: Option<pins::Raw> = self.section(&mut doc, "pins");
+        let egress: egress::Raw = self.section(&mut doc, "egress");
         let yolo = posture.as_deref() == Some("yolo");
 
         let listen = self.addr("listen", listen.as_deref().unwrap_or("127.0.0.1:8686"));
@@ -316,11 +319,14 @@ impl Compiler {
                 self.problem("admin.token_env", format!("{env:?} is not an environment variable name"));
             }
         }
-        let Upstreams { http: upstreams, stdio: stdio_servers, profiles } = self.upstreams(upstreams);
+        let Upstreams { http: upstreams, stdio: stdio_servers, profiles, egress: upstream_egress } =
+            self.upstreams(upstreams);
         let mut all_perms = vec![(crate::rules::Scope::Config, String::new(), perms)];
         all_perms.extend(layers);
         let sections = permissions::Sections { posture, tools, jail, profiles, permissions: all_perms };
-        let engine = permissions::compile(sections, &mut self.p);
+        let top_egress = egress::compile(egress, "egress", crate::rules::Scope::Config, None, &mut self.p);
+        let engine =
+            permissions::compile(sections, &mut self.p).with_egress(top_egress).with_egress(upstream_egress);
         let identity = agents::compile(agents, auth, delegation, &engine, &mut self.p);
         for (i, r) in redact.iter().enumerate() {
             if r.is_empty() {

@@ -15,6 +15,7 @@ mod cli;
 mod console;
 mod dashboards;
 mod delegation;
+mod egress;
 mod elicitation;
 mod eval;
 mod guardrails;

@@ -8,7 +8,7 @@ use std::fmt;
 use serde_json::Value;
 
 use super::destination::{read_url, HostMatch, Reading};
-use super::egress::{Egress, EgressRule, Reach};
+use super::egress::{Egress, Reach};
 use super::jail::{Confined, Jail};
 use super::kinds::{Access, Subject, ToolKinds};
 use super::spec::Subject as RuleSubject;
@@ -29,8 +29,6 @@ pub struct EngineParts {
     pub profiles: HashMap<String, Profile>,
     /// An agent's profile: it applies to every upstream, capped by the upstream's own.
     pub agent_profile: Option<Profile>,
-    /// Where arguments may send a tool (`egress:` of every scope; the defaults when empty).
-    pub egress: Egress,
 }
 
 /// What an agent's policy lays over the config's (see [`Engine::for_agent`] and
@@ -48,6 +46,8 @@ pub struct Layered {
 pub struct Engine {
     parts: EngineParts,
     jail: Jail,
+    /// Where arguments may send a tool (`egress:` of every scope; the defaults when empty).
+    egress: Egress,
 }
 
 impl Default for Engine {
@@ -125,7 +125,7 @@ impl Engine {
             )
             .expect("a jail without a root needs no filesystem")
         });
-        Engine { parts, jail }
+        Engine { parts, jail, egress: Egress::default() }
     }
 
     /// The engine a configured agent decides with: the config's rules and the agent's, the
@@ -138,18 +138,19 @@ impl Engine {
             parts.posture = p;
         }
         parts.agent_profile = agent.profile;
-        Engine { parts, jail: self.jail.clone() }
+        Engine { parts, jail: self.jail.clone(), egress: self.egress.clone() }
     }
 
-    /// The same engine with an agent's `egress:` entries added to the config's (deny dominates
-    /// across all of them, as for permission rules).
-    pub fn with_egress(mut self, rules: impl IntoIterator<Item = EgressRule>) -> Engine {
-        self.parts.egress.rules.extend(rules);
+    /// The same engine with `egress:` entries and sinks added to its own (the config's, then
+    /// an agent's: deny dominates across all of them, as for permission rules).
+    pub fn with_egress(mut self, more: Egress) -> Engine {
+        self.egress.rules.extend(more.rules);
+        self.egress.sinks.extend(more.sinks);
         self
     }
 
     pub fn egress(&self) -> &Egress {
-        &self.parts.egress
+        &self.egress
     }
 
     /// A narrower engine (a delegated agent's): rules added, and the posture and profile each
@@ -167,7 +168,7 @@ impl Engine {
                 *upstream = (*upstream).min(p);
             }
         }
-        Engine { parts, jail: self.jail.clone() }
+        Engine { parts, jail: self.jail.clone(), egress: self.egress.clone() }
     }
 
     /// The agent's own profile (a configured agent's, narrowed by any delegation), if it has one.
@@ -271,7 +272,7 @@ impl Engine {
     /// Whether deciding a call to `qualified` reads its arguments at all. A generic tool's
     /// arguments only matter to `tool(specifier)` rules; without one the proxy need not parse them.
     pub fn needs_args(&self, qualified: &str) -> bool {
-        self.parts.egress.active(self.parts.posture)
+        self.egress.active(self.parts.posture)
             || !matches!(self.parts.kinds.kind_of(qualified), super::kinds::KindSpec::Generic)
             || self
                 .parts
@@ -296,7 +297,7 @@ impl Engine {
 
     /// Egress's refusal of a call, if it makes one (see [`crate::egress`]).
     pub fn egress_decision(&self, upstream: &str, qualified: &str, args: &Value) -> Option<Decision> {
-        let egress = &self.parts.egress;
+        let egress = &self.egress;
         if !egress.active(self.parts.posture) {
             return None;
         }
@@ -307,13 +308,11 @@ impl Engine {
     /// Egress's refusal of a redirect a tool's answer points to (`Location`): judged as a URL
     /// a fetch tool was given, with the upstream's and the agent's entries.
     pub fn egress_redirect(&self, upstream: &str, location: &str) -> Option<Decision> {
-        let egress = &self.parts.egress;
+        let egress = &self.egress;
         if !egress.active(self.parts.posture) {
             return None;
         }
-        let args = Value::String(location.to_owned());
-        let reach = Reach::Outward(super::egress::Outward::Redirect);
-        egress.decide(upstream, &args, &reach, self.parts.posture)
+        egress.decide_redirect(upstream, location, self.parts.posture)
     }
 
     fn subject(&self, qualified: &str, subject: Subject, profile: Profile) -> Decision {

@@ -16,13 +16,15 @@ mod special;
 mod target;
 
 #[cfg(test)]
+mod corpus_tests;
+#[cfg(test)]
 mod tests;
 
 use std::ops::ControlFlow;
 
 use serde_json::Value;
 
-use crate::destination::HostMatch;
+use crate::destination::{Host, HostMatch};
 use crate::glob::{Flavour, Glob};
 use crate::{Decision, Effect, Posture, Scope};
 pub use reach::{Outward, Reach};
@@ -83,6 +85,27 @@ impl Egress {
         if matches!(reach, Reach::Local) && self.rules.is_empty() {
             return None;
         }
+        self.worst(upstream, reach, posture, |judge| {
+            walk_reach(reach, judge)?;
+            scan::walk(args, judge)
+        })
+    }
+
+    /// The refusal egress makes of a redirect to `location` (a 3xx answer's `Location`), which
+    /// the client follows as a fetch.
+    pub fn decide_redirect(&self, upstream: &str, location: &str, posture: Posture) -> Option<Decision> {
+        let reach = Reach::Outward(Outward::Redirect);
+        self.worst(upstream, &reach, posture, |judge| scan::text(location, "(its Location header)", judge))
+    }
+
+    /// The worst decision over the destinations `scan` finds.
+    fn worst(
+        &self,
+        upstream: &str,
+        reach: &Reach,
+        posture: Posture,
+        scan: impl FnOnce(&mut dyn FnMut(Found) -> ControlFlow<()>) -> ControlFlow<()>,
+    ) -> Option<Decision> {
         let mut worst: Option<Decision> = None;
         let mut judge = |found: Found| {
             if let Some(d) = self.judge(upstream, &found, reach, posture) {
@@ -96,9 +119,7 @@ impl Egress {
             }
             ControlFlow::Continue(())
         };
-        if let ControlFlow::Continue(()) = walk_reach(reach, &mut judge) {
-            let _ = scan::walk(args, judge);
-        }
+        let _ = scan(&mut judge);
         worst
     }
 
@@ -172,8 +193,15 @@ impl Egress {
         if posture == Posture::Yolo {
             return None;
         }
-        let hosts: Vec<&crate::destination::Host> = match &found.what {
-            What::Url { reading, .. } => reading.destinations().iter().map(|d| &d.host).collect(),
+        let hosts: Vec<&Host> = match &found.what {
+            // A single label is a site-local name only where it is looked up: a scheme that
+            // connects (`http://db/`) or an explicit port, not a bucket (`s3://bucket`).
+            What::Url { reading, .. } => reading
+                .destinations()
+                .iter()
+                .filter(|d| d.port.is_some() || !matches!(&d.host, Host::Domain(n) if !n.contains('.')))
+                .map(|d| &d.host)
+                .collect(),
             What::Host(h) | What::Email(h) => vec![h],
             What::Iban(_) => return None,
         };
@@ -184,7 +212,7 @@ impl Egress {
             // A loose reading (a whole value `metadata`) is a word to a tool nothing marks.
             Reach::Unmarked => {
                 special == Special::Metadata
-                    && !(found.loose && matches!(found.what, What::Host(crate::destination::Host::Domain(_))))
+                    && !(found.loose && matches!(found.what, What::Host(Host::Domain(_))))
             }
             Reach::Local => false,
         };
@@ -193,9 +221,13 @@ impl Egress {
         }
         let allow = host.to_string();
         let allow = allow.trim_start_matches('[').trim_end_matches(']');
+        let only_there = match upstream {
+            "" => String::new(),
+            u => format!(" (under upstreams.{u} to allow it only there)"),
+        };
         let reason = format!(
             "{} is {special}, and {} is never sent there by default; if it is meant, allow it with \
-             `egress: {{allow: [\"{allow}\"]}}` (under upstreams.{upstream} to allow it only there)",
+             `egress: {{allow: [\"{allow}\"]}}`{only_there}",
             describe(found),
             reach.describe(),
         );
@@ -210,7 +242,7 @@ impl Egress {
 }
 
 /// The destinations a reach itself names (a shell command's connections).
-fn walk_reach(reach: &Reach, each: &mut impl FnMut(Found) -> ControlFlow<()>) -> ControlFlow<()> {
+fn walk_reach(reach: &Reach, each: &mut dyn FnMut(Found) -> ControlFlow<()>) -> ControlFlow<()> {
     match reach {
         Reach::Outward(reach::Outward::Shell(dests)) => {
             for d in dests {

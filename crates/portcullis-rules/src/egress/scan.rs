@@ -66,7 +66,11 @@ pub fn walk<B>(args: &Value, mut each: impl FnMut(Found) -> ControlFlow<B>) -> C
 }
 
 /// Every destination in one string.
-pub fn text<B>(s: &str, pointer: &str, each: &mut impl FnMut(Found) -> ControlFlow<B>) -> ControlFlow<B> {
+pub fn text<B>(
+    s: &str,
+    pointer: &str,
+    each: &mut (impl FnMut(Found) -> ControlFlow<B> + ?Sized),
+) -> ControlFlow<B> {
     // A destination read twice (the whole value, then its word) is reported once.
     let mut seen: Vec<What> = Vec::new();
     let mut each = |what: What, loose: bool| {

@@ -65,7 +65,7 @@ fn every_spelling_of_a_destination_is_found_where_a_program_would_read_it() {
 }
 
 fn engine(kinds: ToolKinds, egress: Egress, posture: Posture) -> Engine {
-    Engine::new(EngineParts { kinds, egress, posture, ..EngineParts::default() })
+    Engine::new(EngineParts { kinds, posture, ..EngineParts::default() }).with_egress(egress)
 }
 
 fn kinds() -> ToolKinds {
@@ -200,9 +200,9 @@ fn huge_and_deep_arguments_are_scanned_without_recursion() {
     assert_eq!(effect(&e, "mcp__notes__add", v).0, Effect::Deny);
     let big = "word https://docs.rs/x a.b.example,c:d ".repeat(50_000);
     assert_eq!(effect(&e, "mcp__web__fetch", json!({ "x": big })).0, Effect::Allow);
-    // One token of schemes: each read once, from its scheme to the next (`a` is a single
-    // label, which resolves inside the site).
-    let schemes = "a://".repeat(200_000);
+    // One token of schemes: each read once, from its scheme to the next (the host `http` is a
+    // single label, which resolves inside the site).
+    let schemes = "http://".repeat(150_000);
     assert_eq!(effect(&e, "mcp__web__fetch", json!({ "x": schemes })).0, Effect::Deny);
 }
 
