@@ -8,7 +8,10 @@ use portcullis_rules::{Effect, Engine, EngineParts, Scope};
 use serde_json::{json, Value};
 
 fn engine(configured: bool) -> Engine {
-    let kinds = ToolKinds::new([("mcp__web__fetch".to_owned(), KindSpec::Fetch { url: "/url".into() })]);
+    let kinds = ToolKinds::new([
+        ("mcp__web__fetch".to_owned(), KindSpec::Fetch { url: "/url".into() }),
+        ("mcp__sh__run".to_owned(), KindSpec::bash("/command")),
+    ]);
     let mut egress = Egress { sinks: vec![Sink::new("mcp__mail__*", None)], ..Egress::default() };
     if configured {
         for (effect, t) in [
@@ -23,7 +26,7 @@ fn engine(configured: bool) -> Engine {
             egress.rules.push(EgressRule { effect, target, scope: Scope::Config, upstream: None, source });
         }
     }
-    Engine::new(EngineParts::default()).with_egress(egress)
+    Engine::new(EngineParts { kinds, ..EngineParts::default() }).with_egress(egress)
 }
 
 fn cases() -> Vec<(&'static str, &'static str, Value)> {
@@ -39,6 +42,9 @@ fn cases() -> Vec<(&'static str, &'static str, Value)> {
             json!({"to": ["bob@example.com"], "subject": "hi", "body": "see https://example.com/x"}),
         ),
         ("mail, 2.6 KB prose", "mcp__mail__send", json!({"to": ["bob@example.com"], "body": prose})),
+        // A shell tool: egress alone analyses the line (in `decide` it reuses the rules' analysis).
+        ("shell git status", "mcp__sh__run", json!({"command": "git status"})),
+        ("shell curl", "mcp__sh__run", json!({"command": "curl -sSL https://docs.rs/serde"})),
     ]
 }
 
@@ -50,6 +56,12 @@ fn bench(c: &mut Criterion) {
             assert!(e.egress_decision("web", tool, &args).is_none(), "{name}: the allow path");
             c.bench_function(&format!("egress {label}: {name}"), |b| {
                 b.iter(|| e.egress_decision("web", tool, std::hint::black_box(&args)))
+            });
+        }
+        // The whole of Layer 1 for the same calls, egress included.
+        for (name, tool, args) in cases() {
+            c.bench_function(&format!("decide {label}: {name}"), |b| {
+                b.iter(|| e.decide("web", tool, std::hint::black_box(&args)))
             });
         }
     }

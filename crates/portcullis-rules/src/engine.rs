@@ -41,6 +41,11 @@ pub struct Layered {
     pub profile: Option<Profile>,
 }
 
+/// The network destinations of a shell line's commands as the effect model wrote them, once the
+/// rules have analysed it (`None`: no line was analysed).
+#[derive(Debug, Default)]
+struct Connections(Option<Vec<String>>);
+
 /// The compiled rule engine.
 #[derive(Debug, Clone)]
 pub struct Engine {
@@ -285,11 +290,14 @@ impl Engine {
     /// egress on every destination its arguments name; the worse of the two decides.
     pub fn decide(&self, upstream: &str, qualified: &str, args: &Value) -> Decision {
         let profile = self.profile(upstream);
-        let d = self.subject(qualified, self.parts.kinds.classify(qualified, args), profile);
+        // A shell line's connections, from the one analysis the rules make of it.
+        let mut connections = Connections::default();
+        let d =
+            self.subject(qualified, self.parts.kinds.classify(qualified, args), profile, &mut connections);
         if d.effect == Effect::Deny {
             return d;
         }
-        match self.egress_decision(upstream, qualified, args) {
+        match self.egress_with(upstream, qualified, args, connections.0.as_deref()) {
             Some(e) if e.effect > d.effect => e,
             _ => d,
         }
@@ -297,11 +305,21 @@ impl Engine {
 
     /// Egress's refusal of a call, if it makes one (see [`crate::egress`]).
     pub fn egress_decision(&self, upstream: &str, qualified: &str, args: &Value) -> Option<Decision> {
+        self.egress_with(upstream, qualified, args, None)
+    }
+
+    fn egress_with(
+        &self,
+        upstream: &str,
+        qualified: &str,
+        args: &Value,
+        connections: Option<&[String]>,
+    ) -> Option<Decision> {
         let egress = &self.egress;
         if !egress.active(self.parts.posture) {
             return None;
         }
-        let reach = Reach::of(&self.parts.kinds, egress, upstream, qualified, args);
+        let reach = Reach::of(&self.parts.kinds, egress, upstream, qualified, args, connections);
         egress.decide(upstream, args, &reach, self.parts.posture)
     }
 
@@ -315,10 +333,16 @@ impl Engine {
         egress.decide_redirect(upstream, location, self.parts.posture)
     }
 
-    fn subject(&self, qualified: &str, subject: Subject, profile: Profile) -> Decision {
+    fn subject(
+        &self,
+        qualified: &str,
+        subject: Subject,
+        profile: Profile,
+        net: &mut Connections,
+    ) -> Decision {
         match subject {
             Subject::Shell { command, allowlist: None, shell, cwd } => {
-                self.shell(qualified, &command, shell, cwd.as_deref(), profile)
+                self.shell(qualified, &command, shell, cwd.as_deref(), profile, net)
             }
             Subject::Shell { command, allowlist: Some(list), shell, cwd } => {
                 match list.check(&command, &self.jail) {
@@ -333,7 +357,7 @@ impl Engine {
                     // configured denies and asks (and a readonly profile) still hold.
                     Ok(()) => {
                         let floor = if profile == Profile::Readonly { profile } else { Profile::Privileged };
-                        self.shell(qualified, &command, shell, cwd.as_deref(), floor)
+                        self.shell(qualified, &command, shell, cwd.as_deref(), floor, net)
                     }
                 }
             }
@@ -360,7 +384,7 @@ impl Engine {
             // The worst reading decides (the first of equals, so its reason is the plainest).
             Subject::Readings(all) => all
                 .into_iter()
-                .map(|s| self.subject(qualified, s, profile))
+                .map(|s| self.subject(qualified, s, profile, net))
                 .reduce(|worst, d| if d.effect > worst.effect { d } else { worst })
                 .unwrap_or_else(|| self.floor(&Unit::Generic { args: "" }, profile)),
             Subject::Unplaced { reason } => Decision {

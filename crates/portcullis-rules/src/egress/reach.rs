@@ -35,17 +35,34 @@ pub enum Outward {
 }
 
 impl Reach {
-    /// The reach of a call to `qualified` on `upstream` with `args`.
-    pub fn of(kinds: &ToolKinds, egress: &Egress, upstream: &str, qualified: &str, args: &Value) -> Reach {
+    /// The reach of a call to `qualified` on `upstream` with `args`; `connections` are a shell
+    /// line's when the rules already analysed it (else the line is analysed here).
+    pub fn of(
+        kinds: &ToolKinds,
+        egress: &Egress,
+        upstream: &str,
+        qualified: &str,
+        args: &Value,
+        connections: Option<&[String]>,
+    ) -> Reach {
         if let Some(s) = egress.sink(upstream, qualified) {
             return Reach::Outward(Outward::Sink(s.tools.as_str().to_owned()));
         }
         match kinds.kind_of(qualified) {
             KindSpec::Fetch { .. } => Reach::Outward(Outward::Fetch),
             KindSpec::File { .. } => Reach::Local,
-            KindSpec::Shell { .. } => match kinds.classify(qualified, args) {
-                crate::kinds::Subject::Shell { command, shell, .. } => shell_reach(&command, shell),
-                _ => Reach::Unmarked,
+            KindSpec::Shell { .. } => match connections {
+                Some(known) => shell_reach(known),
+                None => match kinds.classify(qualified, args) {
+                    crate::kinds::Subject::Shell { command, shell, .. } => {
+                        let analysis = portcullis_shell::analyze_in(&command, shell);
+                        let start = portcullis_shell::place::Base::start();
+                        let effects = portcullis_shell::effects::effects(&analysis, &start, None);
+                        let network: Vec<String> = effects.into_iter().flat_map(|fx| fx.network).collect();
+                        shell_reach(&network)
+                    }
+                    _ => Reach::Unmarked,
+                },
             },
             KindSpec::Resource { .. } | KindSpec::Generic => Reach::Unmarked,
         }
@@ -66,16 +83,10 @@ impl Reach {
 
 /// A shell line reaches outward when the effect model finds a command that connects; what it
 /// connects to (decoded by the shell analysis: `curl $'\x68ttp://…'`) is judged too.
-fn shell_reach(line: &str, dialect: portcullis_shell::Dialect) -> Reach {
-    let analysis = portcullis_shell::analyze_in(line, dialect);
-    let start = portcullis_shell::place::Base::start();
-    let effects = portcullis_shell::effects::effects(&analysis, &start, None);
-    let dests: Vec<Found> =
-        effects.iter().flat_map(|fx| fx.network.iter()).filter_map(|n| connection(n)).collect();
-    let connects = effects.iter().any(|fx| !fx.network.is_empty());
-    match connects {
-        true => Reach::Outward(Outward::Shell(dests)),
-        false => Reach::Unmarked,
+fn shell_reach(network: &[String]) -> Reach {
+    match network.is_empty() {
+        true => Reach::Unmarked,
+        false => Reach::Outward(Outward::Shell(network.iter().filter_map(|n| connection(n)).collect())),
     }
 }
 
