@@ -39,7 +39,9 @@ impl Compiler {
         let mut out = BTreeMap::new();
         let mut stdio = BTreeMap::new();
         let mut profiles = Vec::new();
-        let mut egress = crate::rules::egress::Egress::default();
+        // Every upstream may hold an `egress:` block: refusals of its calls name that line.
+        let upstreams = raw.keys().cloned().collect();
+        let mut egress = crate::rules::egress::Egress { upstreams, ..Default::default() };
         for (name, v) in raw {
             let path = format!("upstreams.{name}");
             if name.is_empty()

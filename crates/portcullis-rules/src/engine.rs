@@ -151,6 +151,7 @@ impl Engine {
     pub fn with_egress(mut self, more: Egress) -> Engine {
         self.egress.rules.extend(more.rules);
         self.egress.sinks.extend(more.sinks);
+        self.egress.upstreams.extend(more.upstreams);
         self
     }
 

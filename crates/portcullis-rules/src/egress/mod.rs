@@ -62,6 +62,9 @@ impl Sink {
 pub struct Egress {
     pub rules: Vec<EgressRule>,
     pub sinks: Vec<Sink>,
+    /// The configured upstreams (which may hold an `egress:` block): a refusal of a call to one
+    /// names the line that allows the destination there only.
+    pub upstreams: Vec<String>,
 }
 
 impl Egress {
@@ -221,9 +224,9 @@ impl Egress {
         }
         let allow = host.to_string();
         let allow = allow.trim_start_matches('[').trim_end_matches(']');
-        let only_there = match upstream {
-            "" => String::new(),
-            u => format!(" (under upstreams.{u} to allow it only there)"),
+        let only_there = match self.upstreams.iter().any(|u| u == upstream) {
+            true => format!(" (under upstreams.{upstream} to allow it only there)"),
+            false => String::new(),
         };
         let reason = format!(
             "{} is {special}, and {} is never sent there by default; if it is meant, allow it with \

@@ -169,6 +169,11 @@ fn email(local: &str, domain: &str) -> Option<What> {
     if !local_ok {
         return None;
     }
+    // `git@10.0.0.5:org/repo`, `user@host/path`: the host ends where a port or path begins.
+    let domain = match domain.starts_with('[') {
+        true => domain.split_inclusive(']').next().unwrap_or(domain),
+        false => domain.split([':', '/', '?', '#']).next().unwrap_or(domain),
+    };
     let host = match domain.strip_prefix('[').and_then(|d| d.strip_suffix(']')) {
         Some(inner) => Host::from_bracketed(inner.strip_prefix("IPv6:").unwrap_or(inner))
             .or_else(|_| Host::from_name(inner))

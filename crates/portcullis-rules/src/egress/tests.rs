@@ -45,6 +45,8 @@ fn every_spelling_of_a_destination_is_found_where_a_program_would_read_it() {
         (json!({"body": "go to (https://docs.rs/serde), then docs.rs/x."}), &["docs.rs", "docs.rs"]),
         (json!({"to": ["Alice <alice@Example.COM>"]}), &["email:example.com"]),
         (json!({"iban": "DE89 3704 0044 0532 0130 00"}), &["iban:DE89370400440532013000"]),
+        (json!({"remote": "git@10.0.0.5:org/repo.git"}), &["email:10.0.0.5"]),
+        (json!({"to": "ops@[::1]"}), &["email:[::1]"]),
         (json!({"http://evil.example/x": 1}), &["evil.example"]),
         (
             json!({"u": "https://ok.example/?next=http://169.254.169.254/"}),
@@ -143,7 +145,7 @@ fn configured_entries_are_deny_dominant_and_an_allow_only_lifts_a_default() {
         rule(Effect::Ask, "iban", None),
         rule(Effect::Deny, "203.0.113.0/24", None),
     ];
-    let e = engine(kinds(), Egress { rules, sinks: vec![] }, Posture::Strict);
+    let e = engine(kinds(), Egress { rules, ..Egress::default() }, Posture::Strict);
     let cases: &[(Value, Effect)] = &[
         (json!({"url": "http://localhost:3000/"}), Effect::Allow),
         (json!({"url": "http://127.0.0.1:3000/"}), Effect::Deny),
@@ -163,12 +165,16 @@ fn configured_entries_are_deny_dominant_and_an_allow_only_lifts_a_default() {
 
 #[test]
 fn a_refusal_names_the_destination_the_argument_and_the_line_that_allows_it() {
-    let e = engine(kinds(), Egress::default(), Posture::Strict);
+    let configured = Egress { upstreams: vec!["web".into()], ..Egress::default() };
+    let e = engine(kinds(), configured, Posture::Strict);
     let d =
         e.egress_decision("web", "mcp__web__fetch", &json!({"url": "http://localhost:5173/app"})).unwrap();
     assert!(d.reason.contains("argument /url"), "{}", d.reason);
     assert!(d.reason.contains(r#"`egress: {allow: ["localhost"]}`"#), "{}", d.reason);
     assert!(d.reason.contains("upstreams.web"), "{}", d.reason);
+    // A call with no configured upstream (Claude Code's built-in tools) gets the top-level line.
+    let d = e.egress_decision("claude-code", "mcp__web__fetch", &json!({"url": "http://[::1]/"})).unwrap();
+    assert!(d.reason.ends_with(r#"`egress: {allow: ["::1"]}`"#), "{}", d.reason);
 }
 
 #[test]
