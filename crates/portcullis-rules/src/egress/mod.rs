@@ -98,7 +98,9 @@ impl Egress {
     /// the client follows as a fetch.
     pub fn decide_redirect(&self, upstream: &str, location: &str, posture: Posture) -> Option<Decision> {
         let reach = Reach::Outward(Outward::Redirect);
-        self.worst(upstream, &reach, posture, |judge| scan::text(location, "(its Location header)", judge))
+        self.worst(upstream, &reach, posture, |judge| {
+            scan::text(location, &|| "(its Location header)".to_owned(), judge)
+        })
     }
 
     /// The worst decision over the destinations `scan` finds.

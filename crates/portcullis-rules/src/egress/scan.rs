@@ -43,20 +43,23 @@ pub enum What {
 
 /// Calls `each` for every destination in `args` until it breaks.
 pub fn walk<B>(args: &Value, mut each: impl FnMut(Found) -> ControlFlow<B>) -> ControlFlow<B> {
-    // (value, the pointer of its parent, its own segment)
-    let mut stack: Vec<(&Value, String)> = vec![(args, String::new())];
-    while let Some((v, pointer)) = stack.pop() {
+    // (value, its depth, the segment that leads to it); `path` holds the segments down to the
+    // value in hand, and a pointer is written only for a destination found.
+    let mut stack: Vec<(&Value, usize, Option<Seg<'_>>)> = vec![(args, 0, None)];
+    let mut path: Vec<Seg<'_>> = Vec::new();
+    while let Some((v, depth, seg)) = stack.pop() {
+        path.truncate(depth.saturating_sub(1));
+        path.extend(seg);
         match v {
-            Value::String(s) => text(s, &pointer, &mut each)?,
+            Value::String(s) => text(s, &|| pointer(&path, None), &mut each)?,
             Value::Array(a) => {
-                stack.extend(a.iter().enumerate().rev().map(|(i, v)| (v, format!("{pointer}/{i}"))))
+                stack.extend(a.iter().enumerate().rev().map(|(i, v)| (v, depth + 1, Some(Seg::Index(i)))))
             }
             Value::Object(m) => {
                 for (k, v) in m.iter().rev() {
-                    let at = format!("{pointer}/{}", k.replace('~', "~0").replace('/', "~1"));
                     // Keys can carry a destination as well as values.
-                    text(k, &at, &mut each)?;
-                    stack.push((v, at));
+                    text(k, &|| pointer(&path, Some(k)), &mut each)?;
+                    stack.push((v, depth + 1, Some(Seg::Key(k))));
                 }
             }
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
@@ -65,10 +68,32 @@ pub fn walk<B>(args: &Value, mut each: impl FnMut(Found) -> ControlFlow<B>) -> C
     ControlFlow::Continue(())
 }
 
+/// One step of a JSON pointer.
+#[derive(Debug, Clone, Copy)]
+enum Seg<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// RFC 6901: `/a/0/b`, `~` and `/` in keys escaped.
+fn pointer(path: &[Seg<'_>], key: Option<&str>) -> String {
+    let mut out = String::new();
+    for seg in path.iter().copied().chain(key.map(Seg::Key)) {
+        match seg {
+            Seg::Key(k) => {
+                out.push('/');
+                out.push_str(&k.replace('~', "~0").replace('/', "~1"));
+            }
+            Seg::Index(i) => out.push_str(&format!("/{i}")),
+        }
+    }
+    out
+}
+
 /// Every destination in one string.
 pub fn text<B>(
     s: &str,
-    pointer: &str,
+    pointer: &dyn Fn() -> String,
     each: &mut (impl FnMut(Found) -> ControlFlow<B> + ?Sized),
 ) -> ControlFlow<B> {
     // A destination read twice (the whole value, then its word) is reported once.
@@ -80,7 +105,7 @@ pub fn text<B>(
         if seen.len() < MAX_SEEN {
             seen.push(what.clone());
         }
-        each(Found { pointer: pointer.to_owned(), what, loose })
+        each(Found { pointer: pointer(), what, loose })
     };
     let trimmed = s.trim();
     let single = !trimmed.is_empty() && !trimmed.contains(char::is_whitespace);
@@ -200,13 +225,16 @@ fn host(t: &str, loose: Loose) -> Option<(Host, bool)> {
         Some(_) => return None,
         None => t,
     };
+    let read = match shape(name, loose) {
+        Some(read) => read,
+        None => return None,
+    };
     let dotted_quad = name.split('.').count() == 4
         && name.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
     let labels: Vec<&str> = name.trim_end_matches('.').split('.').collect();
     let tld_ok = labels.len() >= 2
         && labels.last().is_some_and(|l| l.len() >= 2 && l.bytes().all(|b| b.is_ascii_alphabetic()));
     let plain_number = name.bytes().all(|b| b.is_ascii_digit());
-    let read = Host::from_name(name).ok()?;
     match (&read, loose) {
         (Host::V4(_), _) if dotted_quad => Some((read, false)),
         (Host::Domain(_), _) if tld_ok => Some((read, false)),
@@ -217,6 +245,25 @@ fn host(t: &str, loose: Loose) -> Option<(Host, bool)> {
         {
             Some((read, true))
         }
+        _ => None,
+    }
+}
+
+/// The host a name may be, read only when its shape can make it one (so a word costs no IDNA):
+/// a name with an alphabetic top-level label, a number (inet_aton parts start with a digit) or,
+/// for a whole value, a single label (checked against the special names without IDNA when ASCII).
+fn shape(name: &str, loose: Loose) -> Option<Host> {
+    let last = name.trim_end_matches('.').rsplit('.').next().unwrap_or("");
+    let dotted = name.trim_end_matches('.').contains('.');
+    let tld = dotted && last.len() >= 2 && last.bytes().all(|b| b.is_ascii_alphabetic());
+    let numeric = name.as_bytes().first().is_some_and(u8::is_ascii_digit);
+    match (tld || numeric, loose, dotted) {
+        (true, _, _) => Host::from_name(name).ok(),
+        (false, Loose::Yes, false) if name.is_ascii() => {
+            let lower = Host::Domain(name.to_ascii_lowercase());
+            super::special::of(&lower).is_some_and(|s| s > super::Special::Private).then_some(lower)
+        }
+        (false, Loose::Yes, false) => Host::from_name(name).ok(),
         _ => None,
     }
 }

@@ -219,3 +219,15 @@ proptest! {
         let _ = e.egress_decision("web", "mcp__web__fetch", &json!({ "a": s, "b": t }));
     }
 }
+
+#[test]
+fn a_destination_is_reported_at_its_json_pointer() {
+    let args = json!({"a": [1, {"b~/c": "see http://x.example/", "http://k.example/": 0}]});
+    let mut at = Vec::new();
+    let _ = walk::<()>(&args, |f| {
+        at.push(f.pointer);
+        ControlFlow::Continue(())
+    });
+    at.sort();
+    assert_eq!(at, ["/a/1/b~0~1c", "/a/1/http:~1~1k.example~1"]);
+}
