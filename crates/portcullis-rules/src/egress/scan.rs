@@ -225,10 +225,7 @@ fn host(t: &str, loose: Loose) -> Option<(Host, bool)> {
         Some(_) => return None,
         None => t,
     };
-    let read = match shape(name, loose) {
-        Some(read) => read,
-        None => return None,
-    };
+    let read = shape(name, loose)?;
     let dotted_quad = name.split('.').count() == 4
         && name.split('.').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
     let labels: Vec<&str> = name.trim_end_matches('.').split('.').collect();
