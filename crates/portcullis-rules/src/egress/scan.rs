@@ -115,13 +115,18 @@ pub fn text<B>(
             each(what, loose)?;
         }
     }
+    let mut read: Vec<&str> = Vec::new();
     for word in trimmed.split(char::is_whitespace).filter(|w| !w.is_empty()) {
         for piece in word.split([',', ';', '|']) {
             let piece = piece.trim_start_matches(['"', '\'', '(', '<', '{', '`', '*']);
             let piece = piece.trim_end_matches(['"', '\'', ')', '>', '}', '`', '*', '.', ',', ':', '!', '?']);
             let piece = if piece.contains('[') { piece } else { piece.trim_end_matches(']') };
-            if piece.is_empty() {
+            // A piece read before in this string (a link repeated in a document) is read once.
+            if piece.is_empty() || read.contains(&piece) {
                 continue;
+            }
+            if read.len() < MAX_SEEN {
+                read.push(piece);
             }
             for url in urls(piece) {
                 each(What::Url { text: url.to_owned(), reading: read_url(url) }, false)?;
