@@ -125,7 +125,8 @@ pub fn text<B>(
             if piece.is_empty() || read.contains(&piece) {
                 continue;
             }
-            if read.len() < MAX_SEEN {
+            // Only pieces that may be destinations are remembered (a word is cheap to skip).
+            if read.len() < MAX_SEEN && piece.contains(['.', ':', '@', '[']) {
                 read.push(piece);
             }
             for url in urls(piece) {
