@@ -22,6 +22,8 @@ pub struct RawAgent {
     pub posture: Option<String>,
     #[serde(default)]
     pub permissions: RawPermissions,
+    /// Egress entries and sinks layered on the config's for this agent (see `config::egress`).
+    pub egress: Option<super::egress::Raw>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -191,7 +193,16 @@ pub(crate) fn compile(
             root.as_deref(),
             p,
         );
-        let engine = base.for_agent(&Layered { rules, posture, profile });
+        let mut engine = base.for_agent(&Layered { rules, posture, profile });
+        if let Some(e) = raw.egress {
+            engine = engine.with_egress(super::egress::compile(
+                e,
+                &format!("{path}.egress"),
+                Scope::Agent,
+                None,
+                p,
+            ));
+        }
         permissions::verify_examples(&engine, examples, p);
         let name: Arc<str> = name.into();
         out.insert(name.clone(), AgentSpec { name, token_env: raw.token_env, profile, posture, engine });

@@ -12,6 +12,7 @@ pub mod child_env;
 mod child_env_tests;
 pub mod claude_import;
 pub mod descriptions;
+pub mod egress;
 #[cfg(test)]
 mod engine_tests;
 mod guardrails;
@@ -158,6 +159,7 @@ const TOP_KEYS: &[&str] = &[
     "state",
     "pins",
     "tool_descriptions",
+    "egress",
 ];
 
 /// An extra permissions file and its scope (`--permission-config`, the managed file).
@@ -313,6 +315,7 @@ impl Compiler {
         let state: state::Raw = self.section(&mut doc, "state");
         let pins: Option<pins::Raw> = self.section(&mut doc, "pins");
         let described: Vec<serde_json::Value> = self.section(&mut doc, "tool_descriptions");
+        let egress: egress::Raw = self.section(&mut doc, "egress");
         let yolo = posture.as_deref() == Some("yolo");
 
         let listen = self.addr("listen", listen.as_deref().unwrap_or("127.0.0.1:8686"));
@@ -322,11 +325,14 @@ impl Compiler {
                 self.problem("admin.token_env", format!("{env:?} is not an environment variable name"));
             }
         }
-        let Upstreams { http: upstreams, stdio: stdio_servers, profiles } = self.upstreams(upstreams);
+        let Upstreams { http: upstreams, stdio: stdio_servers, profiles, egress: upstream_egress } =
+            self.upstreams(upstreams);
         let mut all_perms = vec![(crate::rules::Scope::Config, String::new(), perms)];
         all_perms.extend(layers);
         let sections = permissions::Sections { posture, tools, jail, profiles, permissions: all_perms };
-        let engine = permissions::compile(sections, &mut self.p);
+        let top_egress = egress::compile(egress, "egress", crate::rules::Scope::Config, None, &mut self.p);
+        let engine =
+            permissions::compile(sections, &mut self.p).with_egress(top_egress).with_egress(upstream_egress);
         let identity = agents::compile(agents, auth, delegation, &engine, &mut self.p);
         for (i, r) in redact.iter().enumerate() {
             if r.is_empty() {

@@ -31,6 +31,8 @@ pub struct Upstream {
     pub auth: Option<serde_json::Value>,
     /// A stdio server's environment allowlist (see `config::child_env`).
     pub env: Option<Vec<String>>,
+    /// Egress entries and sinks for this upstream's calls only (see `config::egress`).
+    pub egress: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]

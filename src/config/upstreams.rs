@@ -14,6 +14,8 @@ pub(super) struct Upstreams {
     pub http: BTreeMap<String, Upstream>,
     pub stdio: BTreeMap<String, StdioServer>,
     pub profiles: Vec<(String, String)>,
+    /// Every upstream's `egress:` entries and sinks, each limited to its upstream.
+    pub egress: crate::rules::egress::Egress,
 }
 
 impl Compiler {
@@ -37,6 +39,9 @@ impl Compiler {
         let mut out = BTreeMap::new();
         let mut stdio = BTreeMap::new();
         let mut profiles = Vec::new();
+        // Every upstream may hold an `egress:` block: refusals of its calls name that line.
+        let upstreams = raw.keys().cloned().collect();
+        let mut egress = crate::rules::egress::Egress { upstreams, ..Default::default() };
         for (name, v) in raw {
             let path = format!("upstreams.{name}");
             if name.is_empty()
@@ -50,6 +55,13 @@ impl Compiler {
             };
             if let Some(p) = u.profile.clone() {
                 profiles.push((name.clone(), p));
+            }
+            if let Some(e) = u.egress {
+                let scope = crate::rules::Scope::Config;
+                let mine =
+                    super::egress::decode(e, &format!("{path}.egress"), scope, Some(&name), &mut self.p);
+                egress.rules.extend(mine.rules);
+                egress.sinks.extend(mine.sinks);
             }
             let has_auth = u.auth.is_some();
             let auth = upstream_auth::compile(&format!("{path}.auth"), u.auth, &mut self.p);
@@ -81,7 +93,7 @@ impl Compiler {
                 ),
             }
         }
-        Upstreams { http: out, stdio, profiles }
+        Upstreams { http: out, stdio, profiles, egress }
     }
 
     /// An allowlist of environment variable names: exact names, no patterns.

@@ -310,6 +310,13 @@ impl Guard {
         }
     }
 
+    /// Egress's refusal of the redirect a plain HTTP tool's answer points to (`Location`),
+    /// decided with the call's engine (its agent's entries, its upstream's).
+    pub fn redirect_refusal(&self, call: &ToolCall, location: &str) -> Option<Decision> {
+        let engine = self.engine_for(call).ok()?;
+        engine.egress_redirect(&call.upstream, location)
+    }
+
     /// What a refusal says did not happen: a hook's call is run by the agent's own client.
     fn not(call: &ToolCall) -> crate::says::Not {
         match call.transport {

@@ -328,6 +328,11 @@ async fn http_tool(
     shared: Arc<Shared>,
     guard: Arc<crate::gate::Guard>,
 ) -> Result<Resp, BoxError> {
+    // A redirect is a fetch the client makes next: where it points meets egress first.
+    if let Some(refused) = redirect_refused(&resp, &call, &guard) {
+        call.settle(CallOutcome::Blocked);
+        return Ok(refused);
+    }
     if !guard.inspects_results() {
         call.settle(CallOutcome::Forwarded);
         return Ok(resp);
@@ -369,4 +374,29 @@ async fn http_tool(
         (_, v) => Bytes::from(v.to_string()),
     };
     Ok(Resp::from_parts(parts, full(body)))
+}
+
+/// A 3xx answer whose `Location` egress refuses, replaced by a refusal. A relative `Location`
+/// stays on the upstream; a scheme-relative one (`//host/…`) is read with `http:`.
+fn redirect_refused(resp: &Resp, call: &crate::call::ToolCall, guard: &crate::gate::Guard) -> Option<Resp> {
+    if !resp.status().is_redirection() {
+        return None;
+    }
+    let location =
+        String::from_utf8_lossy(resp.headers().get(http::header::LOCATION)?.as_bytes()).into_owned();
+    let trimmed = location.trim_matches(|c: char| c <= ' ');
+    let absolute = match trimmed.strip_prefix("//").or_else(|| trimmed.strip_prefix(r"\\")) {
+        Some(_) => format!("http:{trimmed}"),
+        None if trimmed.contains("://") => trimmed.to_owned(),
+        None => return None,
+    };
+    let d = guard.redirect_refusal(call, &absolute)?;
+    let why = format!("it redirects where egress refuses: {} (rule {})", d.reason, d.rule);
+    let message = crate::says::Said::AnswerWithheld { why: &why }.to_string();
+    let body = serde_json::json!({ "error": { "kind": "blocked", "message": message } }).to_string();
+    let mut out = Resp::new(full(Bytes::from(body)));
+    *out.status_mut() = http::StatusCode::FORBIDDEN;
+    out.headers_mut().insert(CONTENT_TYPE, http::HeaderValue::from_static("application/json"));
+    out.headers_mut().insert("x-portcullis-decision", http::HeaderValue::from_static("block"));
+    Some(out)
 }

@@ -17,6 +17,7 @@ mod console;
 mod contained_flags;
 mod dashboards;
 mod delegation;
+mod egress;
 mod elicitation;
 mod eval;
 mod guardrails;

@@ -116,6 +116,20 @@ def write_note(path: str, text: str) -> str:
     return f"wrote {len(text)} bytes to {path}"
 
 
+@mcp.tool(structured_output=False)
+def web_post(url: str, body: str) -> str:
+    """POST `body` to `url` (a webhook, a form): a tool with outward reach, for egress tests."""
+    import urllib.request
+
+    journal_tool("web_post", {"url": url, "body": body})
+    req = urllib.request.Request(url, data=body.encode(), method="POST", headers={"content-type": "text/plain"})
+    try:
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            return f"posted {len(body)} bytes to {url}: HTTP {resp.status}"
+    except Exception as e:  # the test reads the outcome, not a traceback
+        return f"post to {url} failed: {e}"
+
+
 class Confirm(BaseModel):
     sure: bool
 

@@ -9,6 +9,7 @@ use std::fmt;
 use serde_json::Value;
 
 use super::destination::{read_url, HostMatch, Reading};
+use super::egress::{Egress, Reach};
 use super::jail::{Confined, Jail};
 use super::kinds::{Access, Subject, ToolKinds};
 use super::spec::Subject as RuleSubject;
@@ -41,11 +42,18 @@ pub struct Layered {
     pub profile: Option<Profile>,
 }
 
+/// The network destinations of a shell line's commands as the effect model wrote them, once the
+/// rules have analysed it (`None`: no line was analysed).
+#[derive(Debug, Default)]
+struct Connections(Option<Vec<String>>);
+
 /// The compiled rule engine.
 #[derive(Debug, Clone)]
 pub struct Engine {
     parts: EngineParts,
     jail: Jail,
+    /// Where arguments may send a tool (`egress:` of every scope; the defaults when empty).
+    egress: Egress,
 }
 
 impl Default for Engine {
@@ -133,7 +141,7 @@ impl Engine {
             )
             .expect("a jail without a root needs no filesystem")
         });
-        Engine { parts, jail }
+        Engine { parts, jail, egress: Egress::default() }
     }
 
     /// The engine a configured agent decides with: the config's rules and the agent's, the
@@ -146,7 +154,20 @@ impl Engine {
             parts.posture = p;
         }
         parts.agent_profile = agent.profile;
-        Engine { parts, jail: self.jail.clone() }
+        Engine { parts, jail: self.jail.clone(), egress: self.egress.clone() }
+    }
+
+    /// The same engine with `egress:` entries and sinks added to its own (the config's, then
+    /// an agent's: deny dominates across all of them, as for permission rules).
+    pub fn with_egress(mut self, more: Egress) -> Engine {
+        self.egress.rules.extend(more.rules);
+        self.egress.sinks.extend(more.sinks);
+        self.egress.upstreams.extend(more.upstreams);
+        self
+    }
+
+    pub fn egress(&self) -> &Egress {
+        &self.egress
     }
 
     /// A narrower engine (a delegated agent's): rules added, and the posture and profile each
@@ -164,7 +185,7 @@ impl Engine {
                 *upstream = (*upstream).min(p);
             }
         }
-        Engine { parts, jail: self.jail.clone() }
+        Engine { parts, jail: self.jail.clone(), egress: self.egress.clone() }
     }
 
     /// The agent's own profile (a configured agent's, narrowed by any delegation), if it has one.
@@ -273,7 +294,8 @@ impl Engine {
     /// Whether deciding a call to `qualified` reads its arguments at all. A generic tool's
     /// arguments only matter to `tool(specifier)` rules; without one the proxy need not parse them.
     pub fn needs_args(&self, qualified: &str) -> bool {
-        !matches!(self.parts.kinds.kind_of(qualified), super::kinds::KindSpec::Generic)
+        self.egress.active(self.parts.posture)
+            || !matches!(self.parts.kinds.kind_of(qualified), super::kinds::KindSpec::Generic)
             || self
                 .parts
                 .rules
@@ -281,14 +303,25 @@ impl Engine {
                 .any(|r| matches!(r.spec.subject, RuleSubject::Tool(_)) && r.spec.specifier.is_some())
     }
 
-    /// Decides a call to `qualified` (on `upstream`) with `args`.
+    /// Decides a call to `qualified` (on `upstream`) with `args`: the rules on its subject, and
+    /// egress on every destination its arguments name; the worse of the two decides.
     pub fn decide(&self, upstream: &str, qualified: &str, args: &Value) -> Decision {
         let profile = self.profile(upstream);
-        let d = self.subject(qualified, self.parts.kinds.classify(qualified, args), profile);
+        // A shell line's connections, from the one analysis the rules make of it.
+        let mut connections = Connections::default();
+        let d =
+            self.subject(qualified, self.parts.kinds.classify(qualified, args), profile, &mut connections);
         // Paths that never reach a rule (arguments missing, a line that holds no command) ask;
         // a tool denied by name is denied whatever its arguments ([`by_name`]).
-        match d.effect {
+        let d = match d.effect {
             Effect::Ask => self.by_name(qualified, profile).unwrap_or(d),
+            _ => d,
+        };
+        if d.effect == Effect::Deny {
+            return d;
+        }
+        match self.egress_with(upstream, qualified, args, connections.0.as_deref()) {
+            Some(e) if e.effect > d.effect => e,
             _ => d,
         }
     }
@@ -299,7 +332,7 @@ impl Engine {
     pub fn decide_planning(&self, upstream: &str, qualified: &str, args: &Value) -> Decision {
         let subject = self.parts.kinds.classify(qualified, args);
         if plan_covers(&subject) {
-            let planned = self.subject(qualified, subject, Profile::Plan);
+            let planned = self.subject(qualified, subject, Profile::Plan, &mut Connections::default());
             if planned.effect == Effect::Deny {
                 return planned;
             }
@@ -307,10 +340,46 @@ impl Engine {
         self.decide(upstream, qualified, args)
     }
 
-    fn subject(&self, qualified: &str, subject: Subject, profile: Profile) -> Decision {
+    /// Egress's refusal of a call, if it makes one (see [`crate::egress`]).
+    pub fn egress_decision(&self, upstream: &str, qualified: &str, args: &Value) -> Option<Decision> {
+        self.egress_with(upstream, qualified, args, None)
+    }
+
+    fn egress_with(
+        &self,
+        upstream: &str,
+        qualified: &str,
+        args: &Value,
+        connections: Option<&[String]>,
+    ) -> Option<Decision> {
+        let egress = &self.egress;
+        if !egress.active(self.parts.posture) {
+            return None;
+        }
+        let reach = Reach::of(&self.parts.kinds, egress, upstream, qualified, args, connections);
+        egress.decide(upstream, args, &reach, self.parts.posture)
+    }
+
+    /// Egress's refusal of a redirect a tool's answer points to (`Location`): judged as a URL
+    /// a fetch tool was given, with the upstream's and the agent's entries.
+    pub fn egress_redirect(&self, upstream: &str, location: &str) -> Option<Decision> {
+        let egress = &self.egress;
+        if !egress.active(self.parts.posture) {
+            return None;
+        }
+        egress.decide_redirect(upstream, location, self.parts.posture)
+    }
+
+    fn subject(
+        &self,
+        qualified: &str,
+        subject: Subject,
+        profile: Profile,
+        net: &mut Connections,
+    ) -> Decision {
         match subject {
             Subject::Shell { command, allowlist: None, shell, cwd } => {
-                self.shell(qualified, &command, shell, cwd.as_deref(), profile)
+                self.shell(qualified, &command, shell, cwd.as_deref(), profile, net)
             }
             Subject::Shell { command, allowlist: Some(list), shell, cwd } => {
                 match list.check(&command, &self.jail) {
@@ -325,7 +394,7 @@ impl Engine {
                     // configured denies and asks (and a readonly profile) still hold.
                     Ok(()) => {
                         let floor = if profile <= Profile::Readonly { profile } else { Profile::Privileged };
-                        self.shell(qualified, &command, shell, cwd.as_deref(), floor)
+                        self.shell(qualified, &command, shell, cwd.as_deref(), floor, net)
                     }
                 }
             }
@@ -352,7 +421,7 @@ impl Engine {
             // The worst reading decides (the first of equals, so its reason is the plainest).
             Subject::Readings(all) => all
                 .into_iter()
-                .map(|s| self.subject(qualified, s, profile))
+                .map(|s| self.subject(qualified, s, profile, net))
                 .reduce(|worst, d| if d.effect > worst.effect { d } else { worst })
                 .unwrap_or_else(|| self.floor(&Unit::Generic { args: "" }, profile)),
             Subject::Unplaced { reason } => Decision {

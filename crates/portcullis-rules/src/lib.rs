@@ -17,6 +17,7 @@
 pub mod allowlist;
 pub mod destination;
 mod effect_match;
+pub mod egress;
 mod engine;
 pub mod glob;
 pub mod jail;

@@ -41,7 +41,8 @@ fn a_deny_on_an_address_denies_every_spelling_of_it() {
         let d = fetch(&e, url);
         assert_eq!(d.effect, Effect::Deny, "{url:?}: {}", d.reason);
     }
-    for url in ["http://127.0.0.2/", "https://docs.rs/x"] {
+    // (Another loopback address would meet egress's loopback default: a public one next to it.)
+    for url in ["http://128.0.0.1/", "https://docs.rs/x"] {
         assert_eq!(fetch(&e, url).effect, Effect::Allow, "{url:?}");
     }
 }

@@ -21,6 +21,7 @@ impl Engine {
         dialect: shell::Dialect,
         cwd: Option<&str>,
         profile: Profile,
+        connections: &mut super::Connections,
     ) -> Decision {
         let analysis = shell::analyze_in(line, dialect);
         if let Some(err) = &analysis.parse_error {
@@ -46,6 +47,7 @@ impl Engine {
         // command, and every command is: judged here once per command, without copying it.
         let mut line_read_only = true;
         let effects = shell::effects::effects(&analysis, &self.start(cwd), None);
+        connections.0 = Some(effects.iter().flat_map(|fx| fx.network.iter().cloned()).collect());
         for (cmd, fx) in analysis.commands.iter().zip(&effects) {
             let read_only = shell::command_proof(cmd, fx, None).is_ok();
             line_read_only &= read_only;

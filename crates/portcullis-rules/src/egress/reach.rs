@@ -1,0 +1,119 @@
+//! Which tools reach outward: positively, from what config says a tool is (a fetch tool, a
+//! configured sink) or what a shell line is proven to do (a command that connects), never from
+//! the spelling of a tool's name.
+
+use serde_json::Value;
+
+use super::scan::{Found, What};
+use super::Egress;
+use crate::destination::{read_url, Host};
+use crate::kinds::{KindSpec, ToolKinds};
+
+/// How far a call may send what its arguments name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reach {
+    /// It connects where its arguments say: every default holds.
+    Outward(Outward),
+    /// Nothing says what it does (an MCP or plain HTTP tool no config marks, a shell line that
+    /// connects nowhere): cloud metadata is refused, other destinations are its business.
+    Unmarked,
+    /// A file tool: its arguments are paths and contents; only configured entries are met.
+    Local,
+}
+
+/// Why a tool reaches outward.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outward {
+    /// Config says it is a fetch tool (`kind: fetch`, Claude Code's `WebFetch`).
+    Fetch,
+    /// A command of the shell line connects: the destinations it connects to.
+    Shell(Vec<Found>),
+    /// `egress.sinks:` names it (the glob).
+    Sink(String),
+    /// A redirect in a plain HTTP tool's answer, which the client follows.
+    Redirect,
+}
+
+impl Reach {
+    /// The reach of a call to `qualified` on `upstream` with `args`; `connections` are a shell
+    /// line's when the rules already analysed it (else the line is analysed here).
+    pub fn of(
+        kinds: &ToolKinds,
+        egress: &Egress,
+        upstream: &str,
+        qualified: &str,
+        args: &Value,
+        connections: Option<&[String]>,
+    ) -> Reach {
+        if let Some(s) = egress.sink(upstream, qualified) {
+            return Reach::Outward(Outward::Sink(s.tools.as_str().to_owned()));
+        }
+        match kinds.kind_of(qualified) {
+            KindSpec::Fetch { .. } => Reach::Outward(Outward::Fetch),
+            KindSpec::File { .. } => Reach::Local,
+            KindSpec::Shell { .. } => match connections {
+                Some(known) => shell_reach(known),
+                None => match kinds.classify(qualified, args) {
+                    crate::kinds::Subject::Shell { command, shell, .. } => {
+                        let analysis = portcullis_shell::analyze_in(&command, shell);
+                        let start = portcullis_shell::place::Base::start();
+                        let effects = portcullis_shell::effects::effects(&analysis, &start, None);
+                        let network: Vec<String> = effects.into_iter().flat_map(|fx| fx.network).collect();
+                        shell_reach(&network)
+                    }
+                    _ => Reach::Unmarked,
+                },
+            },
+            KindSpec::Resource { .. } | KindSpec::Generic => Reach::Unmarked,
+        }
+    }
+
+    /// For a reason: "a fetch tool", "`curl` (which connects)", "a configured sink".
+    pub fn describe(&self) -> String {
+        match self {
+            Reach::Outward(Outward::Fetch) => "a fetch tool".into(),
+            Reach::Outward(Outward::Shell(_)) => "a shell command that connects".into(),
+            Reach::Outward(Outward::Sink(glob)) => format!("a sink (egress.sinks: {glob})"),
+            Reach::Outward(Outward::Redirect) => "a redirect the client follows".into(),
+            Reach::Unmarked => "a tool".into(),
+            Reach::Local => "a file tool".into(),
+        }
+    }
+}
+
+/// A shell line reaches outward when the effect model finds a command that connects; what it
+/// connects to (decoded by the shell analysis: `curl $'\x68ttp://…'`) is judged too.
+fn shell_reach(network: &[String]) -> Reach {
+    match network.is_empty() {
+        true => Reach::Unmarked,
+        false => Reach::Outward(Outward::Shell(network.iter().filter_map(|n| connection(n)).collect())),
+    }
+}
+
+/// One network destination as the effect model writes it: `/dev/tcp/HOST/PORT`, a URL, or a
+/// bare host as curl reads it (`user@host`, `host:path` for scp and rsync).
+fn connection(n: &str) -> Option<Found> {
+    let found = |what| Some(Found { pointer: "(the command's connection)".into(), what, loose: false });
+    if let Some(rest) = n.strip_prefix("/dev/tcp/").or_else(|| n.strip_prefix("/dev/udp/")) {
+        let host = rest.split('/').next().unwrap_or(rest);
+        let host = match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+            Some(inner) => Host::from_bracketed(inner),
+            None => host.parse::<std::net::Ipv6Addr>().map(Host::V6).or_else(|_| Host::from_name(host)),
+        };
+        return host.ok().and_then(|h| found(What::Host(h)));
+    }
+    if n.contains("://") {
+        return found(What::Url { text: n.to_owned(), reading: read_url(n) });
+    }
+    // `host:path` (scp, rsync, git over ssh): the host is before the first colon.
+    let host = match n.starts_with('[') {
+        true => n,
+        false => n.split_once(':').map_or(n, |(h, _)| h),
+    };
+    let reading = read_url(host);
+    (!reading.destinations().is_empty()).then(|| Found {
+        pointer: "(the command's connection)".into(),
+        what: What::Url { text: n.to_owned(), reading },
+        loose: false,
+    })
+}
