@@ -30,7 +30,7 @@ fn policy() -> String {
 }
 
 const READER_SEES: &[&str] = &["echo"];
-const WRITER_SEES: &[&str] = &["echo", "add", "slow", "write_note", "redefine"];
+const WRITER_SEES: &[&str] = &["echo", "add", "slow", "write_note", "web_post", "redefine"];
 
 fn listed(step: &Value) -> Vec<String> {
     let names = step["tools"].as_array().unwrap_or_else(|| panic!("not a list: {step}"));
@@ -81,7 +81,12 @@ async fn a_paged_list_stays_paged_and_each_page_shows_only_what_may_be_called() 
     let url = proxy_url(&p, "py");
     let out = as_agent(&url, "legacy", WRITER.1, &["pages"]).await;
     // Upstream pages: [echo add leak] [slow write_note confirm_delete] [redefine].
-    assert_eq!(out[0]["pages"], json!([["echo", "add"], ["slow", "write_note"], ["redefine"]]), "{}", out[0]);
+    assert_eq!(
+        out[0]["pages"],
+        json!([["echo", "add"], ["slow", "write_note", "web_post"], ["redefine"]]),
+        "{}",
+        out[0]
+    );
     assert_eq!(out[0]["cursors"], json!(["3", "6", null]));
     let out = as_agent(&url, "legacy", READER.1, &["pages"]).await;
     assert_eq!(out[0]["pages"], json!([["echo"], [], []]), "an emptied page still leads on: {}", out[0]);
@@ -106,7 +111,11 @@ async fn a_delegated_child_whose_scope_narrows_is_listed_fewer_tools() {
     let child =
         delegate(p.addr, WRITER.1, json!({"name": "kid", "deny": ["mcp__py__add"], "ttl": "10m"})).await;
     let out = as_agent(&url, "legacy", &child, &["list", "call", "add", r#"{"a":1,"b":2}"#]).await;
-    assert_eq!(listed(&out[0]), ["echo", "slow", "write_note", "redefine"], "the parent's and its own");
+    assert_eq!(
+        listed(&out[0]),
+        ["echo", "slow", "write_note", "web_post", "redefine"],
+        "the parent's and its own"
+    );
     assert_eq!(out[1]["result"]["isError"], true, "{}", out[1]);
     assert!(text_of(&out[1]).contains("as writer>kid, delegated by writer"), "{}", out[1]);
     // A readonly child of the writer: what its profile can never allow goes too.
