@@ -46,6 +46,8 @@ pub struct Guard {
     pins: Option<Arc<crate::config::pins::Pins>>,
     /// Listed tool definitions and their verdicts (the process's, kept across reloads).
     tool_defs: Arc<crate::tooldefs::ToolDefs>,
+    /// `limits.per_agent` (the process's, built at start and kept across reloads).
+    limits: Arc<crate::limits::Limiter>,
 }
 
 /// Delegated engines kept per guard (as many as the store holds grants).
@@ -81,6 +83,7 @@ impl Guard {
             delegated: Mutex::default(),
             pins: policy.pins.clone(),
             tool_defs: Arc::default(),
+            limits: Arc::default(),
         })
     }
 
@@ -88,6 +91,17 @@ impl Guard {
     pub fn with_delegations(mut self, delegations: Arc<Delegations>) -> Guard {
         self.delegations = Some(delegations);
         self
+    }
+
+    /// The same guard, admitting forwarded calls under `limits` ([`crate::limits`]).
+    pub fn with_limits(mut self, limits: Arc<crate::limits::Limiter>) -> Guard {
+        self.limits = limits;
+        self
+    }
+
+    /// The per-agent rate limits calls are admitted under.
+    pub fn limits(&self) -> &crate::limits::Limiter {
+        &self.limits
     }
 
     /// The `delegation:` limits of this policy.
@@ -144,6 +158,7 @@ impl Guard {
             delegated: Mutex::default(),
             pins: policy.pins.clone(),
             tool_defs: self.tool_defs.clone(),
+            limits: self.limits.clone(),
         })
     }
 
