@@ -109,9 +109,10 @@ impl fmt::Display for Said<'_> {
             }
             Said::RateLimited { tool, limit, per, pattern, retry_after, not } => write!(
                 f,
-                "portcullis rate-limited {tool}: this caller may make {limit} calls {per} to {pattern} \
+                "portcullis rate-limited {tool}: this caller may make {limit} call{} {per} to {pattern} \
                  (limits.per_agent), and has used them. The call was not {}; retry in {retry_after} \
                  second{}. This is not a judgement of the call.",
+                if *limit == 1 { "" } else { "s" },
                 not.as_str(),
                 if *retry_after == 1 { "" } else { "s" }
             ),

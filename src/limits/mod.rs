@@ -151,6 +151,12 @@ impl Limiter {
         }
     }
 
+    /// Whether any entry bounds calls at once (a transport relaying an answer as it streams then
+    /// holds the call until the answer is through).
+    pub fn holds_places(&self) -> bool {
+        self.entries.iter().any(|e| e.spec.concurrent.is_some())
+    }
+
     /// Admits `call` under every entry that applies to it — the calling agent's own entries, else
     /// the `"*"` ones, whose pattern matches its name — counting it in each, or says which
     /// bound refused it (and counts nothing).
