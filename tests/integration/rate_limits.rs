@@ -247,3 +247,38 @@ async fn with_the_store_gone_each_replica_keeps_limits_on_its_own_counts() {
     a.shutdown().await;
     b.shutdown().await;
 }
+
+#[tokio::test]
+async fn wrap_over_stdio_keeps_the_same_budget_for_its_one_client() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("portcullis.yaml");
+    std::fs::write(
+        &config,
+        "permissions: { allow: [\"mcp__py__*\"] }\n\
+         limits:\n  per_agent:\n    - { agent: \"*\", tool: \"mcp__py__echo\", per_day: 2 }\n",
+    )
+    .unwrap();
+    let argv = json!([
+        env!("CARGO_BIN_EXE_portcullis"),
+        "wrap",
+        "--config",
+        config.to_str().unwrap(),
+        "--name",
+        "py",
+        "--",
+        "python3",
+        "py_server.py",
+        "--stdio"
+    ])
+    .to_string();
+    let m = r#"{"message":"hi"}"#;
+    let steps =
+        crate::support::py_client_stdio(&argv, &["call", "echo", m, "call", "echo", m, "call", "echo", m])
+            .await;
+    assert_eq!(steps.len(), 3, "{steps:?}");
+    for s in &steps[..2] {
+        assert_ne!(s["result"]["isError"], true, "{s}");
+    }
+    let said = crate::support::text_of(&steps[2]);
+    assert!(steps[2]["result"]["isError"] == true && said.contains("rate-limited mcp__py__echo"), "{said}");
+}
