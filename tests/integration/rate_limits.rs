@@ -282,3 +282,25 @@ async fn wrap_over_stdio_keeps_the_same_budget_for_its_one_client() {
     let said = crate::support::text_of(&steps[2]);
     assert!(steps[2]["result"]["isError"] == true && said.contains("rate-limited mcp__py__echo"), "{said}");
 }
+
+#[tokio::test]
+async fn a_plain_http_tool_past_its_budget_is_a_429_saying_when_to_retry() {
+    let tools = crate::http_tools::tool_server().await;
+    let config = crate::support::config(
+        &[("weather", &tools.url)],
+        "permissions: { allow: [\"http__weather__*\"] }\n\
+         limits:\n  per_agent:\n    - { agent: \"*\", tool: \"http__weather__*\", per_day: 1 }\n",
+    );
+    let p = proxy(&config).await;
+    let url = format!("http://{}/http/weather/v1/forecast", p.addr);
+    let (status, _, body) = post(&url, &[], r#"{"days":1}"#).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, headers, body) = post(&url, &[], r#"{"days":2}"#).await;
+    assert_eq!(status, 429, "{body}");
+    assert_eq!(headers["x-portcullis-decision"], "rate_limited");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["error"]["kind"], "rate_limited", "{v}");
+    assert!(v["error"]["message"].as_str().unwrap().contains("retry in"), "{v}");
+    assert_eq!(tools.seen.lock().unwrap().len(), 1, "the refused call never reached the tool");
+    p.shutdown().await;
+}
