@@ -67,7 +67,9 @@ impl Subjects {
     }
 
     fn with_cap(entries: usize, cap: usize) -> Subjects {
-        Subjects { map: ReadMostly::new(64), entries, cap, swept: AtomicU64::new(u64::MAX) }
+        // Nothing configured (every guard has a limiter): one empty shard, not sixty-four.
+        let shards = if entries == 0 { 1 } else { 64 };
+        Subjects { map: ReadMostly::new(shards), entries, cap, swept: AtomicU64::new(u64::MAX) }
     }
 
     /// `key`'s subject, made on its first call (the overflow subject when the map is full).
