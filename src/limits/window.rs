@@ -158,4 +158,28 @@ mod tests {
         assert_eq!(admitted, 2500);
         assert_eq!(count(&w, 3), 2500);
     }
+
+    proptest::proptest! {
+        /// Whatever order takes, give-backs and windows come in (a clock that jumps either way
+        /// included), no window ever holds more than the limit, and a take is refused only when
+        /// the window it reads is full.
+        #[test]
+        fn no_sequence_admits_more_than_the_limit_in_a_window(
+            limit in 1u32..6,
+            ops in proptest::collection::vec((0u32..4, proptest::bool::ANY), 0..64),
+        ) {
+            let w = AtomicU64::new(0);
+            for (window, give) in ops {
+                if give {
+                    give_back(&w, window);
+                } else {
+                    let before = unpack(w.load(Ordering::Relaxed));
+                    let took = take(&w, window, limit);
+                    let read = if before.0 >= window { before.1 } else { 0 };
+                    proptest::prop_assert_eq!(took, read < limit);
+                }
+                proptest::prop_assert!(unpack(w.load(Ordering::Relaxed)).1 <= limit);
+            }
+        }
+    }
 }
