@@ -78,9 +78,50 @@ pub struct Limited {
     pub retry_after: u64,
 }
 
+/// A call some entries apply to: its places at once taken, its windows still to count.
+struct Pending<'c> {
+    subject: Arc<local::Subject>,
+    key: &'c str,
+    permit: Permit,
+    windows: Vec<Window>,
+}
+
+/// An entry's `tool` pattern, matched without the general matcher when its shape allows (the
+/// common `prefix*` and `*`): the allow path then allocates nothing to match.
+#[derive(Debug)]
+enum ToolMatch {
+    Any,
+    Prefix(Box<str>),
+    Exact(Box<str>),
+    Glob(crate::rules::glob::Glob),
+}
+
+impl ToolMatch {
+    fn of(glob: &crate::rules::glob::Glob) -> ToolMatch {
+        let wild = |t: &str| t.contains(['*', '?', '\\']);
+        let p = glob.as_str();
+        match p.strip_suffix('*') {
+            _ if !p.is_empty() && p.chars().all(|c| c == '*') => ToolMatch::Any,
+            Some(prefix) if !wild(prefix) => ToolMatch::Prefix(prefix.into()),
+            _ if !wild(p) => ToolMatch::Exact(p.into()),
+            _ => ToolMatch::Glob(glob.clone()),
+        }
+    }
+
+    fn matches(&self, name: &str) -> bool {
+        match self {
+            ToolMatch::Any => true,
+            ToolMatch::Prefix(p) => name.starts_with(&**p),
+            ToolMatch::Exact(e) => name == &**e,
+            ToolMatch::Glob(g) => g.matches(name),
+        }
+    }
+}
+
 #[derive(Debug)]
 struct Entry {
     spec: PerAgentLimit,
+    tool: ToolMatch,
     /// Refusals by [`Bound`], for the bounds the entry sets.
     refused: [Option<IntCounter>; 3],
 }
@@ -132,7 +173,7 @@ impl Limiter {
                     let (m, bound) = (metrics.as_ref()?, Bound::ALL[b]);
                     set[b].map(|_| m.limits.refused(spec.agent.as_str(), spec.tool.as_str(), bound.as_str()))
                 });
-                Entry { spec: spec.clone(), refused }
+                Entry { spec: spec.clone(), tool: ToolMatch::of(&spec.tool), refused }
             })
             .collect();
         let shared = store.filter(|_| !entries.is_empty()).map(|s| {
@@ -172,43 +213,19 @@ impl Limiter {
     }
 
     async fn admit_at(&self, call: &ToolCall, now: u64) -> Result<Permit, Limited> {
-        let set = match &call.agent {
-            Some(a) => self.named.get(&a.name).unwrap_or(&self.each),
-            None => &self.each,
+        let Pending { subject, key, permit, windows } = match self.places(call, now)? {
+            Some(p) => p,
+            None => return Ok(Permit::default()),
         };
-        let hits: Vec<usize> =
-            set.iter().copied().filter(|&i| self.entries[i].spec.tool.matches(&call.qualified)).collect();
-        if hits.is_empty() {
-            return Ok(Permit::default());
-        }
-        let (subjects, key) = match (&call.agent, call.caller.as_deref()) {
-            (Some(a), _) => (&self.agents, &*a.name),
-            (None, caller) => (&self.callers, caller.unwrap_or(ANONYMOUS)),
-        };
-        let subject = subjects.get(key, now);
-        let mut permit = Permit::default();
-        for &i in &hits {
-            if let Some(limit) = self.entries[i].spec.concurrent {
-                if !permit.take(&subject, i, limit.get()) {
-                    return Err(self.refused(i, Bound::Concurrent, limit.get(), 1));
-                }
-            }
-        }
-        let windows: Vec<Window> = hits
-            .iter()
-            .flat_map(|&i| {
-                let spec = &self.entries[i].spec;
-                [(Span::Minute, spec.per_minute), (Span::Day, spec.per_day)].into_iter().filter_map(
-                    move |(span, limit)| {
-                        limit.map(|l| Window { entry: i, span, number: span.window(now), limit: l.get() })
-                    },
-                )
-            })
-            .collect();
         if windows.is_empty() {
             return Ok(permit);
         }
-        let full = match self.shared_take(call, key, &windows).await {
+        let full = match &self.shared {
+            // Boxed: the store's future is large, and the local path should not carry it.
+            Some(_) => Box::pin(self.shared_take(call, key, &windows)).await,
+            None => None,
+        };
+        let full = match full {
             Some(full) => {
                 if full.is_none() {
                     // This replica's share, for when the store is away.
@@ -225,6 +242,41 @@ impl Limiter {
                 Err(self.refused(w.entry, Bound::of(w.span), w.limit, w.span.retry_after(now)))
             }
         }
+    }
+
+    /// The entries that apply to `call` (`None`: none does), with their places at once taken
+    /// and the windows the call is to be counted in.
+    fn places<'c>(&self, call: &'c ToolCall, now: u64) -> Result<Option<Pending<'c>>, Limited> {
+        let set = match &call.agent {
+            Some(a) => self.named.get(&a.name).unwrap_or(&self.each),
+            None => &self.each,
+        };
+        let mut hits =
+            set.iter().copied().filter(|&i| self.entries[i].tool.matches(&call.qualified)).peekable();
+        if hits.peek().is_none() {
+            return Ok(None);
+        }
+        let (subjects, key) = match (&call.agent, call.caller.as_deref()) {
+            (Some(a), _) => (&self.agents, &*a.name),
+            (None, caller) => (&self.callers, caller.unwrap_or(ANONYMOUS)),
+        };
+        let subject = subjects.get(key, now);
+        let mut permit = Permit::default();
+        let mut windows = Vec::new();
+        for i in hits {
+            let spec = &self.entries[i].spec;
+            if let Some(limit) = spec.concurrent {
+                if !permit.take(&subject, i, limit.get()) {
+                    return Err(self.refused(i, Bound::Concurrent, limit.get(), 1));
+                }
+            }
+            for (span, limit) in [(Span::Minute, spec.per_minute), (Span::Day, spec.per_day)] {
+                if let Some(l) = limit {
+                    windows.push(Window { entry: i, span, number: span.window(now), limit: l.get() });
+                }
+            }
+        }
+        Ok(Some(Pending { subject, key, permit, windows }))
     }
 
     /// The shared store's answer (`Some(None)`: counted; `Some(Some(i))`: window `i` is full), or

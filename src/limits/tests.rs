@@ -146,3 +146,36 @@ fn refusals_are_counted_by_the_configured_entry_never_the_called_name() {
     );
     assert!(!text.contains("an_unbounded_name_from_the_wire"));
 }
+
+#[test]
+fn the_shortcut_matchers_agree_with_the_glob_on_every_shape() {
+    use crate::rules::glob::{Flavour, Glob};
+    let patterns = [
+        "*",
+        "**",
+        "mcp__gh__*",
+        "mcp__gh__list",
+        "mcp__*__list",
+        "mcp__gh__l?st",
+        "a\\*",
+        "mcp__gh__*x*",
+        "",
+    ];
+    let names =
+        ["mcp__gh__list", "mcp__gh__", "mcp__gh__lost", "mcp__fs__list", "a*", "a", "", "mcp__gh__xx"];
+    for p in patterns {
+        let glob = Glob::new(p, Flavour::Text);
+        let m = ToolMatch::of(&glob);
+        for n in names {
+            assert_eq!(m.matches(n), glob.matches(n), "{p:?} on {n:?} ({m:?})");
+        }
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn a_shortcut_matcher_never_disagrees_with_the_glob(p in "[a-c_*?\\\\]{0,6}", n in "[a-c_*?]{0,6}") {
+        let glob = crate::rules::glob::Glob::new(&p, crate::rules::glob::Flavour::Text);
+        proptest::prop_assert_eq!(ToolMatch::of(&glob).matches(&n), glob.matches(&n));
+    }
+}
