@@ -79,9 +79,10 @@ fn bench(c: &mut Criterion) {
     }
     g.finish();
 
-    let refusing = limiter("    - { agent: \"*\", tool: \"mcp__github__*\", per_minute: 1 }\n", None);
+    // A day's budget, not a minute's: the run must not cross the window's end.
+    let refusing = limiter("    - { agent: \"*\", tool: \"mcp__github__*\", per_day: 1 }\n", None);
     admit_now(&refusing, &call);
-    c.bench_function("limits refusal path (per_minute, local)", |b| {
+    c.bench_function("limits refusal path (per_day, local)", |b| {
         b.iter(|| assert!(!admit_now(&refusing, &call)))
     });
 
