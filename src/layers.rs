@@ -15,7 +15,8 @@ pub const LAYERS: &[&[&str]] = &[
     &["call", "telemetry"],
     // What the proxy remembers and records.
     &["audit", "session", "state"],
-    &["guardrails"],
+    // Layer 2, and the per-agent rate limits (counters here or in the state store).
+    &["guardrails", "limits"],
     // Tool definitions: versions, pins, screening.
     &["tooldefs"],
     &["approval"],

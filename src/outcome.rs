@@ -21,10 +21,12 @@ pub enum CallOutcome {
     CheckerDown,
     /// The upstream failed, timed out, or the stream ended without a result.
     Failed,
+    /// A `limits.per_agent` bound was reached: refused before the upstream (retry later).
+    RateLimited,
 }
 
 impl CallOutcome {
-    pub const ALL: [CallOutcome; 8] = [
+    pub const ALL: [CallOutcome; 9] = [
         CallOutcome::Forwarded,
         CallOutcome::Rewritten,
         CallOutcome::Denied,
@@ -33,6 +35,7 @@ impl CallOutcome {
         CallOutcome::Blocked,
         CallOutcome::CheckerDown,
         CallOutcome::Failed,
+        CallOutcome::RateLimited,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -45,6 +48,7 @@ impl CallOutcome {
             CallOutcome::Blocked => "blocked",
             CallOutcome::CheckerDown => "checker_down",
             CallOutcome::Failed => "failed",
+            CallOutcome::RateLimited => "rate_limited",
         }
     }
 }

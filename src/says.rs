@@ -43,6 +43,9 @@ pub enum Said<'a> {
     Asked { tool: &'a str, reason: &'a str, answer: Option<&'a str> },
     /// A check that could not be finished (never a pass).
     Unfinished { tool: &'a str, not: Not },
+    /// A `limits.per_agent` bound was reached: `limit` calls `per` (`a minute`, `at once`, `a day
+    /// (UTC)`) to the tools `pattern` names. Names no principal: the caller reads its own limit.
+    RateLimited { tool: &'a str, limit: u32, per: &'a str, pattern: &'a str, retry_after: u64, not: Not },
     /// A modern-era retry whose approval state the proxy will not honour.
     RetryRefused { why: &'a str },
     /// The checker judged a call's arguments unsafe.
@@ -104,6 +107,15 @@ impl fmt::Display for Said<'_> {
             Said::Unfinished { tool, not } => {
                 write!(f, "portcullis could not finish checking {tool}; it was not {}.", not.as_str())
             }
+            Said::RateLimited { tool, limit, per, pattern, retry_after, not } => write!(
+                f,
+                "portcullis rate-limited {tool}: this caller may make {limit} call{} {per} to {pattern} \
+                 (limits.per_agent), and has used them. The call was not {}; retry in {retry_after} \
+                 second{}. This is not a judgement of the call.",
+                if *limit == 1 { "" } else { "s" },
+                not.as_str(),
+                if *retry_after == 1 { "" } else { "s" }
+            ),
             Said::RetryRefused { why } => {
                 write!(f, "portcullis refused this retry's requestState: {why}. The call was not sent.")
             }

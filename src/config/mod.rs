@@ -17,6 +17,7 @@ pub mod egress;
 mod engine_tests;
 mod guardrails;
 pub mod hosts;
+pub mod per_agent_limits;
 pub(crate) mod permissions;
 pub mod pins;
 mod problems;
@@ -121,6 +122,8 @@ pub struct Limits {
     pub shutdown_grace: Duration,
     /// Single-threaded workers sharing the listening port (default: one per CPU).
     pub workers: usize,
+    /// Calls each agent may make to the tools a pattern names (`limits.per_agent`).
+    pub per_agent: Vec<per_agent_limits::PerAgentLimit>,
 }
 
 impl Default for Limits {
@@ -135,6 +138,7 @@ impl Default for Limits {
             client_header_timeout: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(30),
             workers: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            per_agent: Vec::new(),
         }
     }
 }
@@ -339,7 +343,8 @@ impl Compiler {
                 self.problem(format!("redact[{i}]"), "empty string would match everywhere");
             }
         }
-        let limits = self.limits(limits);
+        let agent_names = identity.agents.keys().map(|k| &**k).collect();
+        let limits = self.limits(limits, &agent_names);
         let guardrails = guardrails.and_then(|g| guardrails::compile(g, yolo, &mut self.p));
         let approvals = approvals::compile(approvals, &mut self.p);
         let audit = audit::compile(audit, &mut self.p);
@@ -388,7 +393,7 @@ impl Compiler {
         }
     }
 
-    fn limits(&mut self, raw: raw::Limits) -> Limits {
+    fn limits(&mut self, raw: raw::Limits, agents: &std::collections::BTreeSet<&str>) -> Limits {
         let d = Limits::default();
         let limits = Limits {
             max_body: self.p.size("limits.max_body", raw.max_body, d.max_body),
@@ -408,6 +413,7 @@ impl Compiler {
             ),
             shutdown_grace: self.p.duration("limits.shutdown_grace", raw.shutdown_grace, d.shutdown_grace),
             workers: raw.workers.map(|n| n as usize).unwrap_or(d.workers),
+            per_agent: per_agent_limits::compile(raw.per_agent.unwrap_or_default(), agents, &mut self.p),
         };
         if limits.workers == 0 || limits.workers > 256 {
             self.problem("limits.workers", "must be between 1 and 256");

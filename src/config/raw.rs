@@ -47,6 +47,8 @@ pub struct Limits {
     pub idle_timeout: Option<Scalar>,
     pub client_header_timeout: Option<Scalar>,
     pub shutdown_grace: Option<Scalar>,
+    /// Calls per agent and tool pattern (`config::per_agent_limits`).
+    pub per_agent: Option<Vec<super::per_agent_limits::Raw>>,
 }
 
 /// Top-level keys, each kept as a YAML value so that one bad section does not hide the problems

@@ -52,6 +52,8 @@ pub struct Guard {
     descriptions: crate::config::descriptions::Descriptions,
     /// Which callers' lists may differ from the upstream's (worked out once per policy).
     listed: lists::Filtering,
+    /// `limits.per_agent` (the process's, built at start and kept across reloads).
+    limits: Arc<crate::limits::Limiter>,
 }
 
 /// Delegated engines kept per guard (as many as the store holds grants).
@@ -90,6 +92,7 @@ impl Guard {
             visible: Default::default(),
             descriptions: policy.descriptions.clone(),
             listed: lists::Filtering::of(policy),
+            limits: Arc::default(),
         })
     }
 
@@ -97,6 +100,17 @@ impl Guard {
     pub fn with_delegations(mut self, delegations: Arc<Delegations>) -> Guard {
         self.delegations = Some(delegations);
         self
+    }
+
+    /// The same guard, admitting forwarded calls under `limits` ([`crate::limits`]).
+    pub fn with_limits(mut self, limits: Arc<crate::limits::Limiter>) -> Guard {
+        self.limits = limits;
+        self
+    }
+
+    /// The per-agent rate limits calls are admitted under.
+    pub fn limits(&self) -> &crate::limits::Limiter {
+        &self.limits
     }
 
     /// The `delegation:` limits of this policy.
@@ -156,6 +170,7 @@ impl Guard {
             visible: Default::default(),
             descriptions: policy.descriptions.clone(),
             listed: lists::Filtering::of(policy),
+            limits: self.limits.clone(),
         })
     }
 

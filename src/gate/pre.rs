@@ -85,9 +85,9 @@ impl Context<'_> {
             .with_agent(self.agent.cloned())
     }
 
-    /// The watch on `call`'s answer under `id`.
-    fn watch(&self, id: &RawValue, call: ToolCall) -> (IdKey, Watch) {
-        (IdKey::new(id), Watch::Call(self.counted(call)))
+    /// The watch on `call`'s answer under `id`, holding `permit` until the answer is done with.
+    fn watch(&self, id: &RawValue, call: ToolCall, permit: crate::limits::Permit) -> (IdKey, Watch) {
+        (IdKey::new(id), Watch::Call(self.counted(call).with_permit(permit)))
     }
 }
 
@@ -256,10 +256,12 @@ fn one<'a>(msg: &Message<'a>, cx: &Context<'_>) -> Pre<'a> {
                     .with_session(cx.session.map(str::to_owned))
                     .with_caller(cx.principal)
                     .with_agent(cx.agent.cloned());
-                One::Forward(Some(cx.watch(id, call))).into()
+                One::Forward(Some(cx.watch(id, call, Default::default()))).into()
             }
             // A request no route names: its answer is judged all the same.
-            (None, Kind::Request, Some(id)) => One::Forward(Some(cx.watch(id, cx.unrouted(m)))).into(),
+            (None, Kind::Request, Some(id)) => {
+                One::Forward(Some(cx.watch(id, cx.unrouted(m), Default::default()))).into()
+            }
             _ => One::Forward(None).into(),
         },
         _ => One::Forward(None).into(),
@@ -316,7 +318,7 @@ async fn settle(p: Pre<'_>, cx: &Context<'_>, guard: &Guard) -> One {
         return one;
     };
     match judge::judge(&call, cx, guard, client_elicits(cx, params)).await {
-        Verdict::Forward(_) => One::Forward(Some(cx.watch(&id, call))),
+        Verdict::Forward(_, permit) => One::Forward(Some(cx.watch(&id, call, permit))),
         Verdict::Refuse(d) => {
             One::Deny { id, call: Box::new(call), rule: d.rule, reason: d.reason, outcome: d.outcome }
         }

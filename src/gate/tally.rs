@@ -25,18 +25,27 @@ pub struct Counted {
     call: ToolCall,
     counter: Option<SharedCounter>,
     outcome: Option<CallOutcome>,
+    /// The `limits.per_agent` places in flight it holds, freed as it is dropped.
+    permit: crate::limits::Permit,
 }
 
 impl Counted {
     /// A call that is on its way; counted as [`CallOutcome::Failed`] unless settled. With no
     /// counter (offline `check`, unit tests) nothing is counted.
     pub fn new(call: ToolCall, counter: Option<SharedCounter>) -> Counted {
-        Counted { call, counter, outcome: None }
+        Counted { call, counter, outcome: None, permit: Default::default() }
     }
 
     /// A call whose outcome is already known (a refusal): counted when dropped.
     pub fn settled(call: ToolCall, counter: Option<SharedCounter>, outcome: CallOutcome) -> Counted {
-        Counted { call, counter, outcome: Some(outcome) }
+        Counted { call, counter, outcome: Some(outcome), permit: Default::default() }
+    }
+
+    /// The call, holding `permit` until it is dropped (the upstream answered, the stream ended,
+    /// or the client went away).
+    pub fn with_permit(mut self, permit: crate::limits::Permit) -> Counted {
+        self.permit = permit;
+        self
     }
 
     /// Records how the call ended; the last word before the drop is the one counted.
@@ -66,11 +75,11 @@ impl std::ops::Deref for Counted {
     }
 }
 
-/// A copy is a view of the call and is never counted: only the original counts. (`Clone` exists
+/// A copy is a view of the call and is never counted (nor holds a place): only the original counts. (`Clone` exists
 /// because request extensions must be `Clone`; nothing in the proxy clones a watch table.)
 impl Clone for Counted {
     fn clone(&self) -> Self {
-        Counted { call: self.call.clone(), counter: None, outcome: self.outcome }
+        Counted { call: self.call.clone(), counter: None, outcome: self.outcome, permit: Default::default() }
     }
 }
 

@@ -4,6 +4,7 @@
 pub mod authenticate;
 pub mod delegations;
 pub mod error;
+pub mod held;
 pub mod host;
 pub mod in_flight;
 pub mod limit;

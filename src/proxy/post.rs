@@ -244,6 +244,10 @@ async fn mcp(
         if resp.status().is_success() {
             watched.settle_calls(CallOutcome::Forwarded);
         }
+        // A call's place at once (`limits.per_agent`) is held until its answer is through.
+        if guard.limits().holds_places() {
+            return Ok(super::held::holding(resp, watched));
+        }
         return Ok(resp);
     }
     // Below, a call still watched when `watched` is dropped got no answer: counted as failed.
@@ -335,6 +339,9 @@ async fn http_tool(
     }
     if !guard.inspects_results() {
         call.settle(CallOutcome::Forwarded);
+        if guard.limits().holds_places() {
+            return Ok(super::held::holding(resp, call));
+        }
         return Ok(resp);
     }
     if encoded(&resp) {

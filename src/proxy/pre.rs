@@ -409,7 +409,12 @@ where
         // The refused call is counted as it is dropped here.
         Some(d) => {
             let (body, decision) = http_refusal(&d);
-            let mut resp = json_response(StatusCode::FORBIDDEN, body);
+            // A rate limit is "not now", not "not this": 429, as HTTP clients expect.
+            let status = match d.outcome {
+                CallOutcome::RateLimited => StatusCode::TOO_MANY_REQUESTS,
+                _ => StatusCode::FORBIDDEN,
+            };
+            let mut resp = json_response(status, body);
             resp.headers_mut().insert("x-portcullis-decision", http::HeaderValue::from_static(decision));
             Ok(resp)
         }
@@ -422,12 +427,13 @@ where
     }
 }
 
-/// How a plain HTTP tool's refusal reads: a 403 whose JSON body says why, and the
-/// `x-portcullis-decision` header's value.
+/// How a plain HTTP tool's refusal reads: a 403 (429 for a rate limit) whose JSON body says why,
+/// and the `x-portcullis-decision` header's value.
 pub fn http_refusal(d: &crate::gate::Denial) -> (String, &'static str) {
     let (kind, decision) = match d.outcome {
         CallOutcome::Blocked => ("blocked", "block"),
         CallOutcome::CheckerDown => ("unchecked", "unchecked"),
+        CallOutcome::RateLimited => ("rate_limited", "rate_limited"),
         _ => ("denied", "deny"),
     };
     let body = serde_json::json!({ "error": { "kind": kind, "message": d.reason } });

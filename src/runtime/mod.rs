@@ -18,6 +18,7 @@ use crate::audit::{Audit, Destination};
 use crate::checker::openai::ClientError;
 use crate::config::Config;
 use crate::gate::Guard;
+use crate::limits::Limiter;
 use crate::session::table::Sessions;
 use crate::telemetry::Metrics;
 
@@ -98,11 +99,13 @@ impl Runtime {
         }
         let audit = Arc::new(Audit::start(&config.audit, metrics.clone()).map_err(StartError::Audit)?);
         let delegations = Arc::new(crate::identity::delegation::Delegations::default());
-        let guard = Guard::new(&config.policy, metrics.clone())?
-            .with_audit(audit.clone())
-            .with_delegations(delegations.clone());
         let in_flight = Arc::new(Semaphore::new(config.limits.concurrency));
         let store = crate::state::Store::open(&config.state, metrics.clone())?;
+        let limits = Limiter::new(&config.limits.per_agent, store.shared().cloned(), Some(metrics.clone()));
+        let guard = Guard::new(&config.policy, metrics.clone())?
+            .with_audit(audit.clone())
+            .with_delegations(delegations.clone())
+            .with_limits(Arc::new(limits));
         share_verdicts(&guard, &store);
         let seal_key = match &config.approvals.seal_key_env {
             None => None,
@@ -148,7 +151,11 @@ impl Runtime {
             audit_settings.target = Destination::Stderr;
         }
         let audit = Arc::new(Audit::start(&audit_settings, metrics.clone()).map_err(StartError::Audit)?);
-        let guard = Guard::new(&config.policy, metrics.clone())?.with_audit(audit.clone());
+        // One relay serves one client: its limits are this process's counters.
+        let limits = Limiter::new(&config.limits.per_agent, None, Some(metrics.clone()));
+        let guard = Guard::new(&config.policy, metrics.clone())?
+            .with_audit(audit.clone())
+            .with_limits(Arc::new(limits));
         let approvals = Approvals::new(&config.approvals, false, metrics.clone()).with_audit(audit);
         Ok(RelayParts { metrics, guard, approvals })
     }

@@ -29,9 +29,10 @@ fn arm(s: &Said<'_>) -> usize {
         Said::HookDisregard { .. } => 18,
         Said::CannotDecide { .. } => 19,
         Said::CannotInspect { .. } => 20,
+        Said::RateLimited { .. } => 21,
     }
 }
-const ARMS: usize = 21;
+const ARMS: usize = 22;
 
 fn samples() -> Vec<(&'static str, Said<'static>)> {
     let tool = "mcp__fs__write_file";
@@ -67,6 +68,28 @@ fn samples() -> Vec<(&'static str, Said<'static>)> {
             },
         ),
         ("flagged", Said::Flagged { tool }),
+        (
+            "rate limited",
+            Said::RateLimited {
+                tool,
+                limit: 30,
+                per: "a minute",
+                pattern: "mcp__fs__*",
+                retry_after: 42,
+                not: Not::Sent,
+            },
+        ),
+        (
+            "rate limited, at once, hook",
+            Said::RateLimited {
+                tool: "Bash",
+                limit: 4,
+                per: "at once",
+                pattern: "*",
+                retry_after: 1,
+                not: Not::Run,
+            },
+        ),
         ("asked", Said::Asked { tool, reason: "pushes to a remote", answer: None }),
         (
             "asked, denied",

@@ -8,7 +8,9 @@
 //! - metrics: each replica exports its own; Prometheus sums them;
 //! - the verdict cache's first tier (in process), in front of the shared second tier.
 //!
-//! The allow path touches nothing remote: a plain allowed call makes no round trip to the store.
+//! The allow path touches nothing remote: a plain allowed call makes no round trip to the store —
+//! except a call a `limits.per_agent` entry names, whose windows are counted in the store (one
+//! script, bounded by `state.timeout`; see [`crate::limits`]).
 //! What each kind does when the store is unreachable is decided where that kind lives, and
 //! listed in `docs/deploy.md`.
 

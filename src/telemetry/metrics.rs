@@ -35,6 +35,8 @@ pub struct Metrics {
     admit: Mutex<()>,
     /// Layer 2's metrics, in the same registry.
     pub checker: super::checker_metrics::CheckerMetrics,
+    /// `limits.per_agent`'s metrics, in the same registry.
+    pub limits: super::limit_metrics::LimitMetrics,
     approvals: IntCounterVec,
     approvals_pending: prometheus::IntGauge,
     sessions_flagged: prometheus::IntCounter,
@@ -132,6 +134,7 @@ impl Metrics {
             .map(|(e, s)| rule_decisions_vec.with_label_values(&[e.as_str(), s.as_str()]))
             .collect();
         let checker = super::checker_metrics::CheckerMetrics::register(&registry);
+        let limits = super::limit_metrics::LimitMetrics::register(&registry);
         let approvals = IntCounterVec::new(
             Opts::new(
                 "approvals_total",
@@ -225,6 +228,7 @@ impl Metrics {
             other: ToolSeries::new(OTHER),
             admit: Mutex::default(),
             checker,
+            limits,
             approvals,
             approvals_pending,
             sessions_flagged,

@@ -35,6 +35,7 @@ mod mcp_http;
 mod method_spelling;
 mod mrtr;
 mod prometheus_e2e;
+mod rate_limits;
 mod real_checker;
 mod replicas;
 mod replicas_cache;

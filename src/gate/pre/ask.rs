@@ -99,7 +99,7 @@ pub(super) async fn round_trip(
                     "jsonrpc": "2.0", "id": &id, "method": "tools/call", "params": params,
                 });
                 let body = serde_json::to_vec(&body).unwrap_or_default();
-                return One::Rewrite(cx.watch(&id, call), body);
+                return One::Rewrite(cx.watch(&id, call, Default::default()), body);
             };
             let reason =
                 Said::Asked { tool: &ask.tool, reason: &ask.reason, answer: Some(why.0) }.to_string();

@@ -2,8 +2,9 @@
 //! resource request in JSON-RPC (HTTP or stdio), a plain HTTP tool's typed call, a hook's call:
 //! Layer 1; the repeated-denial breaker (a flagged session or caller needs a human for every
 //! call, and spends no checker call on one); the Layer 2 check Layer 1 asked for; then, for a
-//! refusal a human may overrule, a session waiver for the exact call, else whoever can be asked.
-//! The transports only render the [`Verdict`]; the breaker's count and the audit line of what was
+//! refusal a human may overrule, a session waiver for the exact call, else whoever can be asked;
+//! last, for a call that would be forwarded, the per-agent rate limits ([`crate::limits`]), so
+//! only calls that reach the upstream spend a budget. The transports only render the [`Verdict`]; the breaker's count and the audit line of what was
 //! decided are written by [`decided`], once per call.
 
 use std::time::Instant;
@@ -11,8 +12,9 @@ use std::time::Instant;
 use super::Context;
 use crate::approval::{Ask, Source, Via};
 use crate::audit::Stage;
-use crate::call::ToolCall;
+use crate::call::{ToolCall, Transport};
 use crate::gate::{CallOutcome, Denial, Guard, Outcome};
+use crate::limits::{Limited, Permit};
 use crate::outcome::Recorded;
 use crate::rules::kinds::canonical_json;
 use crate::rules::Decision;
@@ -22,8 +24,9 @@ use crate::says::{Not, Said, FLAGGED};
 #[derive(Debug)]
 pub enum Verdict {
     /// Send it on; with Layer 1's decision when the context asks to explain it (`None` for a
-    /// waiver, and wherever nobody reads it).
-    Forward(Option<Box<Decision>>),
+    /// waiver, and wherever nobody reads it), and the rate-limit places it holds until it is done
+    /// (carry it with the call: [`crate::gate::tally::Counted::with_permit`]).
+    Forward(Option<Box<Decision>>, Permit),
     /// Refuse it with these words; nobody can overrule it here.
     Refuse(Denial),
     /// A human (`via`) must decide; the refusal stands if the answer is no.
@@ -54,8 +57,8 @@ pub async fn judge(call: &ToolCall, cx: &Context<'_>, guard: &Guard, elicits: bo
         (Outcome::Check(check), false) => check.run().await,
         (other, false) => other,
     };
-    match outcome {
-        Outcome::Forward => Verdict::Forward(allowed),
+    let verdict = match outcome {
+        Outcome::Forward => Verdict::Forward(allowed, Permit::default()),
         Outcome::Refuse(d) => human(d, cx, elicits).await,
         // A check never asks for another; were it to, refusing is the safe reading.
         Outcome::Check(_) => Verdict::Refuse(Denial {
@@ -64,6 +67,36 @@ pub async fn judge(call: &ToolCall, cx: &Context<'_>, guard: &Guard, elicits: bo
             outcome: CallOutcome::CheckerDown,
             ask: None,
         }),
+    };
+    match verdict {
+        Verdict::Forward(d, _) => match guard.limits().admit(call).await {
+            Ok(permit) => Verdict::Forward(d, permit),
+            Err(limited) => Verdict::Refuse(rate_limited(call, &limited)),
+        },
+        other => other,
+    }
+}
+
+/// The refusal of a call a rate limit stopped: no human is asked (a human's yes would not make
+/// room), and it says when to try again.
+fn rate_limited(call: &ToolCall, l: &Limited) -> Denial {
+    let not = match call.transport {
+        Transport::Hook => Not::Run,
+        _ => Not::Sent,
+    };
+    Denial {
+        reason: Said::RateLimited {
+            tool: &call.qualified,
+            limit: l.limit,
+            per: l.bound.per(),
+            pattern: &l.tool,
+            retry_after: l.retry_after,
+            not,
+        }
+        .to_string(),
+        rule: format!("limits.per_agent[{}].{}", l.entry, l.bound.as_str()),
+        outcome: CallOutcome::RateLimited,
+        ask: None,
     }
 }
 
@@ -74,7 +107,7 @@ async fn human(mut d: Denial, cx: &Context<'_>, elicits: bool) -> Verdict {
     ask.definition = cx.approvals.tools.version(&ask.tool);
     if cx.approvals.waived(&ask).await {
         tracing::info!(tool = %ask.tool, "session waiver: forwarded without asking");
-        return Verdict::Forward(None);
+        return Verdict::Forward(None, Permit::default());
     }
     match cx.approvals.route(elicits) {
         Some(via) => Verdict::Ask { denial: d, ask, via },
@@ -119,12 +152,14 @@ pub enum Decided<'a> {
 
 /// The one place a pre-call decision is recorded: the repeated-denial breaker's count (decided
 /// calls only: a stream of lists must not wash out a streak of refusals; an ask counts when it
-/// resolves) and the audit line. The outcome metric is the call's own ([`super::super::tally`]).
+/// resolves; a rate-limit refusal counts neither way — it says how fast, not what, the caller
+/// asked, and must not flag a session for a human, nor wash out a streak) and the audit line. The outcome metric is the call's own ([`super::super::tally`]).
 pub fn decided(call: &ToolCall, what: Decided<'_>, cx: &Context<'_>, guard: &Guard, started: Instant) {
     match what {
         Decided::Forwarded if call.method.decided() => {
             cx.approvals.flags.record(cx.session, cx.principal, false)
         }
+        Decided::Refused { outcome: CallOutcome::RateLimited, .. } => {}
         Decided::Refused { .. } => cx.approvals.flags.record(cx.session, cx.principal, true),
         _ => {}
     }

@@ -60,7 +60,7 @@ impl Asked {
 pub async fn decide_typed(call: ToolCall, cx: &Context<'_>, guard: &Guard) -> CallPlan {
     let started = std::time::Instant::now();
     let plan = match judge(&call, cx, guard, false).await {
-        Verdict::Forward(d) => CallPlan::Forward(cx.counted(call), d),
+        Verdict::Forward(d, permit) => CallPlan::Forward(cx.counted(call).with_permit(permit), d),
         Verdict::Ask { denial, ask, via: Via::Operator } => {
             CallPlan::Ask(Asked { call: cx.counted(call), ask: *ask, denial })
         }
