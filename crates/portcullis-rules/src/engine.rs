@@ -8,7 +8,8 @@ use std::fmt;
 use serde_json::Value;
 
 use super::destination::{read_url, HostMatch, Reading};
-use super::jail::{Confined, Jail};
+use super::escape::{self, Escape, Lineage};
+use super::jail::{Jail, Placed};
 use super::kinds::{Access, Subject, ToolKinds};
 use super::spec::Subject as RuleSubject;
 use super::{Decision, Effect, Posture, Prefilter, Profile, Rule, Scope};
@@ -45,6 +46,8 @@ pub struct Layered {
 pub struct Engine {
     parts: EngineParts,
     jail: Jail,
+    /// A delegated child's engine never gets the relaxed escape rows ([`crate::escape`]).
+    lineage: Lineage,
 }
 
 impl Default for Engine {
@@ -122,7 +125,7 @@ impl Engine {
             )
             .expect("a jail without a root needs no filesystem")
         });
-        Engine { parts, jail }
+        Engine { parts, jail, lineage: Lineage::Own }
     }
 
     /// The engine a configured agent decides with: the config's rules and the agent's, the
@@ -135,7 +138,7 @@ impl Engine {
             parts.posture = p;
         }
         parts.agent_profile = agent.profile;
-        Engine { parts, jail: self.jail.clone() }
+        Engine { parts, jail: self.jail.clone(), lineage: self.lineage }
     }
 
     /// A narrower engine (a delegated agent's): rules added, and the posture and profile each
@@ -153,7 +156,7 @@ impl Engine {
                 *upstream = (*upstream).min(p);
             }
         }
-        Engine { parts, jail: self.jail.clone() }
+        Engine { parts, jail: self.jail.clone(), lineage: Lineage::Delegated }
     }
 
     /// The agent's own profile (a configured agent's, narrowed by any delegation), if it has one.
@@ -237,11 +240,11 @@ impl Engine {
     fn resource_example(&self, rule: &Rule, qualified: &str, uri: &str) -> bool {
         fn any(e: &Engine, rule: &Rule, qualified: &str, s: &Subject) -> bool {
             match s {
-                Subject::File { path, access } => match e.jail.confine(path) {
-                    Confined::Inside(path) => {
+                Subject::File { path, access } => match e.jail.place(path) {
+                    Placed::Inside(path) | Placed::Outside { resolved: path, .. } => {
                         matches(rule, qualified, &Unit::Path { path: &path, access: *access, written: &path })
                     }
-                    Confined::Refused(_) => false,
+                    Placed::Refused(_) => false,
                 },
                 Subject::Fetch { url } => {
                     matches(rule, qualified, &Unit::Fetch { url, reading: read_url(url) })
@@ -293,20 +296,27 @@ impl Engine {
                     }
                 }
             }
-            Subject::File { path, access } => match self.jail.confine(&path) {
-                Confined::Refused(why) => Decision {
+            Subject::File { path, access } => match self.jail.place(&path) {
+                Placed::Refused(why) => Decision {
                     effect: Effect::Deny,
                     rule: "jail".into(),
                     scope: Scope::Builtin,
                     reason: why,
                     prefilter: None,
                 },
-                Confined::Inside(resolved) => self.unit(
+                Placed::Inside(resolved) => self.unit(
                     qualified,
                     &Unit::Path { path: &resolved, access, written: &path },
                     profile,
                     false,
                 ),
+                // Out of the workspace: decided as if inside, then the escape row laid over it.
+                Placed::Outside { resolved, root } => {
+                    let unit = Unit::Path { path: &resolved, access, written: &path };
+                    let inner = self.unit(qualified, &unit, profile, false);
+                    let row = Escape::row(self.parts.posture, access, self.lineage);
+                    escape::over(row, inner, &unit.to_string(), &root, self.parts.posture)
+                }
             },
             Subject::Fetch { url } => {
                 let reading = read_url(&url);

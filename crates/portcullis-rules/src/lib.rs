@@ -18,6 +18,9 @@ pub mod allowlist;
 pub mod destination;
 mod effect_match;
 mod engine;
+pub mod escape;
+#[cfg(test)]
+mod escape_tests;
 pub mod glob;
 pub mod jail;
 pub mod kinds;
@@ -97,6 +100,15 @@ pub enum Posture {
 }
 
 impl Posture {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Posture::Strict => "strict",
+            Posture::Trusted => "trusted",
+            Posture::Auto => "auto",
+            Posture::Yolo => "yolo",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Posture> {
         Some(match s {
             "strict" => Posture::Strict,
