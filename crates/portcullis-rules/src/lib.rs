@@ -22,6 +22,9 @@ pub mod escape;
 #[cfg(test)]
 mod escape_tests;
 pub mod glob;
+pub mod grants;
+#[cfg(test)]
+mod grants_tests;
 pub mod jail;
 pub mod kinds;
 pub mod resource;
