@@ -218,3 +218,69 @@ fn a_grant_and_its_rule_decide_every_corpus_call_identically_whatever_the_postur
     }
     assert!(decided > 13 * 700, "{decided}");
 }
+
+fn granted(grants: &[&str], profile: Option<crate::Profile>) -> Engine {
+    let rules = grants
+        .iter()
+        .map(|g| {
+            let (spec, effect) = Grant::compile(g, Effect::Allow, None).unwrap();
+            Rule { spec, effect, scope: Scope::Config }
+        })
+        .collect();
+    Engine::new(EngineParts { rules, kinds: kinds(), agent_profile: profile, ..Default::default() })
+}
+
+/// Whether a shell call's line runs a program by path or writes a file by redirection: what an
+/// allow rule leaves to the floor and the `privileged` profile lifts (docs/config.md).
+fn lifted_only_by_the_floor(args: &Value) -> bool {
+    let line = args["command"].as_str().unwrap_or_default();
+    portcullis_shell::analyze(line)
+        .commands
+        .iter()
+        .any(|c| c.path_qualified || c.redirects.iter().any(|r| r.writes_file()))
+}
+
+#[test]
+fn profiles_are_the_grants_docs_config_md_defines_them_as() {
+    use crate::Profile;
+    let calls = corpus();
+    let readonly = granted(&[], Some(Profile::Readonly));
+    let denials = granted(&["fs:write:!*", "net:connect:!*", "mcp:connect:!*"], None);
+    let strict = granted(&[], None);
+    let privileged = granted(&[], Some(Profile::Privileged));
+    let everything =
+        granted(&["fs:read:*", "fs:write:*", "shell:execute:*", "net:connect:*", "mcp:connect:*"], None);
+    for (tool, args) in &calls {
+        let ro = readonly.decide("u", tool, args);
+        let floor = strict.decide("u", tool, args);
+        match *tool {
+            "mcp__sh__run" => {
+                // Proven read-only lines only: allowed exactly where the strict floor allows
+                // (opaque lines are asked there too), and a line not proven is denied unless it
+                // could not be parsed at all.
+                assert_eq!(ro.effect == Effect::Allow, floor.effect == Effect::Allow, "readonly: {args}");
+                if floor.prefilter != Some(crate::Prefilter::Skip) {
+                    let unparsed = ro.rule == "shell: parse error" || ro.rule == "shell: empty";
+                    assert!(ro.effect == Effect::Deny || unparsed, "readonly: {args} {ro:?}");
+                }
+            }
+            // A resource read of a file is a read (the fs:read row), whatever server serves it.
+            "mcp__fs__read_file" | "Grep" | "mcp__github__resources/read" if floor.effect == Effect::Ask => {
+                assert_eq!(ro.effect, Effect::Deny, "a secret read is denied: {args}");
+            }
+            "mcp__fs__read_file" | "Grep" | "mcp__github__resources/read" => {
+                assert_eq!(ro.effect, Effect::Allow, "{args}")
+            }
+            _ => assert_eq!(
+                (ro.effect, denials.decide("u", tool, args).effect),
+                (Effect::Deny, Effect::Deny),
+                "{tool} {args}"
+            ),
+        }
+        let (p, g) = (privileged.decide("u", tool, args), everything.decide("u", tool, args));
+        match lifted_only_by_the_floor(args) {
+            false => assert_eq!(p.effect, g.effect, "privileged vs * grants: {tool} {args}"),
+            true => assert!(p.effect <= g.effect, "privileged is the wider: {tool} {args}"),
+        }
+    }
+}
