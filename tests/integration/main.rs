@@ -17,6 +17,7 @@ mod contained_flags;
 mod dashboards;
 mod delegation;
 mod elicitation;
+mod escape;
 mod eval;
 mod guardrails;
 mod hook;
