@@ -284,3 +284,26 @@ fn profiles_are_the_grants_docs_config_md_defines_them_as() {
         }
     }
 }
+
+proptest::proptest! {
+    /// No text panics the compiler, and no accepted grant is wider than its scope says: the
+    /// whole category (a rule with no specifier) only for `*`.
+    #[test]
+    fn no_grant_compiles_to_a_whole_category_unless_its_scope_is_star(
+        head in proptest::sample::select(vec!["fs:read:", "fs:write:", "shell:execute:", "net:connect:", "mcp:connect:"]),
+        scope in "!?(\\*|/[a-z*]{0,6}|[a-z][a-z0-9.* -]{0,8}|[ -~]{0,12})",
+        listed in proptest::sample::select(vec![Effect::Allow, Effect::Ask, Effect::Deny]),
+    ) {
+        let grant = format!("{head}{scope}");
+        if let Ok((spec, effect)) = Grant::compile(&grant, listed, Some("/work")) {
+            let bare = scope.trim().trim_start_matches('!');
+            let whole = match &spec.subject {
+                crate::spec::Subject::Tool(g) => g.as_str() == "mcp__*",
+                _ => spec.specifier.is_none(),
+            };
+            proptest::prop_assert_eq!(whole, bare == "*", "{}", grant);
+            proptest::prop_assert_eq!(effect == Effect::Deny, listed == Effect::Deny || scope.trim().starts_with('!'));
+            proptest::prop_assert_eq!(spec.source, grant.trim());
+        }
+    }
+}
