@@ -8,7 +8,7 @@ use std::fmt;
 use serde_json::Value;
 
 use super::destination::{read_url, HostMatch, Reading};
-use super::escape::{self, Escape, Lineage};
+use super::escape::{self, Lineage};
 use super::jail::{Jail, Placed};
 use super::kinds::{Access, Subject, ToolKinds};
 use super::spec::Subject as RuleSubject;
@@ -310,12 +310,10 @@ impl Engine {
                     profile,
                     false,
                 ),
-                // Out of the workspace: decided as if inside, then the escape row laid over it.
                 Placed::Outside { resolved, root } => {
                     let unit = Unit::Path { path: &resolved, access, written: &path };
                     let inner = self.unit(qualified, &unit, profile, false);
-                    let row = Escape::row(self.parts.posture, access, self.lineage);
-                    escape::over(row, inner, &unit.to_string(), &root, self.parts.posture)
+                    escape::over(inner, &unit.to_string(), &root, (self.parts.posture, access, self.lineage))
                 }
             },
             Subject::Fetch { url } => {

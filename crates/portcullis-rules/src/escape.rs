@@ -64,9 +64,16 @@ impl Escape {
     }
 }
 
-/// Lays the escape `row` over `inner`, the decision the resolved path gets as if it were inside.
-/// `unit` says what the call does ("read /etc/hosts"); `root` is the jail's root.
-pub(crate) fn over(row: Escape, inner: Decision, unit: &str, root: &str, posture: Posture) -> Decision {
+/// Lays the escape row of `(posture, access, lineage)` over `inner`, the decision the resolved
+/// path gets as if it were inside the jail. `unit` says what the call does ("read /etc/hosts");
+/// `root` is the jail's root.
+pub(crate) fn over(
+    inner: Decision,
+    unit: &str,
+    root: &str,
+    (posture, access, lineage): (Posture, Access, Lineage),
+) -> Decision {
+    let row = Escape::row(posture, access, lineage);
     let escape = |effect, reason| Decision {
         effect,
         rule: RULE.into(),
