@@ -155,8 +155,15 @@ fn file_tools_go_through_the_jail_and_path_rules() {
     let read = |p: &str| c.policy.engine.decide("fs", "mcp__fs__read_file", &json!({ "path": p }));
     assert_eq!(read("a.txt").effect, Effect::Allow);
     assert_eq!(read("secret/key").effect, Effect::Deny);
+    // Out of the jail at the default posture (strict): asked, allow-once only (a configured
+    // scope, never the waivable floor's), never refused outright (rules::escape).
     let escape = read("../../etc/passwd");
-    assert_eq!((escape.effect, escape.rule.as_str()), (Effect::Deny, "jail"));
+    assert_eq!(
+        (escape.effect, escape.rule.as_str(), escape.scope),
+        (Effect::Ask, crate::rules::escape::RULE, Scope::Config),
+        "{escape:?}"
+    );
+    assert_eq!(read("/proc/self/environ").effect, Effect::Deny);
     assert_eq!(read(".env").effect, Effect::Deny);
     assert_eq!(
         c.policy.engine.decide("fs", "mcp__fs__read_file", &json!({})).effect,
@@ -377,4 +384,58 @@ fn a_shell_tools_cwd_argument_places_its_relative_paths() {
     let bad = "tools:\n  - { match: x, kind: file, path: /p, access: read, cwd: /c }\n";
     let problems = Config::parse(bad, "t").unwrap_err().problems;
     assert!(problems.iter().any(|p| p.path.ends_with(".cwd")), "{problems:?}");
+}
+
+#[test]
+fn grants_stand_beside_rules_in_every_permissions_list_and_decide_as_them() {
+    let c = config(
+        "permissions:\n  allow: [\"shell:execute:git\", \"shell:execute:!git push\", \"net:connect:example.com\", \"mcp:connect:github\", \"fs:write:/tmp/out/**\"]\n  ask: [\"shell:execute:make\"]\n",
+        &[],
+    );
+    assert_eq!(shell(&c, "git log --oneline"), (Effect::Allow, "shell:execute:git".into(), Scope::Config));
+    assert_eq!(
+        shell(&c, "git push origin main"),
+        (Effect::Deny, "shell:execute:!git push".into(), Scope::Config)
+    );
+    assert_eq!(shell(&c, "make").0, Effect::Ask);
+    let fetch = |u: &str| c.policy.engine.decide("web", "mcp__web__fetch", &json!({ "url": u })).effect;
+    assert_eq!(
+        (fetch("https://api.example.com/x"), fetch("https://example.org/")),
+        (Effect::Allow, Effect::Ask)
+    );
+    assert_eq!(
+        c.policy.engine.decide("github", "mcp__github__create_issue", &json!({})).effect,
+        Effect::Allow
+    );
+    let write = |p: &str| c.policy.engine.decide("fs", "mcp__fs__write_file", &json!({ "path": p })).effect;
+    assert_eq!((write("/tmp/out/a"), write("/tmp/a")), (Effect::Allow, Effect::Ask));
+}
+
+#[test]
+fn a_grant_the_grammar_does_not_know_is_a_config_error_at_its_path() {
+    let bad = r#"
+permissions:
+  allow: ["fs:read:/srv/**", "fs:delete:/srv/**", "files:read:/x"]
+  ask: ["shell:execute:!rm"]
+  deny: ["net:connect:https://evil.example/", "mcp:connect:git*"]
+agents:
+  dev: { token_env: DEV_TOKEN, permissions: { allow: ["shell:execute:/bin/sh"] } }
+"#;
+    let err = Config::parse(&format!("{TOOLS}{bad}"), "t").unwrap_err();
+    let text = err.to_string();
+    assert_eq!(err.problems.len(), 6, "{text}");
+    for want in [
+        "permissions.allow[1]",
+        "\"fs:delete:/srv/**\"",
+        "permissions.allow[2]",
+        "unknown category",
+        "permissions.ask[0]",
+        "belongs under allow:",
+        "permissions.deny[0]",
+        "permissions.deny[1]",
+        "agents.dev.permissions.allow[0]",
+        "\"shell:execute:/bin/sh\"",
+    ] {
+        assert!(text.contains(want), "{want} missing from {text}");
+    }
 }

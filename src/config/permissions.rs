@@ -1,6 +1,6 @@
-//! Compiles the Layer 1 sections — `posture`, `tools`, `permissions`, `jail`, upstream
-//! `profile`s — into the rule engine, verifying every rule's examples and warning about rules
-//! that can never match.
+//! Compiles the Layer 1 sections — `posture`, `tools`, `permissions` (rules and
+//! `category:action:scope` grants), `jail`, upstream `profile`s — into the rule engine,
+//! verifying every rule's examples and warning about rules that can never match.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -12,6 +12,7 @@ use super::Problems;
 use std::sync::Arc;
 
 use crate::rules::allowlist::{Allowed, Allowlist};
+use crate::rules::grants::{is_grant, Grant};
 use crate::rules::jail::{Jail, Resolve, DEFAULT_DENY_NAMES};
 use crate::rules::kinds::{Access, KindSpec, ToolKinds};
 use crate::rules::spec::{RuleSpec, Subject};
@@ -166,7 +167,13 @@ pub fn rules(
                         continue;
                     }
                 };
-                let spec = match RuleSpec::parse_under(&text, root) {
+                // A `category:action:scope` grant compiles to the rule it stands for; a `!`
+                // exclusion under `allow:` becomes a deny (rules::grants).
+                let parsed = match is_grant(&text) {
+                    true => Grant::compile(&text, effect, root).map_err(|e| e.to_string()),
+                    false => RuleSpec::parse_under(&text, root).map(|s| (s, effect)),
+                };
+                let (spec, effect) = match parsed {
                     Ok(s) => s,
                     Err(e) => {
                         p.add(&path, e);

@@ -19,6 +19,7 @@ mod dashboards;
 mod delegation;
 mod egress;
 mod elicitation;
+mod escape;
 mod eval;
 mod guardrails;
 mod hook;

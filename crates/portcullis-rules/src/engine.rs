@@ -10,7 +10,8 @@ use serde_json::Value;
 
 use super::destination::{read_url, HostMatch, Reading};
 use super::egress::{Egress, Reach};
-use super::jail::{Confined, Jail};
+use super::escape::{self, Lineage};
+use super::jail::{Jail, Placed};
 use super::kinds::{Access, Subject, ToolKinds};
 use super::spec::Subject as RuleSubject;
 use super::{Decision, Effect, Posture, Prefilter, Profile, Rule, Scope};
@@ -54,6 +55,8 @@ pub struct Engine {
     jail: Jail,
     /// Where arguments may send a tool (`egress:` of every scope; the defaults when empty).
     egress: Egress,
+    /// A delegated child's engine never gets the relaxed escape rows ([`crate::escape`]).
+    lineage: Lineage,
 }
 
 impl Default for Engine {
@@ -141,7 +144,7 @@ impl Engine {
             )
             .expect("a jail without a root needs no filesystem")
         });
-        Engine { parts, jail, egress: Egress::default() }
+        Engine { parts, jail, egress: Egress::default(), lineage: Lineage::Own }
     }
 
     /// The engine a configured agent decides with: the config's rules and the agent's, the
@@ -154,7 +157,7 @@ impl Engine {
             parts.posture = p;
         }
         parts.agent_profile = agent.profile;
-        Engine { parts, jail: self.jail.clone(), egress: self.egress.clone() }
+        Engine { parts, jail: self.jail.clone(), egress: self.egress.clone(), lineage: self.lineage }
     }
 
     /// The same engine with `egress:` entries and sinks added to its own (the config's, then
@@ -185,7 +188,7 @@ impl Engine {
                 *upstream = (*upstream).min(p);
             }
         }
-        Engine { parts, jail: self.jail.clone(), egress: self.egress.clone() }
+        Engine { parts, jail: self.jail.clone(), egress: self.egress.clone(), lineage: Lineage::Delegated }
     }
 
     /// The agent's own profile (a configured agent's, narrowed by any delegation), if it has one.
@@ -274,11 +277,11 @@ impl Engine {
     fn resource_example(&self, rule: &Rule, qualified: &str, uri: &str) -> bool {
         fn any(e: &Engine, rule: &Rule, qualified: &str, s: &Subject) -> bool {
             match s {
-                Subject::File { path, access } => match e.jail.confine(path) {
-                    Confined::Inside(path) => {
+                Subject::File { path, access } => match e.jail.place(path) {
+                    Placed::Inside(path) | Placed::Outside { resolved: path, .. } => {
                         matches(rule, qualified, &Unit::Path { path: &path, access: *access, written: &path })
                     }
-                    Confined::Refused(_) => false,
+                    Placed::Refused(_) => false,
                 },
                 Subject::Fetch { url } => {
                     matches(rule, qualified, &Unit::Fetch { url, reading: read_url(url) })
@@ -398,20 +401,25 @@ impl Engine {
                     }
                 }
             }
-            Subject::File { path, access } => match self.jail.confine(&path) {
-                Confined::Refused(why) => Decision {
+            Subject::File { path, access } => match self.jail.place(&path) {
+                Placed::Refused(why) => Decision {
                     effect: Effect::Deny,
                     rule: "jail".into(),
                     scope: Scope::Builtin,
                     reason: why,
                     prefilter: None,
                 },
-                Confined::Inside(resolved) => self.unit(
+                Placed::Inside(resolved) => self.unit(
                     qualified,
                     &Unit::Path { path: &resolved, access, written: &path },
                     profile,
                     false,
                 ),
+                Placed::Outside { resolved, root } => {
+                    let unit = Unit::Path { path: &resolved, access, written: &path };
+                    let inner = self.unit(qualified, &unit, profile, false);
+                    escape::over(inner, &unit.to_string(), &root, (self.parts.posture, access, self.lineage))
+                }
             },
             Subject::Fetch { url } => {
                 let reading = read_url(&url);

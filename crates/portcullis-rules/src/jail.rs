@@ -7,6 +7,10 @@
 //! filesystem as the tool server (same host, same mount namespace: the `wrap` case and local
 //! servers). For a remote tool server set `resolve: lexical`: `..` is still resolved, but a
 //! symlink on the far side cannot be seen, which the tool server's own root must then cover.
+//!
+//! [`Jail::place`] tells a path that merely leaves the root ([`Placed::Outside`], which the
+//! engine decides by posture: [`crate::escape`]) from one refused everywhere; [`Jail::confine`]
+//! refuses both, for callers with no escape table (allowlisted operands, rule examples).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -38,6 +42,18 @@ pub enum Confined {
     Refused(String),
 }
 
+/// Where a path lands, with an escape from the root kept apart from a refusal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Placed {
+    /// Inside the root (or anywhere, with no root): the resolved path.
+    Inside(String),
+    /// Resolves outside the root after `..` and symlinks, and is refused by nothing else: not
+    /// in `/proc`, `/sys` or `/dev`, no denied name. `resolved` is what rules match.
+    Outside { resolved: String, root: String },
+    /// Refused everywhere: the reason.
+    Refused(String),
+}
+
 pub const DEFAULT_DENY_NAMES: &[&str] = &[".env", ".env.*", ".envrc", ".netrc", ".git-credentials"];
 
 impl Jail {
@@ -56,8 +72,21 @@ impl Jail {
         self.root.as_deref()
     }
 
+    /// [`Jail::place`] with an escape refused: for callers that have no escape table.
     pub fn confine(&self, raw: &str) -> Confined {
-        let refuse = |why: String| Confined::Refused(why);
+        match self.place(raw) {
+            Placed::Inside(p) => Confined::Inside(p),
+            Placed::Refused(why) => Confined::Refused(why),
+            Placed::Outside { resolved, root } => {
+                Confined::Refused(format!("{raw:?} resolves to {resolved}, outside the jail {root}"))
+            }
+        }
+    }
+
+    /// Where `raw` lands. The hard denials and the denied names are checked before the root, so
+    /// an escape never carries a path refused everywhere.
+    pub fn place(&self, raw: &str) -> Placed {
+        let refuse = |why: String| Placed::Refused(why);
         if raw.is_empty() || raw.contains('\0') {
             return refuse("an empty path or one with a NUL byte".into());
         }
@@ -82,11 +111,6 @@ impl Jail {
                 return refuse(format!("{raw:?} resolves into {hard}, which is refused everywhere"));
             }
         }
-        if let Some(root) = &self.root {
-            if !resolved.starts_with(root) {
-                return refuse(format!("{raw:?} resolves to {shown}, outside the jail {}", root.display()));
-            }
-        }
         for comp in resolved.components() {
             if let Component::Normal(name) = comp {
                 let name = name.to_string_lossy();
@@ -98,7 +122,12 @@ impl Jail {
                 }
             }
         }
-        Confined::Inside(shown)
+        match &self.root {
+            Some(root) if !resolved.starts_with(root) => {
+                Placed::Outside { resolved: shown, root: root.display().to_string() }
+            }
+            _ => Placed::Inside(shown),
+        }
     }
 }
 

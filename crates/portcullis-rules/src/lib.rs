@@ -19,7 +19,13 @@ pub mod destination;
 mod effect_match;
 pub mod egress;
 mod engine;
+pub mod escape;
+#[cfg(test)]
+mod escape_tests;
 pub mod glob;
+pub mod grants;
+#[cfg(test)]
+mod grants_tests;
 pub mod jail;
 pub mod kinds;
 #[cfg(test)]
@@ -100,6 +106,15 @@ pub enum Posture {
 }
 
 impl Posture {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Posture::Strict => "strict",
+            Posture::Trusted => "trusted",
+            Posture::Auto => "auto",
+            Posture::Yolo => "yolo",
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Posture> {
         Some(match s {
             "strict" => Posture::Strict,
