@@ -1,21 +1,25 @@
 //! The engine: units of a call, the rules that match each, and the floor.
 
 mod by_name;
+mod egress_glue;
+mod examples;
+mod plan;
 mod shell_line;
+mod unit;
+
+use unit::{matches, Unit};
 
 use std::collections::HashMap;
-use std::fmt;
 
 use serde_json::Value;
 
-use super::destination::{read_url, HostMatch, Reading};
-use super::egress::{Egress, Reach};
+use super::destination::read_url;
+use super::egress::Egress;
 use super::escape::{self, Lineage};
 use super::jail::{Jail, Placed};
-use super::kinds::{Access, Subject, ToolKinds};
+use super::kinds::{Subject, ToolKinds};
 use super::spec::Subject as RuleSubject;
 use super::{Decision, Effect, Posture, Prefilter, Profile, Rule, Scope};
-use portcullis_shell::{self as shell, Command};
 
 /// Programs in these directories are the system's own; elsewhere a path-qualified program
 /// (`./git`) may be anything, so allow rules do not match it (deny and ask rules still do).
@@ -65,75 +69,6 @@ impl Default for Engine {
     }
 }
 
-/// One judgeable piece of a call. A fetch's `reading` is where each kind of fetcher connects:
-/// `domain:` rules match it.
-enum Unit<'a> {
-    Command {
-        cmd: &'a Command,
-        read_only: bool,
-    },
-    /// `path` as the jail resolved it; `written` as the call spelt it (the secret policy judges
-    /// both: a symlinked home resolves elsewhere).
-    Path {
-        path: &'a str,
-        access: Access,
-        written: &'a str,
-    },
-    Fetch {
-        url: &'a str,
-        reading: Reading,
-    },
-    Generic {
-        args: &'a str,
-    },
-}
-
-impl<'a> Unit<'a> {
-    /// The secret a file read may reveal, judged on the resolved path and on an absolute path
-    /// as written; `cwd` is the jail's root.
-    fn secret(&self, cwd: Option<&str>) -> Option<portcullis_shell::secrets::Secret> {
-        let Unit::Path { path, access, written } = self else { return None };
-        let as_written = || written.starts_with('/').then(|| access.secret(written, cwd)).flatten();
-        access.secret(path, cwd).or_else(as_written)
-    }
-
-    fn read_only(&self, cwd: Option<&str>) -> bool {
-        match self {
-            Unit::Command { read_only, .. } => *read_only,
-            // One secret policy for every reader: a read is read-only only off the stores.
-            Unit::Path { access, .. } => access.reads() && self.secret(cwd).is_none(),
-            Unit::Fetch { .. } | Unit::Generic { .. } => false,
-        }
-    }
-}
-
-/// Whether plan mode judges `subject` before the rules: file and shell calls (a write or an
-/// edit is never read-only; a shell command only when proven so).
-fn plan_covers(subject: &Subject) -> bool {
-    match subject {
-        Subject::Shell { .. } | Subject::File { .. } => true,
-        Subject::Readings(all) => all.iter().any(plan_covers),
-        _ => false,
-    }
-}
-
-/// How a reason names a unit: "`git push`", "read /etc/passwd", "fetch https://…", "the call".
-impl fmt::Display for Unit<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Unit::Command { cmd, .. } => write!(f, "`{cmd}`"),
-            Unit::Path { path, access, .. } => {
-                write!(f, "{} {path}", if access.reads() { "read" } else { "write" })
-            }
-            Unit::Fetch { url, reading } => match reading.doubt() {
-                Some(doubt) => write!(f, "fetch {url} ({doubt})"),
-                None => write!(f, "fetch {url}"),
-            },
-            Unit::Generic { .. } => f.write_str("the call"),
-        }
-    }
-}
-
 impl Engine {
     pub fn new(parts: EngineParts) -> Engine {
         let jail = parts.jail.clone().unwrap_or_else(|| {
@@ -158,19 +93,6 @@ impl Engine {
         }
         parts.agent_profile = agent.profile;
         Engine { parts, jail: self.jail.clone(), egress: self.egress.clone(), lineage: self.lineage }
-    }
-
-    /// The same engine with `egress:` entries and sinks added to its own (the config's, then
-    /// an agent's: deny dominates across all of them, as for permission rules).
-    pub fn with_egress(mut self, more: Egress) -> Engine {
-        self.egress.rules.extend(more.rules);
-        self.egress.sinks.extend(more.sinks);
-        self.egress.upstreams.extend(more.upstreams);
-        self
-    }
-
-    pub fn egress(&self) -> &Egress {
-        &self.egress
     }
 
     /// A narrower engine (a delegated agent's): rules added, and the posture and profile each
@@ -229,71 +151,6 @@ impl Engine {
         &self.parts.rules
     }
 
-    /// Whether `rule` matches an example written for it: a command line for `Shell`, a path
-    /// for `Read`/`Write`/`File`, a URL for `Fetch`, a tool name for a tool rule — or
-    /// `tool(argument)` for a tool rule with a specifier, read by that tool's kind.
-    pub fn rule_matches_example(&self, rule: &Rule, example: &str) -> bool {
-        let shell_any = |qualified: &str, line: &str| {
-            let analysis = shell::analyze(line);
-            let effects = shell::effects::effects(&analysis, &self.start(None), None);
-            analysis.commands.iter().zip(&effects).any(|(c, fx)| {
-                matches(rule, qualified, &Unit::Command { cmd: c, read_only: false })
-                    || (rule.effect != Effect::Allow && self.effect_rule(rule, qualified, fx).is_some())
-            })
-        };
-        let path = |qualified: &str, p: &str| {
-            [Access::Read, Access::Write]
-                .into_iter()
-                .any(|access| matches(rule, qualified, &Unit::Path { path: p, access, written: p }))
-        };
-        match &rule.spec.subject {
-            RuleSubject::Shell => shell_any("", example),
-            RuleSubject::Read | RuleSubject::Write | RuleSubject::File => path("", example),
-            RuleSubject::Fetch => {
-                matches(rule, "", &Unit::Fetch { url: example, reading: read_url(example) })
-            }
-            RuleSubject::Tool(_) => {
-                let (name, arg) = match example.split_once('(') {
-                    Some((n, rest)) => (n, rest.strip_suffix(')')),
-                    None => (example, None),
-                };
-                let Some(arg) = arg else {
-                    return matches(rule, name, &Unit::Generic { args: "{}" });
-                };
-                match self.parts.kinds.kind_of(name) {
-                    super::kinds::KindSpec::Shell { .. } => shell_any(name, arg),
-                    super::kinds::KindSpec::File { .. } => path(name, arg),
-                    super::kinds::KindSpec::Fetch { .. } => {
-                        matches(rule, name, &Unit::Fetch { url: arg, reading: read_url(arg) })
-                    }
-                    super::kinds::KindSpec::Generic => matches(rule, name, &Unit::Generic { args: arg }),
-                    super::kinds::KindSpec::Resource { .. } => self.resource_example(rule, name, arg),
-                }
-            }
-        }
-    }
-
-    /// Whether `rule` matches some reading of the resource URI `uri` requested as `qualified`.
-    fn resource_example(&self, rule: &Rule, qualified: &str, uri: &str) -> bool {
-        fn any(e: &Engine, rule: &Rule, qualified: &str, s: &Subject) -> bool {
-            match s {
-                Subject::File { path, access } => match e.jail.place(path) {
-                    Placed::Inside(path) | Placed::Outside { resolved: path, .. } => {
-                        matches(rule, qualified, &Unit::Path { path: &path, access: *access, written: &path })
-                    }
-                    Placed::Refused(_) => false,
-                },
-                Subject::Fetch { url } => {
-                    matches(rule, qualified, &Unit::Fetch { url, reading: read_url(url) })
-                }
-                Subject::Generic { args } => matches(rule, qualified, &Unit::Generic { args }),
-                Subject::Readings(all) => all.iter().any(|s| any(e, rule, qualified, s)),
-                Subject::Shell { .. } | Subject::Unplaced { .. } | Subject::Malformed { .. } => false,
-            }
-        }
-        any(self, rule, qualified, &super::resource::subject(uri))
-    }
-
     /// Whether deciding a call to `qualified` reads its arguments at all. A generic tool's
     /// arguments only matter to `tool(specifier)` rules; without one the proxy need not parse them.
     pub fn needs_args(&self, qualified: &str) -> bool {
@@ -327,50 +184,6 @@ impl Engine {
             Some(e) if e.effect > d.effect => e,
             _ => d,
         }
-    }
-
-    /// Decides a call the agent makes in plan mode: before any allow, every edit, write and
-    /// shell command not proven read-only is denied (configured denies still deny first);
-    /// everything else — reads, fetches, other tools — falls through to the rules as usual.
-    pub fn decide_planning(&self, upstream: &str, qualified: &str, args: &Value) -> Decision {
-        let subject = self.parts.kinds.classify(qualified, args);
-        if plan_covers(&subject) {
-            let planned = self.subject(qualified, subject, Profile::Plan, &mut Connections::default());
-            if planned.effect == Effect::Deny {
-                return planned;
-            }
-        }
-        self.decide(upstream, qualified, args)
-    }
-
-    /// Egress's refusal of a call, if it makes one (see [`crate::egress`]).
-    pub fn egress_decision(&self, upstream: &str, qualified: &str, args: &Value) -> Option<Decision> {
-        self.egress_with(upstream, qualified, args, None)
-    }
-
-    fn egress_with(
-        &self,
-        upstream: &str,
-        qualified: &str,
-        args: &Value,
-        connections: Option<&[String]>,
-    ) -> Option<Decision> {
-        let egress = &self.egress;
-        if !egress.active(self.parts.posture) {
-            return None;
-        }
-        let reach = Reach::of(&self.parts.kinds, egress, upstream, qualified, args, connections);
-        egress.decide(upstream, args, &reach, self.parts.posture)
-    }
-
-    /// Egress's refusal of a redirect a tool's answer points to (`Location`): judged as a URL
-    /// a fetch tool was given, with the upstream's and the agent's entries.
-    pub fn egress_redirect(&self, upstream: &str, location: &str) -> Option<Decision> {
-        let egress = &self.egress;
-        if !egress.active(self.parts.posture) {
-            return None;
-        }
-        egress.decide_redirect(upstream, location, self.parts.posture)
     }
 
     fn subject(
@@ -572,48 +385,4 @@ impl Engine {
 
 fn decision(effect: Effect, rule: &Rule, reason: String) -> Decision {
     Decision { effect, rule: rule.spec.source.clone(), scope: rule.scope, reason, prefilter: None }
-}
-
-fn system_program(cmd: &Command) -> bool {
-    !cmd.path_qualified
-        || SYSTEM_BIN.iter().any(|d| cmd.invoked_as.strip_prefix(d) == Some(cmd.program.as_str()))
-}
-
-/// Does `rule` match `unit` of a call to `qualified`?
-fn matches(rule: &Rule, qualified: &str, unit: &Unit<'_>) -> bool {
-    let subject_ok = match (&rule.spec.subject, unit) {
-        (RuleSubject::Tool(g), _) => g.matches(qualified),
-        (RuleSubject::Shell, Unit::Command { .. }) => true,
-        (RuleSubject::Read, Unit::Path { access: Access::Read | Access::Search, .. }) => true,
-        (RuleSubject::Write, Unit::Path { access: Access::Write, .. }) => true,
-        (RuleSubject::File, Unit::Path { .. }) => true,
-        (RuleSubject::Fetch, Unit::Fetch { .. }) => true,
-        _ => false,
-    };
-    if !subject_ok {
-        return false;
-    }
-    if let Unit::Command { cmd, .. } = unit {
-        if rule.effect == Effect::Allow && !system_program(cmd) {
-            return false;
-        }
-    }
-    let Some(spec) = &rule.spec.specifier else { return true };
-    match unit {
-        // Literal only: the canonical form meets deny and ask rules in `effect_decision`; an
-        // allow never widens to spellings it did not name (`git -c core.pager=… status`).
-        Unit::Command { cmd, .. } => spec.command.matches_command(cmd),
-        Unit::Path { path, .. } => spec.path.matches(path),
-        Unit::Fetch { url, reading } => match &spec.domain {
-            // A URL some fetcher may read as the rule's host is enough to deny or ask; an
-            // allow needs every reading to match.
-            Some(pattern) => match pattern.matches(reading) {
-                HostMatch::Yes => true,
-                HostMatch::Possibly => rule.effect != Effect::Allow,
-                HostMatch::No => false,
-            },
-            None => spec.text.matches(url),
-        },
-        Unit::Generic { args } => spec.text.matches(args),
-    }
 }
