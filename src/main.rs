@@ -155,43 +155,13 @@ enum Command {
     },
 }
 
-/// The main config plus `--permission-config` files (scope cli) and the managed file named by
-/// `PORTCULLIS_MANAGED_CONFIG` (scope managed), every problem reported at once.
+/// The layered policy ([`portcullis::config::layered`]).
 fn load_layered(path: Option<&PathBuf>, extra: &[PathBuf], claude: Option<&Path>) -> anyhow::Result<Config> {
-    use portcullis::config::Layer;
-    use portcullis::rules::Scope;
-    let (text, name) = match path {
-        Some(p) => (
-            std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?,
-            p.display().to_string(),
-        ),
-        None => (portcullis::config::DEFAULT_YAML.to_owned(), "embedded config/portcullis.yaml".to_owned()),
-    };
-    let mut layers = Vec::new();
-    for p in extra {
-        layers.push(Layer::read(Scope::Cli, p).map_err(|e| anyhow::anyhow!("{e}"))?);
-    }
-    if let Some(m) = std::env::var_os("PORTCULLIS_MANAGED_CONFIG") {
-        layers
-            .push(Layer::read(Scope::Managed, std::path::Path::new(&m)).map_err(|e| anyhow::anyhow!("{e}"))?);
-    }
-    if let Some(project) = claude {
-        let (imported, lost) = portcullis::config::claude_import::layers(project, home().as_deref());
-        for note in lost {
-            eprintln!("portcullis: warning: claude permissions: {note}");
-        }
-        layers.extend(imported);
-    }
-    let config = Config::parse_layered(&text, &name, &layers).map_err(|e| anyhow::anyhow!("{e}"))?;
-    for w in &config.warnings {
-        eprintln!("portcullis: warning: {}: {}", w.path, w.message);
-    }
-    Ok(config)
+    portcullis::config::layered::load(path, extra, claude).map_err(|e| anyhow::anyhow!(e))
 }
 
-/// The user's home directory (`$HOME`).
 fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
+    portcullis::config::layered::home()
 }
 
 fn init_logging(json: bool, level: &str) {
@@ -343,45 +313,20 @@ struct ConnectArgs {
 }
 
 fn connect(a: ConnectArgs) -> anyhow::Result<ExitCode> {
-    use portcullis::connect::{self, file, Client, Options, Wrapped};
-    let client = Client::parse(&a.client).context("unknown client")?;
     let c = a.config.load()?;
-    let wrapped = match a.name {
-        Some(name) => Some(Wrapped {
-            name,
-            cmd: a.cmd,
-            exe: std::env::current_exe().context("the path of this portcullis")?.display().to_string(),
-            config: match &a.config.config {
-                Some(p) => Some(
-                    std::fs::canonicalize(p)
-                        .with_context(|| format!("{}", p.display()))?
-                        .display()
-                        .to_string(),
-                ),
-                None => None,
-            },
-        }),
-        None => None,
-    };
-    let opts = Options {
+    let run = portcullis::connect::cli::Run {
+        client: a.client,
+        config_path: a.config.config.clone(),
+        write: a.write,
+        file: a.file,
         upstreams: a.upstreams,
         agent: a.agent,
         inline_token: a.inline_token,
-        base_url: a.url,
-        wrapped,
+        url: a.url,
+        name: a.name,
+        cmd: a.cmd,
     };
-    let servers = connect::plan(&c, &opts)?;
-    if !a.write {
-        print!("{}", connect::render(client, &servers));
-        return Ok(ExitCode::SUCCESS);
-    }
-    let path = match a.file {
-        Some(p) => p,
-        None => file::default_path(client)?,
-    };
-    let done = file::write(client, &path, &servers)?;
-    let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
-    println!("{}: {} ({})", path.display(), done.as_str(), names.join(", "));
+    println!("{}", portcullis::connect::cli::run(run, &c)?);
     Ok(ExitCode::SUCCESS)
 }
 

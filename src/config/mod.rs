@@ -17,6 +17,7 @@ pub mod egress;
 mod engine_tests;
 mod guardrails;
 pub mod hosts;
+pub mod layered;
 pub mod per_agent_limits;
 pub(crate) mod permissions;
 pub mod pins;

@@ -11,6 +11,7 @@
 //! spelling (`${VAR}`, `${env:VAR}`, `bearer_token_env_var`, a VS Code input), never the secret,
 //! unless [`TokenMode::Inline`] asks for it (for clients that cannot read the environment).
 
+pub mod cli;
 pub mod codex;
 pub mod file;
 pub mod json;

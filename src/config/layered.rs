@@ -1,0 +1,44 @@
+//! The policy as the command line assembles it: the main config (or the embedded default), then
+//! `--permission-config` files (scope cli), the managed file `PORTCULLIS_MANAGED_CONFIG` names
+//! (scope managed) and, when asked, Claude Code's own rules ([`super::claude_import`]) — every
+//! problem reported at once, every warning printed.
+
+use std::path::{Path, PathBuf};
+
+use super::{Config, Layer, DEFAULT_YAML};
+use crate::rules::Scope;
+
+/// Loads the layered policy; `claude`: the project whose Claude Code rules are imported.
+pub fn load(path: Option<&PathBuf>, extra: &[PathBuf], claude: Option<&Path>) -> Result<Config, String> {
+    let (text, name) = match path {
+        Some(p) => (
+            std::fs::read_to_string(p).map_err(|e| format!("reading {}: {e}", p.display()))?,
+            p.display().to_string(),
+        ),
+        None => (DEFAULT_YAML.to_owned(), "embedded config/portcullis.yaml".to_owned()),
+    };
+    let mut layers = Vec::new();
+    for p in extra {
+        layers.push(Layer::read(Scope::Cli, p).map_err(|e| e.to_string())?);
+    }
+    if let Some(m) = std::env::var_os("PORTCULLIS_MANAGED_CONFIG") {
+        layers.push(Layer::read(Scope::Managed, Path::new(&m)).map_err(|e| e.to_string())?);
+    }
+    if let Some(project) = claude {
+        let (imported, lost) = super::claude_import::layers(project, home().as_deref());
+        for note in lost {
+            eprintln!("portcullis: warning: claude permissions: {note}");
+        }
+        layers.extend(imported);
+    }
+    let config = Config::parse_layered(&text, &name, &layers).map_err(|e| e.to_string())?;
+    for w in &config.warnings {
+        eprintln!("portcullis: warning: {}: {}", w.path, w.message);
+    }
+    Ok(config)
+}
+
+/// The user's home directory (`$HOME`).
+pub fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
+}
