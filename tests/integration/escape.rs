@@ -13,9 +13,12 @@ use tokio::process::Command;
 use crate::support::{get, post, proxy};
 
 async fn hook(args: &[&str], stdin: &[u8]) -> Value {
+    // A tempdir workspace in a test run is a sandbox: `posture: yolo` as root needs the marker
+    // (src/sandbox.rs), which this says.
     let mut child = Command::new(env!("CARGO_BIN_EXE_portcullis"))
         .arg("hook")
         .args(args)
+        .env("PORTCULLIS_SANDBOX", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
