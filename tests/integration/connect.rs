@@ -242,15 +242,18 @@ fn connect_without_an_agent_when_agents_are_configured_says_which_to_pass() {
     }
 }
 
-/// Claude Code's own CLI reads the `.mcp.json` connect wrote (when `claude` is installed:
-/// `npm i -g @anthropic-ai/claude-code`; its config commands need no login or network).
+/// Claude Code's own CLI (the test peers' `@anthropic-ai/claude-code`, pinned in
+/// tests/peers/package.json; its config commands need no login or network) reads the `.mcp.json`
+/// connect wrote.
 #[test]
 fn claude_code_reads_the_mcp_json_connect_wrote() {
-    let claude = std::env::var("PORTCULLIS_TEST_CLAUDE").unwrap_or_else(|_| "claude".into());
-    if Command::new(&claude).arg("--version").output().is_err() {
-        eprintln!("skipped: no claude CLI (set PORTCULLIS_TEST_CLAUDE or put claude on PATH)");
-        return;
-    }
+    let claude = std::env::var("PORTCULLIS_TEST_CLAUDE")
+        .unwrap_or_else(|_| crate::support::node_module(".bin/claude").display().to_string());
+    let version = Command::new(&claude).arg("--version").output();
+    assert!(
+        version.is_ok_and(|v| v.status.success()),
+        "no claude CLI at {claude}: run npm ci --prefix tests/peers (scripts/test does)"
+    );
     let dir = tempfile::tempdir().unwrap();
     let cfg = config_file(dir.path());
     let out = connect(dir.path(), &["claude-code", "--config", &cfg, "--agent", "dev", "--write"]);
