@@ -194,13 +194,7 @@ async fn a_static_token_rotated_by_a_reload_takes_every_child_minted_with_it() {
         std::fs::write(&file, yaml).unwrap();
     };
     write(0);
-    let p = proxy(&portcullis::config::Config::load(&file).unwrap()).await;
-    let loader = file.clone();
-    p.reload_on_change(portcullis::reload::Reload {
-        files: vec![file.clone()],
-        load: Box::new(move || portcullis::config::Config::load(&loader).map_err(|e| e.to_string())),
-        interval: Duration::from_millis(50),
-    });
+    let p = crate::support::proxy_reloading(&file).await;
     let url = proxy_url(&p, "e");
     let dev_kid = minted(p.addr, leaked, json!({"name": "kid"})).await["token"].as_str().unwrap().to_owned();
     let ci_kid = minted(p.addr, ci, json!({"name": "kid"})).await["token"].as_str().unwrap().to_owned();

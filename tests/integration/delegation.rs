@@ -178,13 +178,7 @@ async fn a_reload_that_narrows_the_parent_narrows_its_child_and_removing_it_shut
         std::fs::write(&file, yaml).unwrap();
     };
     write(&agents_yaml(""));
-    let p = proxy(&portcullis::config::Config::load(&file).unwrap()).await;
-    let loader = file.clone();
-    p.reload_on_change(portcullis::reload::Reload {
-        files: vec![file.clone()],
-        load: Box::new(move || portcullis::config::Config::load(&loader).map_err(|e| e.to_string())),
-        interval: Duration::from_millis(50),
-    });
+    let p = crate::support::proxy_reloading(&file).await;
     let url = proxy_url(&p, "e");
     let (token, _) = child(p.addr, DEV.1, json!({"name": "reviewer"})).await;
     let kid = calls(&url, &token, &["call", "echo", ECHO]).await;

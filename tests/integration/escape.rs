@@ -4,32 +4,15 @@
 //! `/proc/self/environ` is still denied.
 
 use std::path::Path;
-use std::process::Stdio;
 
 use serde_json::{json, Value};
-use tokio::io::AsyncWriteExt;
-use tokio::process::Command;
 
 use crate::support::{get, post, proxy};
 
 async fn hook(args: &[&str], stdin: &[u8]) -> Value {
     // A tempdir workspace in a test run is a sandbox: `posture: yolo` as root needs the marker
     // (src/sandbox.rs), which this says.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_portcullis"))
-        .arg("hook")
-        .args(args)
-        .env("PORTCULLIS_SANDBOX", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    input.write_all(stdin).await.unwrap();
-    drop(input);
-    let out = child.wait_with_output().await.unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout:?}"))
+    crate::hook::hook(args, stdin, &[("PORTCULLIS_SANDBOX", "1")]).await.0
 }
 
 fn decision(answer: &Value) -> &str {

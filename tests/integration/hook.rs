@@ -20,7 +20,7 @@ fn fixtures() -> PathBuf {
 
 /// Runs `portcullis hook {args}` with `stdin`; returns the parsed answer and stderr. Async, so
 /// a proxy on this test's runtime can answer it.
-async fn hook(args: &[&str], stdin: &[u8], envs: &[(&str, &str)]) -> (Value, String) {
+pub(crate) async fn hook(args: &[&str], stdin: &[u8], envs: &[(&str, &str)]) -> (Value, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_portcullis"))
         .arg("hook")
         .args(args)

@@ -167,6 +167,18 @@ pub async fn proxy(config: &Config) -> Running {
     portcullis::app::start(config).await.unwrap()
 }
 
+/// The proxy on the config in `file`, reloading it (every 50 ms) when the file changes.
+pub async fn proxy_reloading(file: &Path) -> Running {
+    let p = proxy(&Config::load(file).unwrap()).await;
+    let loader = file.to_owned();
+    p.reload_on_change(portcullis::reload::Reload {
+        files: vec![file.to_owned()],
+        load: Box::new(move || Config::load(&loader).map_err(|e| e.to_string())),
+        interval: std::time::Duration::from_millis(50),
+    });
+    p
+}
+
 pub fn proxy_url(p: &Running, upstream: &str) -> String {
     format!("http://{}/mcp/{upstream}", p.addr)
 }

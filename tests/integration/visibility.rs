@@ -3,8 +3,6 @@
 //! pages, for a delegated child, and across a reload. A withheld tool's call is still refused with
 //! its reason, and the upstream's journal proves it never arrived.
 
-use std::time::Duration;
-
 use serde_json::{json, Value};
 
 use crate::support::*;
@@ -141,13 +139,7 @@ async fn a_reload_changes_what_is_listed() {
         )
     };
     std::fs::write(&file, yaml("mcp__py__leak")).unwrap();
-    let p = proxy(&portcullis::config::Config::load(&file).unwrap()).await;
-    let loader = file.clone();
-    p.reload_on_change(portcullis::reload::Reload {
-        files: vec![file.clone()],
-        load: Box::new(move || portcullis::config::Config::load(&loader).map_err(|e| e.to_string())),
-        interval: Duration::from_millis(50),
-    });
+    let p = crate::support::proxy_reloading(&file).await;
     let url = proxy_url(&p, "py");
     let out = py_client(&url, "legacy", &["list"]).await;
     assert!(!listed(&out[0]).contains(&"leak".to_owned()), "{}", out[0]);
