@@ -3,6 +3,7 @@
 //! wrong, and the answer is then the conservative one (Claude Code reads any other exit status
 //! but 2 as "go ahead", so crashing would be a silent allow).
 
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -84,7 +85,7 @@ pub fn run(command: HookCommand, load: Loader<'_>) -> ExitCode {
     match command {
         HookCommand::Pre(args) => answer(Event::Pre, &args, load),
         HookCommand::Post(args) => answer(Event::Post, &args, load),
-        HookCommand::Prompt(args) => super::prompt::run(
+        HookCommand::Prompt(args) => prompt(
             args.proxy.as_deref(),
             &args.token_env,
             args.agent.as_deref(),
@@ -215,4 +216,27 @@ fn install(scope: Scope, args: &HookArgs, write: bool) -> Result<(), install::In
         );
     }
     Ok(())
+}
+
+/// `portcullis hook prompt`: hands the envelope on stdin to the proxy; prints nothing.
+fn prompt(proxy: Option<&str>, token_env: &str, agent: Option<&str>, timeout: Duration) -> ExitCode {
+    let warn = |why: &str| eprintln!("portcullis hook prompt: {why} (the prompt goes on unrecorded)");
+    let Some(proxy) = proxy else {
+        warn("--proxy is needed: without a running proxy there is nowhere to keep the task");
+        return ExitCode::SUCCESS;
+    };
+    let mut body = Vec::new();
+    if let Err(e) = std::io::stdin().lock().take(super::prompt::MAX_PROMPT_ENVELOPE).read_to_end(&mut body) {
+        warn(&format!("cannot read the hook input: {e}"));
+        return ExitCode::SUCCESS;
+    }
+    let Ok(token) = std::env::var(token_env) else {
+        warn(&format!("${token_env} is not set"));
+        return ExitCode::SUCCESS;
+    };
+    let shell = crate::shell::Dialect::Bash;
+    if let Err(e) = super::client::send(proxy, "prompt", &token, agent, shell, body, timeout) {
+        warn(&e.to_string());
+    }
+    ExitCode::SUCCESS
 }

@@ -6,12 +6,10 @@
 //!
 //! The command never blocks or changes the prompt: it prints nothing (Claude Code would add
 //! stdout to the model's context) and exits 0 whatever happens; what went wrong goes to stderr.
-//! Without a proxy there is nowhere to keep a task between calls, so it records nothing.
+//! Without a proxy there is nowhere to keep a task between calls, so it records nothing. This is
+//! the proxy's side; the command is in [`super::cli`].
 
-use std::io::Read;
-use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -54,27 +52,4 @@ pub fn record(
     let key = format!("hook:{}", crate::session::key(&session, agent));
     shared.approvals.user_tasks.record(&key, &raw.prompt);
     Ok(key)
-}
-
-/// `portcullis hook prompt`: hands the envelope on stdin to the proxy; prints nothing.
-pub fn run(proxy: Option<&str>, token_env: &str, agent: Option<&str>, timeout: Duration) -> ExitCode {
-    let warn = |why: &str| eprintln!("portcullis hook prompt: {why} (the prompt goes on unrecorded)");
-    let Some(proxy) = proxy else {
-        warn("--proxy is needed: without a running proxy there is nowhere to keep the task");
-        return ExitCode::SUCCESS;
-    };
-    let mut body = Vec::new();
-    if let Err(e) = std::io::stdin().lock().take(MAX_PROMPT_ENVELOPE).read_to_end(&mut body) {
-        warn(&format!("cannot read the hook input: {e}"));
-        return ExitCode::SUCCESS;
-    }
-    let Ok(token) = std::env::var(token_env) else {
-        warn(&format!("${token_env} is not set"));
-        return ExitCode::SUCCESS;
-    };
-    let shell = crate::shell::Dialect::Bash;
-    if let Err(e) = super::client::send(proxy, "prompt", &token, agent, shell, body, timeout) {
-        warn(&e.to_string());
-    }
-    ExitCode::SUCCESS
 }
