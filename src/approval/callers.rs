@@ -3,7 +3,7 @@
 //!
 //! Only principals that are not secrets are remembered — peer addresses and agent names; a key
 //! digesting an `Authorization` value is shown as such, never the value. Bounded: past
-//! [`MAX`] principals new ones are not remembered (their keys still work; the console says it
+//! 4096 principals new ones are not remembered (their keys still work; the console says it
 //! does not know them). A principal already seen costs one lock-free lookup per call.
 
 use std::sync::Arc;

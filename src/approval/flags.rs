@@ -375,7 +375,7 @@ impl Flags {
     }
 
     /// True when the call's session or its principal is flagged. A contained address's flag
-    /// ([`Flags::contained`]) holds its calls without a session, and all of its calls once it
+    /// (an address-keyed caller, unless `approvals.flag.address: all`) holds its calls without a session, and all of its calls once it
     /// has held `consecutive` sessions; its refused sessions are flagged in their own right.
     pub fn flagged(&self, session: Option<&str>, principal: Option<&str>) -> bool {
         let is_flagged = |key: &str| {

@@ -4,7 +4,7 @@
 //! One [`Server`] per configured upstream (`portcullis-{upstream}`, over HTTP at
 //! `http://{listen}/mcp/{upstream}`) and, when a stdio server's command is given, one launched
 //! through `portcullis wrap`. Each client's file format lives in its own module ([`json`] for the
-//! five JSON clients, [`codex`] for Codex's TOML); [`file`] merges and writes.
+//! five JSON clients, [`codex`] for Codex's TOML); [`mod@file`] merges and writes.
 //!
 //! Tokens: with agents configured, the client must send the agent's bearer token. It is written
 //! as a reference to the environment variable the agent's `token_env` names, in the client's own

@@ -5,7 +5,7 @@
 //! for as the user's intent; the task the agent writes (`_meta["portcullis/task"]`) never can.
 //!
 //! A session keeps its latest prompts, newest first, at most [`MAX_TASK_BYTES`] in all (a new
-//! prompt pushes the oldest out). Bounded at [`MAX_SESSIONS`]: a full table starts over, so a live
+//! prompt pushes the oldest out). Bounded at 16384 sessions: a full table starts over, so a live
 //! session's sends are judged without its task until the user's next prompt — stricter, never
 //! looser.
 
