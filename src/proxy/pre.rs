@@ -134,11 +134,44 @@ fn principal_named(req: &Req) -> Option<String> {
 }
 
 /// The legacy `Mcp-Session-Id`, else the agent's own session header, scoped by the agent
-/// ([`super::sessions::key`]).
+/// ([`crate::session::key`]).
+///
+/// An id an anonymous caller chooses (`x-portcullis-session`: often predictable) is bound to the
+/// caller: kept as `~{digest}/{id}`, the digest of its `Authorization` header, else of its
+/// address, so another caller spelling the same id reaches nothing of it (waivers, flags,
+/// negotiated state). An upstream's `Mcp-Session-Id` is unguessable and kept as sent; one that
+/// starts with `~` is escaped with another, so it never spells a bound key (whose second
+/// character is a hex digit).
 pub(crate) fn session_of(req: &Req) -> Option<String> {
     let h = req.headers();
-    let id = h.get(HEADER_SESSION).or_else(|| h.get(HEADER_AGENT_SESSION)).and_then(|v| v.to_str().ok())?;
-    Some(crate::session::key(id, req.extensions().get::<Arc<crate::identity::Agent>>().map(|a| &**a)))
+    let agent = req.extensions().get::<Arc<crate::identity::Agent>>().map(|a| &**a);
+    if let Some(id) = h.get(HEADER_SESSION).and_then(|v| v.to_str().ok()) {
+        return Some(match (agent, id.starts_with('~')) {
+            (None, true) => crate::session::key(&format!("~{id}"), None),
+            _ => crate::session::key(id, agent),
+        });
+    }
+    let id = h.get(HEADER_AGENT_SESSION).and_then(|v| v.to_str().ok())?;
+    Some(match agent {
+        Some(_) => crate::session::key(id, agent),
+        None => crate::session::key(&bound(id, principal_named(req).as_deref()), None),
+    })
+}
+
+/// An anonymous caller's own session id, bound to it: `~`, eight bytes of the digest of its
+/// principal in hex, `/`, the id.
+fn bound(id: &str, principal: Option<&str>) -> String {
+    use sha2::Digest;
+    use std::fmt::Write;
+    let d = sha2::Sha256::digest(principal.unwrap_or("").as_bytes());
+    let mut key = String::with_capacity(18 + id.len());
+    key.push('~');
+    d[..8].iter().for_each(|b| {
+        let _ = write!(key, "{b:02x}");
+    });
+    key.push('/');
+    key.push_str(id);
+    key
 }
 
 impl<S> PreGate<S>
