@@ -1,0 +1,137 @@
+//! Red-team probes of issue 25 (identity, breakers that contain, per-agent limits, Host/Origin):
+//! each test is an attack by a caller the issue names — an anonymous agent on loopback, a web
+//! page in the operator's browser — against a real proxy and a real HTTP tool server, whose side
+//! proves what was (not) forwarded. A test marked `ignore` is an open finding, described there.
+
+use crate::http_tools::{tool_server, ToolServer};
+use crate::support::*;
+use portcullis::app::Running;
+
+const ADMIN_TOKEN_ENV: &str = "PORTCULLIS_TEST_ADMIN_TOKEN_ATTACK25";
+const TOKEN: &str = "attack25-operator";
+
+/// A proxy in front of one HTTP tool server (`ok` allowed, `admin*` denied), anonymous callers,
+/// nobody to ask, an admin token (so the breaker is enforced), and `extra` config.
+async fn start(extra: &str) -> (ToolServer, Running) {
+    std::env::set_var(ADMIN_TOKEN_ENV, TOKEN);
+    let tools = tool_server().await;
+    let yaml = format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {ADMIN_TOKEN_ENV} }}\nupstreams:\n  web: {{ url: \"{}\" }}\n\
+         permissions: {{ allow: [http__web__ok], deny: [\"http__web__admin*\"] }}\n\
+         approvals: {{ channel: none }}\n{extra}",
+        tools.url
+    );
+    let p = proxy(&portcullis::config::Config::parse(&yaml, "test").unwrap()).await;
+    (tools, p)
+}
+
+/// An anonymous call of `tool` with these headers: the status and body.
+async fn call(p: &Running, tool: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let url = format!("http://{}/http/web/{tool}", p.addr);
+    let (status, _, body) = post(&url, headers, "{}").await;
+    (status, body)
+}
+
+fn forwarded(tools: &ToolServer, path: &str) -> usize {
+    tools.seen.lock().unwrap().iter().filter(|(_, p, _)| p.ends_with(path)).count()
+}
+
+#[tokio::test]
+async fn an_anonymous_agent_rotating_session_ids_under_one_authorization_meets_the_breaker() {
+    // The control for the finding above: one credential, a fresh session id per probe.
+    let (tools, p) = start("").await;
+    for n in 0..3 {
+        let session = format!("probe-{n}");
+        let h = [("authorization", "Bearer one"), ("x-portcullis-session", session.as_str())];
+        assert_eq!(call(&p, "admin", &h).await.0, 403);
+    }
+    let h = [("authorization", "Bearer one"), ("x-portcullis-session", "fresh")];
+    let (code, body) = call(&p, "ok", &h).await;
+    assert_eq!(code, 403, "the caller is flagged whole: {body}");
+    assert!(body.contains("flagged"), "{body}");
+    assert_eq!(forwarded(&tools, "/ok"), 0);
+    p.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_anonymous_agent_with_one_address_and_no_authorization_meets_its_rate_limit() {
+    // The control for the finding above: the address is the budget.
+    let limits = "limits: { per_agent: [ { agent: \"*\", tool: \"http__web__*\", per_minute: 2 } ] }\n";
+    let (tools, p) = start(limits).await;
+    for n in 0..10 {
+        let session = format!("s-{n}");
+        let (code, body) = call(&p, "ok", &[("x-portcullis-session", &session)]).await;
+        assert!(code == 200 || code == 429, "call {n}: {code} {body}");
+    }
+    assert!(forwarded(&tools, "/ok") <= 4, "{} forwarded", forwarded(&tools, "/ok"));
+    p.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_rebinding_page_reaches_neither_the_hook_nor_the_task_nor_the_delegation_routes() {
+    let (tools, p) = start("").await;
+    let operator = format!("Bearer {TOKEN}");
+    let admin = p.admin_addr;
+    let routes = [
+        format!("http://{admin}/hook/pre"),
+        format!("http://{admin}/hook/post"),
+        format!("http://{admin}/sessions/s1/task"),
+        format!("http://{admin}/sessions/s1/clear"),
+        format!("http://{admin}/approvals/x/allow"),
+        format!("http://{}/delegations", p.addr),
+        format!("http://{}/delegations/some-id", p.addr),
+        format!("http://{}/http/web/ok", p.addr),
+    ];
+    let body = r#"{"tool_name":"Bash","tool_input":{"command":"true"},"task":"t","ttl":"1m"}"#;
+    for url in &routes {
+        for headers in [
+            &[("host", "evil.example"), ("authorization", operator.as_str())][..],
+            &[("origin", "http://evil.example"), ("authorization", operator.as_str())][..],
+            &[("origin", "null"), ("authorization", operator.as_str())][..],
+        ] {
+            let (status, _, text) = post(url, headers, body).await;
+            assert_eq!(status, 403, "{url} {headers:?}: {text}");
+            assert!(text.contains("allowed_hosts"), "{url}: {text}");
+        }
+    }
+    assert_eq!(tools.seen.lock().unwrap().len(), 0, "nothing reached the tool server");
+    p.shutdown().await;
+}
+
+const DEV: (&str, &str) = ("PORTCULLIS_TEST_ATTACK25_DEV", "dev-token-attack25-0f1e2d3c4b5a");
+
+#[tokio::test]
+async fn minting_children_and_grandchildren_does_not_multiply_a_parents_daily_budget() {
+    std::env::set_var(DEV.0, DEV.1);
+    let extra = format!(
+        "agents:\n  dev: {{ token_env: {} }}\n\
+         limits: {{ per_agent: [ {{ agent: dev, tool: \"http__web__*\", per_day: 3 }} ] }}\n",
+        DEV.0
+    );
+    let (tools, p) = start(&extra).await;
+    let mint = |token: String, name: &'static str| {
+        let addr = p.addr;
+        async move {
+            let auth = format!("Bearer {token}");
+            let body = format!(r#"{{"name":"{name}"}}"#);
+            let (status, _, text) =
+                post(&format!("http://{addr}/delegations"), &[("authorization", &auth)], body).await;
+            assert_eq!(status, 201, "{text}");
+            let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+            doc["token"].as_str().unwrap().to_owned()
+        }
+    };
+    let kid = mint(DEV.1.to_owned(), "kid").await;
+    let other = mint(DEV.1.to_owned(), "other").await;
+    let grandkid = mint(kid.clone(), "grand").await;
+    let mut codes = Vec::new();
+    for token in [DEV.1, kid.as_str(), other.as_str(), grandkid.as_str()] {
+        for _ in 0..2 {
+            let auth = format!("Bearer {token}");
+            codes.push(call(&p, "ok", &[("authorization", &auth)]).await.0);
+        }
+    }
+    assert_eq!(forwarded(&tools, "/ok"), 3, "three a day for dev and everything it delegated: {codes:?}");
+    assert_eq!(codes.iter().filter(|&&c| c == 429).count(), 5, "{codes:?}");
+    p.shutdown().await;
+}
