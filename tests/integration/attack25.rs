@@ -37,6 +37,51 @@ fn forwarded(tools: &ToolServer, path: &str) -> usize {
 }
 
 #[tokio::test]
+#[ignore = "finding (medium): an anonymous caller's self-chosen Authorization is its breaker identity \
+            (src/proxy/pre.rs principal_named → `authorization:VALUE`), and nothing checks it when no \
+            agents are configured; a caller sending a fresh `Authorization: Bearer <n>` per call (and no \
+            session) feeds a fresh `caller:` streak each time, so its refusals never reach \
+            flag.consecutive/total and its address is never flagged: endless refused probes, no human. \
+            Fix (design): count an unverified Authorization's streak under its peer address too (as a \
+            delegated agent's counts under its root), contained like any address flag"]
+async fn an_anonymous_agent_rotating_its_authorization_still_meets_the_breaker() {
+    let (tools, p) = start("").await;
+    for n in 0..25 {
+        let auth = format!("Bearer probe-{n}");
+        let (code, body) = call(&p, "admin", &[("authorization", &auth)]).await;
+        assert_eq!(code, 403, "probe {n}: {body}");
+    }
+    // Twenty-five refusals from one address: the breaker must have met them. A call without a
+    // session from that address is held (docs/approvals.md: contained flags hold those).
+    let (code, body) = call(&p, "ok", &[("authorization", "Bearer probe-fresh")]).await;
+    assert_eq!(code, 403, "25 refused probes from one address, and its next call went through: {body}");
+    assert_eq!(forwarded(&tools, "/ok"), 0);
+    p.shutdown().await;
+}
+
+#[tokio::test]
+#[ignore = "finding (medium): a held address is escaped by adding any `Authorization` header: the \
+            caller becomes `authorization:VALUE`, a fresh principal with no flag, and the address's \
+            whole-address hold (docs/approvals.md: 3 held sessions hold every call of the address) \
+            no longer reads it. Same root cause as the rotation finding above"]
+async fn an_address_held_whole_is_not_escaped_by_sending_an_authorization_header() {
+    let (tools, p) = start("").await;
+    for _ in 0..3 {
+        assert_eq!(call(&p, "admin", &[("x-portcullis-session", "careless")]).await.0, 403);
+    }
+    for fresh in ["fresh-1", "fresh-2"] {
+        assert_eq!(call(&p, "admin", &[("x-portcullis-session", fresh)]).await.0, 403);
+    }
+    let (code, body) = call(&p, "ok", &[("x-portcullis-session", "fresh-3")]).await;
+    assert_eq!(code, 403, "the address is held whole: {body}");
+    let h = [("x-portcullis-session", "fresh-4"), ("authorization", "Bearer anything")];
+    let (code, body) = call(&p, "ok", &h).await;
+    assert_eq!(code, 403, "the held address's next call, with a made-up Authorization, went through: {body}");
+    assert_eq!(forwarded(&tools, "/ok"), 0);
+    p.shutdown().await;
+}
+
+#[tokio::test]
 async fn an_anonymous_agent_rotating_session_ids_under_one_authorization_meets_the_breaker() {
     // The control for the finding above: one credential, a fresh session id per probe.
     let (tools, p) = start("").await;
