@@ -99,6 +99,35 @@ async fn an_anonymous_agent_rotating_session_ids_under_one_authorization_meets_t
 }
 
 #[tokio::test]
+#[ignore = "finding (medium): `limits.per_agent` with `agent: \"*\"` counts an anonymous caller by the \
+            digest of its Authorization header (src/limits, docs/config.md), which the caller chooses \
+            freely when no agents are configured: a fresh `Authorization` per call is a fresh budget, so \
+            an anonymous agent is not rate limited at all. Fix (design): count an anonymous caller under \
+            its peer address as well (both counts must fit), or only by address"]
+async fn an_anonymous_agent_rotating_its_authorization_still_meets_its_rate_limit() {
+    let limits = "limits: { per_agent: [ { agent: \"*\", tool: \"http__web__*\", per_minute: 2 } ] }\n";
+    let (tools, p) = start(limits).await;
+    let mut limited = 0;
+    for n in 0..10 {
+        let auth = format!("Bearer budget-{n}");
+        let (code, body) = call(&p, "ok", &[("authorization", &auth)]).await;
+        match code {
+            200 => {}
+            429 => limited += 1,
+            other => panic!("call {n}: {other} {body}"),
+        }
+    }
+    // Two a minute; a minute boundary during the test may let through two more.
+    assert!(
+        forwarded(&tools, "/ok") <= 4,
+        "{} of 10 calls forwarded past a limit of 2 a minute",
+        forwarded(&tools, "/ok")
+    );
+    assert!(limited >= 6, "{limited} refused");
+    p.shutdown().await;
+}
+
+#[tokio::test]
 async fn an_anonymous_agent_with_one_address_and_no_authorization_meets_its_rate_limit() {
     // The control for the finding above: the address is the budget.
     let limits = "limits: { per_agent: [ { agent: \"*\", tool: \"http__web__*\", per_minute: 2 } ] }\n";
