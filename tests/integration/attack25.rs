@@ -209,3 +209,46 @@ async fn minting_children_and_grandchildren_does_not_multiply_a_parents_daily_bu
     assert_eq!(codes.iter().filter(|&&c| c == 429).count(), 5, "{codes:?}");
     p.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_denied_http_tool_is_not_reached_by_another_spelling_of_its_route() {
+    // Everything but `admin*` is allowed here, so a spelling the rules read as another tool
+    // would be forwarded.
+    std::env::set_var(ADMIN_TOKEN_ENV, TOKEN);
+    let tools = tool_server().await;
+    let yaml = format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {ADMIN_TOKEN_ENV} }}\nupstreams:\n  web: {{ url: \"{}\" }}\n\
+         permissions: {{ allow: [\"http__web__*\"], deny: [\"http__web__admin*\"] }}\napprovals: {{ channel: none }}\n",
+        tools.url
+    );
+    let p = proxy(&portcullis::config::Config::parse(&yaml, "test").unwrap()).await;
+    let spellings = [
+        "%61dmin",
+        "%41dmin",
+        "ok/../admin",
+        "ok/%2e%2e/admin",
+        "ok%2f..%2fadmin",
+        "./admin",
+        "/admin",
+        "ok/./../admin",
+        "admin%00",
+        "ok;/../admin",
+        "ok%5c..%5cadmin",
+    ];
+    let mut through = Vec::new();
+    for tool in spellings {
+        let session = format!("spell-{tool}");
+        let (code, body) = call(&p, tool, &[("x-portcullis-session", &session)]).await;
+        if code == 200 {
+            through.push(format!("{tool}: {body}"));
+        }
+    }
+    // The control: the door is open to what the rules allow.
+    assert_eq!(call(&p, "ok", &[("x-portcullis-session", "control")]).await.0, 200);
+    assert_eq!(forwarded(&tools, "/ok"), 1);
+    let seen: Vec<String> = tools.seen.lock().unwrap().iter().map(|(_, path, _)| path.clone()).collect();
+    let reached_admin =
+        seen.iter().filter(|p| p.contains("admin") || p.contains("%61dmin") || p.contains("%41dmin"));
+    assert_eq!(reached_admin.count(), 0, "forwarded: {seen:?}; answered 200: {through:#?}");
+    p.shutdown().await;
+}
