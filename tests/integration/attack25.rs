@@ -252,3 +252,45 @@ async fn a_denied_http_tool_is_not_reached_by_another_spelling_of_its_route() {
     assert_eq!(reached_admin.count(), 0, "forwarded: {seen:?}; answered 200: {through:#?}");
     p.shutdown().await;
 }
+
+/// `POST /delegations` as `token`: the status and the token minted (if any).
+async fn mint_as(p: &Running, token: &str, name: &str) -> (u16, Option<String>) {
+    let auth = format!("Bearer {token}");
+    let body = format!(r#"{{"name":"{name}"}}"#);
+    let (status, _, text) =
+        post(&format!("http://{}/delegations", p.addr), &[("authorization", &auth)], body).await;
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    (status, doc["token"].as_str().map(str::to_owned))
+}
+
+#[tokio::test]
+async fn a_child_probing_for_its_parent_flags_the_root_and_no_fresh_child_escapes_it() {
+    std::env::set_var(DEV.0, DEV.1);
+    let extra = format!("agents:\n  dev: {{ token_env: {} }}\n", DEV.0);
+    let (tools, p) = start(&extra).await;
+    let (status, kid) = mint_as(&p, DEV.1, "kid").await;
+    assert_eq!(status, 201);
+    let (status, sibling) = mint_as(&p, DEV.1, "sibling").await;
+    assert_eq!(status, 201);
+    let (kid, sibling) = (kid.unwrap(), sibling.unwrap());
+    let as_ = |token: &str, session: &str| {
+        [("authorization", format!("Bearer {token}")), ("x-portcullis-session", session.to_owned())]
+    };
+    // The kid probes from three fresh sessions: its root's streak counts every refusal.
+    for s in ["k1", "k2", "k3"] {
+        let h = as_(&kid, s);
+        let h: Vec<(&str, &str)> = h.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        assert_eq!(call(&p, "admin", &h).await.0, 403);
+    }
+    for (who, token) in [("dev", DEV.1), ("sibling", sibling.as_str()), ("kid", kid.as_str())] {
+        let h = as_(token, &format!("{who}-fresh"));
+        let h: Vec<(&str, &str)> = h.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let (code, body) = call(&p, "ok", &h).await;
+        assert_eq!(code, 403, "{who}: the root is flagged, and so is everything under it: {body}");
+    }
+    // Neither the root nor the kid can mint its way out.
+    assert_ne!(mint_as(&p, DEV.1, "fresh").await.0, 201, "a flagged root cannot mint");
+    assert_ne!(mint_as(&p, &kid, "grand").await.0, 201, "a child of a flagged root cannot mint");
+    assert_eq!(forwarded(&tools, "/ok") + forwarded(&tools, "/admin"), 0);
+    p.shutdown().await;
+}
