@@ -294,3 +294,53 @@ async fn a_child_probing_for_its_parent_flags_the_root_and_no_fresh_child_escape
     assert_eq!(forwarded(&tools, "/ok") + forwarded(&tools, "/admin"), 0);
     p.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_client_that_walks_away_from_a_long_call_frees_its_place_at_once() {
+    use serde_json::json;
+    let peer = Peer::python("legacy");
+    let config = crate::support::config(
+        &[("py", &peer.url())],
+        "permissions: { allow: [\"mcp__py__*\"] }\n\
+         limits:\n  per_agent:\n    - { agent: \"*\", tool: \"mcp__py__*\", concurrent: 1 }\n",
+    );
+    let p = proxy(&config).await;
+    let url = proxy_url(&p, "py");
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    let (status, headers, body) = post(&url, &[], init.to_string()).await;
+    assert_eq!(status, 200, "{body}");
+    let id = headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let h = [("mcp-session-id", id.as_str()), ("mcp-protocol-version", LEGACY)];
+    post(&url, &h, json!({"jsonrpc":"2.0","method":"notifications/initialized"}).to_string()).await;
+    // A call that would run about a minute; the client reads nothing and goes away.
+    let slow = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"steps":600}}});
+    let (status, stream) = post_streaming(&url, &h, slow.to_string()).await;
+    assert_eq!(status, 200);
+    eventually("the slow call to reach the server", || async {
+        peer.tools_run().contains(&"slow".to_owned()).then_some(())
+    })
+    .await;
+    let echo = json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"meanwhile"}}});
+    let (_, _, text) = post(&url, &h, echo.to_string()).await;
+    assert!(text.contains("1 call at once"), "the slow call holds the one place: {text}");
+    drop(stream);
+    let started = std::time::Instant::now();
+    let mut n = 2;
+    let said = loop {
+        n += 1;
+        let echo = json!({"jsonrpc":"2.0","id":n,"method":"tools/call","params":{"name":"echo","arguments":{"message":"after"}}});
+        let (_, _, text) = post(&url, &h, echo.to_string()).await;
+        let v = rpc_body(&text);
+        if v["result"]["isError"] != true {
+            break text;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "the place of a call whose client went away was still held after 10 s: {text}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    assert!(said.contains("after"), "{said}");
+    p.shutdown().await;
+}
