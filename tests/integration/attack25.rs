@@ -344,3 +344,33 @@ async fn a_client_that_walks_away_from_a_long_call_frees_its_place_at_once() {
     assert!(said.contains("after"), "{said}");
     p.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_flagged_address_holds_its_sessionless_calls_and_sessions_spelled_like_table_keys_count_as_sessions(
+) {
+    let (tools, p) = start("").await;
+    for _ in 0..3 {
+        assert_eq!(call(&p, "admin", &[("x-portcullis-session", "careless")]).await.0, 403);
+    }
+    let (code, body) = call(&p, "ok", &[]).await;
+    assert_eq!(code, 403, "a call of the flagged address without a session is held: {body}");
+    let (code, body) = call(&p, "ok", &[("x-portcullis-session", "second")]).await;
+    assert_eq!(code, 200, "a second agent's session is not held: {body}");
+    // Probes from sessions spelled like the breaker's own keys: each is one more held session.
+    let address_key = {
+        use sha2::Digest;
+        let d = sha2::Sha256::digest(b"peer:127.0.0.1");
+        format!("caller:{}", d[..8].iter().map(|b| format!("{b:02x}")).collect::<String>())
+    };
+    let more = format!("{address_key}#more");
+    for s in [more.as_str(), "#untracked", "session:careless"] {
+        assert_eq!(call(&p, "admin", &[("x-portcullis-session", s)]).await.0, 403, "{s}");
+        assert_eq!(call(&p, "ok", &[("x-portcullis-session", s)]).await.0, 403, "{s} is held");
+    }
+    let (code, body) = call(&p, "ok", &[("x-portcullis-session", "second")]).await;
+    assert_eq!(code, 403, "three held sessions hold the address whole: {body}");
+    let (code, body) = call(&p, "ok", &[("x-portcullis-session", address_key.as_str())]).await;
+    assert_eq!(code, 403, "{body}");
+    assert_eq!(forwarded(&tools, "/ok"), 1);
+    p.shutdown().await;
+}
