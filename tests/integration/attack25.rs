@@ -374,3 +374,53 @@ async fn a_flagged_address_holds_its_sessionless_calls_and_sessions_spelled_like
     assert_eq!(forwarded(&tools, "/ok"), 1);
     p.shutdown().await;
 }
+
+const CI: (&str, &str) = ("PORTCULLIS_TEST_ATTACK25_CI", "ci-token-attack25-a9b8c7d6e5f4");
+
+#[tokio::test]
+#[ignore = "finding (low): an upstream session is not bound to the agent that opened it. The proxy \
+            keeps its own state per agent (`agent/session-id`), but forwards another agent's \
+            `Mcp-Session-Id` as it is, so agent ci presenting dev's id acts inside dev's upstream \
+            session (a stateful server's browser, transaction or login), judged under its own \
+            policy. MCP asks servers to bind session ids to the user; the proxy is that server to \
+            its agents. Fix: remember which principal's `initialize` an upstream session id answered \
+            and answer 404 (session not found) to any other principal"]
+async fn one_agent_cannot_act_inside_another_agents_upstream_session() {
+    use serde_json::json;
+    for (var, value) in [DEV, CI] {
+        std::env::set_var(var, value);
+    }
+    let peer = Peer::python("legacy");
+    let policy = format!(
+        "permissions: {{ allow: [\"mcp__py__*\"] }}\nagents:\n  dev: {{ token_env: {} }}\n  ci: {{ token_env: {} }}\n",
+        DEV.0, CI.0
+    );
+    let p = proxy(&crate::support::config(&[("py", &peer.url())], &policy)).await;
+    let url = proxy_url(&p, "py");
+    let dev = format!("Bearer {}", DEV.1);
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    let (status, headers, body) = post(&url, &[("authorization", &dev)], init.to_string()).await;
+    assert_eq!(status, 200, "{body}");
+    let id = headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let h = [("mcp-session-id", id.as_str()), ("mcp-protocol-version", LEGACY), ("authorization", &dev)];
+    post(&url, &h, json!({"jsonrpc":"2.0","method":"notifications/initialized"}).to_string()).await;
+    // The control: dev works in its own session.
+    let echo = |n: u64, m: &str| {
+        json!({"jsonrpc":"2.0","id":n,"method":"tools/call","params":{"name":"echo","arguments":{"message":m}}})
+            .to_string()
+    };
+    let (_, _, text) = post(&url, &h, echo(1, "dev-own")).await;
+    assert!(text.contains("dev-own"), "{text}");
+    // ci presents dev's upstream session id.
+    let ci = format!("Bearer {}", CI.1);
+    let h = [("mcp-session-id", id.as_str()), ("mcp-protocol-version", LEGACY), ("authorization", &ci)];
+    let (status, _, text) = post(&url, &h, echo(2, "ci-in-devs-session")).await;
+    let received = peer.tools_run();
+    assert_eq!(
+        received.iter().filter(|t| *t == "echo").count(),
+        1,
+        "ci's call ran inside dev's upstream session (status {status}: {text})"
+    );
+    p.shutdown().await;
+}
