@@ -424,3 +424,48 @@ async fn one_agent_cannot_act_inside_another_agents_upstream_session() {
     );
     p.shutdown().await;
 }
+
+#[tokio::test]
+#[ignore = "finding (low, same root cause): another agent's `DELETE` with dev's `Mcp-Session-Id` is \
+            forwarded, and the upstream ends dev's session: any agent that learns a session id can \
+            end it (denial of service); see the finding above for the fix"]
+async fn one_agent_cannot_end_another_agents_upstream_session() {
+    use http_body_util::{BodyExt, Empty};
+    use serde_json::json;
+    for (var, value) in [DEV, CI] {
+        std::env::set_var(var, value);
+    }
+    let peer = Peer::python("legacy");
+    let policy = format!(
+        "permissions: {{ allow: [\"mcp__py__*\"] }}\nagents:\n  dev: {{ token_env: {} }}\n  ci: {{ token_env: {} }}\n",
+        DEV.0, CI.0
+    );
+    let p = proxy(&crate::support::config(&[("py", &peer.url())], &policy)).await;
+    let url = proxy_url(&p, "py");
+    let dev = format!("Bearer {}", DEV.1);
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
+    let (status, headers, body) = post(&url, &[("authorization", &dev)], init.to_string()).await;
+    assert_eq!(status, 200, "{body}");
+    let id = headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let h = [("mcp-session-id", id.as_str()), ("mcp-protocol-version", LEGACY), ("authorization", &dev)];
+    post(&url, &h, json!({"jsonrpc":"2.0","method":"notifications/initialized"}).to_string()).await;
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<Empty<bytes::Bytes>>();
+    let req = http::Request::delete(&url)
+        .header("mcp-session-id", &id)
+        .header("mcp-protocol-version", LEGACY)
+        .header("authorization", format!("Bearer {}", CI.1))
+        .body(Empty::new())
+        .unwrap();
+    let resp = client.request(req).await.unwrap();
+    let deleted = resp.status().as_u16();
+    let _ = resp.into_body().collect().await;
+    let echo = json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"still-mine"}}});
+    let (status, _, text) = post(&url, &h, echo.to_string()).await;
+    assert!(
+        status == 200 && text.contains("still-mine"),
+        "ci's DELETE ({deleted}) ended dev's session: dev's next call is {status}: {text}"
+    );
+    p.shutdown().await;
+}
