@@ -75,6 +75,10 @@ where
             .into())));
         };
         let upstream = route.target.name.clone();
+        if matches!(route.kind, RouteKind::Mcp) && opened_by_another(&req, &self.shared) {
+            let b = jsonrpc::error_response(None, code::INVALID_REQUEST, "Session not found");
+            return Box::pin(std::future::ready(Ok(json_response(StatusCode::NOT_FOUND, b))));
+        }
         match (&route.kind, req.method().clone()) {
             (RouteKind::Mcp, Method::POST) => self.mcp_post(req, upstream),
             (RouteKind::Mcp, Method::DELETE) => {
@@ -131,6 +135,15 @@ fn principal_named(req: &Req) -> Option<String> {
         return Some(format!("authorization:{auth}"));
     }
     req.extensions().get::<super::listener::Peer>().map(|p| format!("peer:{}", p.0.ip()))
+}
+
+/// True when the request's `Mcp-Session-Id` names an upstream session another agent (or an
+/// anonymous caller, or an agent when this one is anonymous) opened: the upstream would take it as
+/// that caller's, so it is answered as an unknown session.
+fn opened_by_another(req: &Req, shared: &Shared) -> bool {
+    let Some(id) = req.headers().get(HEADER_SESSION).and_then(|v| v.to_str().ok()) else { return false };
+    let key = crate::session::key(id, req.extensions().get::<Arc<crate::identity::Agent>>().map(|a| &**a));
+    shared.sessions.foreign(&key)
 }
 
 /// The legacy `Mcp-Session-Id`, else the agent's own session header, scoped by the agent

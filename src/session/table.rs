@@ -43,6 +43,14 @@ pub fn key(id: &str, agent: Option<&crate::identity::Agent>) -> String {
     }
 }
 
+/// A [`key`]'s scope (the agent id; `""` for an anonymous caller) and the id as sent.
+fn scope_of(key: &str) -> (&str, &str) {
+    match key.strip_prefix('/') {
+        Some(id) => ("", id),
+        None => key.split_once('/').unwrap_or(("", key)),
+    }
+}
+
 /// How many sessions' call tables are kept (each holds at most
 /// [`MAX_CALLS`](crate::session::calls::MAX_CALLS) calls, without their arguments).
 const MAX_CALL_TABLES: usize = 4_096;
@@ -60,6 +68,9 @@ struct Info {
 #[derive(Debug)]
 pub struct Sessions {
     map: ReadMostly<Info>,
+    /// An upstream session id → the scope (agent id, or `""` for anonymous callers) whose
+    /// `initialize` it answered: another scope presenting it is told the session is not found.
+    opened: ReadMostly<Arc<str>>,
     calls: ReadMostly<CallTables>,
     /// Serializes writers, so each bound is checked and kept in one step.
     writes: Mutex<()>,
@@ -74,6 +85,7 @@ impl Default for Sessions {
     fn default() -> Self {
         Sessions {
             map: ReadMostly::new(64),
+            opened: ReadMostly::new(64),
             calls: ReadMostly::new(16),
             writes: Mutex::default(),
             tables: AtomicUsize::new(0),
@@ -96,6 +108,23 @@ impl Sessions {
             }
         }
         self.map.insert(session, Info { version, elicits });
+        let (scope, id) = scope_of(session);
+        if self.opened.len() >= MAX_SESSIONS && !self.opened.contains(id) {
+            // Full: an arbitrary binding goes (its session is then answered to whoever presents it,
+            // as before bindings were kept).
+            if let Some((k, _)) = self.opened.find(|_, _| true) {
+                self.opened.remove(&k);
+            }
+        }
+        self.opened.insert(id, scope.into());
+    }
+
+    /// True when the upstream session `session` (a key, [`key`]) was opened by another scope:
+    /// an agent presenting an id it did not open (an unknown id is not foreign: the proxy may
+    /// have restarted, or another replica opened it).
+    pub fn foreign(&self, session: &str) -> bool {
+        let (scope, id) = scope_of(session);
+        self.opened.read(id, |o| o.is_some_and(|o| **o != *scope))
     }
 
     pub fn version(&self, session: &str) -> Option<Version> {
@@ -110,6 +139,9 @@ impl Sessions {
     pub fn forget(&self, session: &str) {
         let _writes = self.writes.lock().unwrap_or_else(|p| p.into_inner());
         self.map.remove(session);
+        if !self.foreign(session) {
+            self.opened.remove(scope_of(session).1);
+        }
     }
 
     /// The call table of `session` on `upstream`, made on first use.
@@ -176,6 +208,32 @@ mod tests {
     use crate::mcp::era::Era;
     use crate::mcp::jsonrpc::IdKey;
     use serde_json::value::RawValue;
+
+    #[test]
+    fn an_upstream_session_is_foreign_to_every_scope_but_the_one_that_opened_it() {
+        let s = Sessions::default();
+        s.record("dev/X", Version::V2025_06_18, false);
+        s.record("/a/b", Version::V2025_06_18, false);
+        s.record("Y", Version::V2025_06_18, false);
+        let table = [
+            ("dev/X", false),
+            ("ci/X", true),
+            ("dev>kid/X", true),
+            ("X", true),
+            ("/a/b", false),
+            ("dev/a/b", true),
+            ("Y", false),
+            ("dev/Y", true),
+            ("ci/unknown", false),
+        ];
+        for (key, foreign) in table {
+            assert_eq!(s.foreign(key), foreign, "{key}");
+        }
+        s.forget("ci/X");
+        assert!(s.foreign("ci/X"), "another scope's DELETE does not unbind it");
+        s.forget("dev/X");
+        assert!(!s.foreign("ci/X"), "its own DELETE does");
+    }
 
     #[test]
     fn every_stream_of_a_session_shares_one_call_table() {

@@ -7,6 +7,7 @@
 
 mod admin_hosts;
 mod approvals;
+mod attack25;
 mod audit;
 mod authority;
 mod checker_offswitch;
