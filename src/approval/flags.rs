@@ -46,7 +46,7 @@ use crate::telemetry::Metrics;
 
 mod keys;
 pub(crate) use keys::principal_key;
-use keys::{root_principal, session_key, CallerKey, Key, Keys};
+use keys::{address_of, root_principal, session_key, CallerKey, Key, Keys};
 
 /// Sessions one principal may hold in the table before the rest share a streak.
 pub const SESSIONS_PER_PRINCIPAL: usize = 64;
@@ -206,6 +206,13 @@ impl Flags {
         if let Some(p) = pkey {
             keys.push_principal(p);
         }
+        // A principal known only by its address: the address keeps a streak too (an unverified
+        // token is the caller's to change; the address is not).
+        match principal.and_then(address_of) {
+            Some(a) if Some(a) == principal => keys.push_address(pkey.expect("a principal has a key")),
+            Some(a) => keys.push_address(self.root_key(a)),
+            None => {}
+        }
         if let Some(root) = principal.and_then(root_principal) {
             keys.push(Key::Caller(self.root_key(root)));
         }
@@ -324,10 +331,11 @@ impl Flags {
                 session_flagged |= i == 0 && session.is_some();
             }
         }
-        if let (true, Some(_), Some(address)) = (refused, session, keys.principal()) {
-            if self.contained(principal) {
-                let session = keys.iter().next().expect("a call with a session has its key");
-                self.contain(&book, session, address, now, session_flagged);
+        if let (true, Some(_), true) = (refused, session, self.contained(principal)) {
+            let session = keys.iter().next().expect("a call with a session has its key");
+            let mut flagged_now = session_flagged;
+            for held in keys.contained() {
+                flagged_now |= self.contain(&book, session, held, now, flagged_now);
             }
         }
     }
@@ -352,7 +360,14 @@ impl Flags {
     /// session is held at its first refusal; every session the address has held counts, and
     /// `consecutive` of them hold the whole address. `flagged`: the refusal just flagged the
     /// session by its own streak.
-    fn contain(&self, book: &MutexGuard<'_, ()>, session: &str, address: &str, now: u64, flagged: bool) {
+    fn contain(
+        &self,
+        book: &MutexGuard<'_, ()>,
+        session: &str,
+        address: &str,
+        now: u64,
+        flagged: bool,
+    ) -> bool {
         let a = self.streak(book, address, now);
         let mut held = flagged;
         // Once the whole address is held, its refusals are the hold's own: they hold no session
@@ -372,6 +387,7 @@ impl Flags {
                 "sessions of one address held in a row: every call from the address is now held"
             );
         }
+        held
     }
 
     /// True when the call's session or its principal is flagged. A contained address's flag
@@ -386,7 +402,7 @@ impl Flags {
             })
         };
         let contained = self.contained(principal);
-        let holds = |keys: &Keys<'_>, key: &str| match contained && keys.principal() == Some(key) {
+        let holds = |keys: &Keys<'_>, key: &str| match contained && keys.contained().any(|c| c == key) {
             false => is_flagged(key),
             true => self
                 .streaks

@@ -116,9 +116,9 @@ fn agent_of(req: &Req) -> Option<Arc<crate::identity::Agent>> {
 }
 
 /// Who is calling: the authenticated agent (`agent:ID`); else the `Authorization` header when
-/// there is one (`authorization:VALUE`: the breaker digests it, and no header can spell an
-/// agent's principal), else the connection's peer address (`peer:IP`, no port: one caller may
-/// open many connections).
+/// there is one, with the address it came from (`peer:IP/authorization:VALUE`: the breaker
+/// digests it and counts the address too, and no header can spell an agent's principal), else the
+/// connection's peer address (`peer:IP`, no port: one caller may open many connections).
 /// Noted, with its user agent, for the operator's console ([`crate::approval::callers`]).
 fn principal_of(req: &Req, shared: &Shared) -> Option<String> {
     let principal = principal_named(req)?;
@@ -132,7 +132,12 @@ fn principal_named(req: &Req) -> Option<String> {
         return Some(format!("agent:{}", a.id));
     }
     if let Some(auth) = req.headers().get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
-        return Some(format!("authorization:{auth}"));
+        // Not verified by anyone here: the caller's to change at will, so it is kept with the
+        // address it comes from, which the repeated-denial breaker also counts.
+        return Some(match req.extensions().get::<super::listener::Peer>() {
+            Some(p) => format!("peer:{}/authorization:{auth}", p.0.ip()),
+            None => format!("authorization:{auth}"),
+        });
     }
     req.extensions().get::<super::listener::Peer>().map(|p| format!("peer:{}", p.0.ip()))
 }

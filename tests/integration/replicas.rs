@@ -231,8 +231,10 @@ async fn a_flag_raised_at_one_replica_holds_at_another_and_is_cleared_from_there
         .collect();
     // An anonymous caller's own session id is kept bound to it (`/~{digest}/s-flag`).
     assert!(
-        keys.len() == 2 && keys.iter().any(|k| k.starts_with("/~") && k.ends_with("/s-flag")),
-        "the session and its caller: {keys:?}"
+        keys.len() == 3
+            && keys.iter().any(|k| k.starts_with("/~") && k.ends_with("/s-flag"))
+            && keys.iter().filter(|k| k.starts_with("caller:")).count() == 2,
+        "the session, its caller (an unverified token) and the address it came from: {keys:?}"
     );
     for key in &keys {
         let (status, _, text) =

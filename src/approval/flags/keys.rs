@@ -60,6 +60,16 @@ pub(super) fn root_principal(principal: &str) -> Option<&str> {
     Some(&principal[..AGENT.len() + root])
 }
 
+/// The address a principal known only by it calls from: `peer:IP` itself, or the address an
+/// unverified token was sent from (`peer:IP/authorization:…`, see `proxy/pre.rs`). `None` for an
+/// agent.
+pub(super) fn address_of(principal: &str) -> Option<&str> {
+    if !principal.starts_with("peer:") {
+        return None;
+    }
+    Some(principal.split_once('/').map_or(principal, |(address, _)| address))
+}
+
 /// How the transports spell an authenticated agent's principal (`agent:dev`).
 const AGENT: &str = "agent:";
 
@@ -99,6 +109,9 @@ impl Key<'_> {
 pub(super) struct Keys<'a> {
     keys: [Option<Key<'a>>; 4],
     principal: Option<CallerKey>,
+    /// The address the principal calls from, when it is known only by it (`peer:IP`, or an
+    /// unverified token sent from it): a contained flag's key.
+    address: Option<CallerKey>,
 }
 
 impl<'a> Keys<'a> {
@@ -116,9 +129,17 @@ impl<'a> Keys<'a> {
         self.push(Key::Caller(key));
     }
 
-    /// The principal's own key, when the call has a principal.
-    pub(super) fn principal(&self) -> Option<&str> {
-        self.principal.as_ref().map(CallerKey::as_str)
+    /// Records `key` as the address the principal calls from (and feeds it).
+    pub(super) fn push_address(&mut self, key: CallerKey) {
+        self.address = Some(key);
+        self.push(Key::Caller(key));
+    }
+
+    /// The contained keys: the principal's and its address's, when it is known by its address.
+    pub(super) fn contained(&self) -> impl Iterator<Item = &str> {
+        let address = self.address.as_ref().map(CallerKey::as_str);
+        let principal = self.principal.as_ref().filter(|p| address.is_some_and(|a| a != p.as_str()));
+        principal.into_iter().chain(self.address.as_ref()).map(CallerKey::as_str)
     }
 
     pub(super) fn iter(&self) -> impl Iterator<Item = &str> {
