@@ -208,10 +208,10 @@ impl Flags {
         }
         // A principal known only by its address: the address keeps a streak too (an unverified
         // token is the caller's to change; the address is not).
-        match principal.and_then(address_of) {
-            Some(a) if Some(a) == principal => keys.push_address(pkey.expect("a principal has a key")),
-            Some(a) => keys.push_address(self.root_key(a)),
-            None => {}
+        match (principal.and_then(address_of), pkey) {
+            (Some(a), Some(p)) if Some(a) == principal => keys.push_address(p),
+            (Some(a), _) => keys.push_address(self.root_key(a)),
+            (None, _) => {}
         }
         if let Some(root) = principal.and_then(root_principal) {
             keys.push(Key::Caller(self.root_key(root)));
