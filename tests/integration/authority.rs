@@ -365,7 +365,10 @@ async fn a_session_id_stays_with_the_caller_that_first_used_it() {
     for _ in 0..3 {
         assert_eq!(post(&format!("{base}/admin"), &b, "{}").await.0, 403);
     }
+    // b is flagged: an unverified token is contained like an address (docs/approvals.md), so
+    // b's next session is held at its first refusal.
     let other = [("authorization", "Bearer caller-b"), ("x-portcullis-session", "b-own")];
+    assert_eq!(post(&format!("{base}/admin"), &other, "{}").await.0, 403);
     let (status, _, body) = post(&format!("{base}/ok"), &other, "{}").await;
     assert_eq!(status, 403, "b's refusals flagged b: {body}");
     assert_eq!(tools.seen.lock().unwrap().len(), 1, "only b's first allowed call was sent: {:?}", tools.seen);
