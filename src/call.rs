@@ -309,9 +309,12 @@ impl ToolCall {
         Self::meta(meta).and_then(|m| m.task)
     }
 
-    /// The mode a `tools/call`'s `_meta` names.
-    pub fn mode_in_meta(meta: Option<&RawValue>) -> Mode {
-        Mode::parse(Self::meta(meta).and_then(|m| m.mode).as_deref())
+    /// The user's task and the mode a `tools/call`'s `_meta` names, read in one parse.
+    pub fn task_and_mode_in_meta(meta: Option<&RawValue>) -> (Option<String>, Mode) {
+        match Self::meta(meta) {
+            Some(m) => (m.task, Mode::parse(m.mode.as_deref())),
+            None => (None, Mode::Act),
+        }
     }
 
     fn meta(meta: Option<&RawValue>) -> Option<Meta> {
@@ -372,9 +375,9 @@ mod tests {
             (r#"{"portcullis/mode":7}"#, Mode::Act),
             (r#"{}"#, Mode::Act),
         ] {
-            assert_eq!(ToolCall::mode_in_meta(Some(&meta(m))), mode, "{m}");
+            assert_eq!(ToolCall::task_and_mode_in_meta(Some(&meta(m))).1, mode, "{m}");
         }
-        assert_eq!(ToolCall::mode_in_meta(None), Mode::Act);
+        assert_eq!(ToolCall::task_and_mode_in_meta(None), (None, Mode::Act));
     }
 
     #[test]

@@ -280,11 +280,11 @@ fn call(msg: &Message<'_>, cx: &Context<'_>) -> Result<ToolCall, String> {
         Some(Err(e)) => return Err(format!("tools/call params: {e}")),
         None => return Err("tools/call needs params".into()),
     };
-    let task = ToolCall::task_in_meta(params.meta);
+    let (task, mode) = ToolCall::task_and_mode_in_meta(params.meta);
     Ok(ToolCall::mcp(cx.upstream.clone(), &params.name, params.arguments, cx.era)
         .with_task(task.as_deref())
         .with_user_task(cx.approvals.user_tasks.get(cx.session))
-        .with_mode(ToolCall::mode_in_meta(params.meta))
+        .with_mode(mode)
         .with_session(cx.session.map(str::to_owned))
         .with_caller(cx.principal)
         .with_agent(cx.agent.cloned()))

@@ -368,8 +368,9 @@ async fn a_flagged_address_holds_its_sessionless_calls_and_sessions_spelled_like
 
 const CI: (&str, &str) = ("PORTCULLIS_TEST_ATTACK25_CI", "ci-token-attack25-a9b8c7d6e5f4");
 
-#[tokio::test]
-async fn one_agent_cannot_act_inside_another_agents_upstream_session() {
+/// Agents `dev` and `ci` before a Python SDK server; `dev` opens an upstream session: the peer,
+/// the proxy, its URL and `dev`'s session id.
+async fn devs_session() -> (Peer, portcullis::app::Running, String, String) {
     use serde_json::json;
     for (var, value) in [DEV, CI] {
         std::env::set_var(var, value);
@@ -389,6 +390,15 @@ async fn one_agent_cannot_act_inside_another_agents_upstream_session() {
     let id = headers["mcp-session-id"].to_str().unwrap().to_owned();
     let h = [("mcp-session-id", id.as_str()), ("mcp-protocol-version", LEGACY), ("authorization", &dev)];
     post(&url, &h, json!({"jsonrpc":"2.0","method":"notifications/initialized"}).to_string()).await;
+    (peer, p, url, id)
+}
+
+#[tokio::test]
+async fn one_agent_cannot_act_inside_another_agents_upstream_session() {
+    use serde_json::json;
+    let (peer, p, url, id) = devs_session().await;
+    let dev = format!("Bearer {}", DEV.1);
+    let h = [("mcp-session-id", id.as_str()), ("mcp-protocol-version", LEGACY), ("authorization", &dev)];
     // The control: dev works in its own session.
     let echo = |n: u64, m: &str| {
         json!({"jsonrpc":"2.0","id":n,"method":"tools/call","params":{"name":"echo","arguments":{"message":m}}})
@@ -413,24 +423,9 @@ async fn one_agent_cannot_act_inside_another_agents_upstream_session() {
 async fn one_agent_cannot_end_another_agents_upstream_session() {
     use http_body_util::{BodyExt, Empty};
     use serde_json::json;
-    for (var, value) in [DEV, CI] {
-        std::env::set_var(var, value);
-    }
-    let peer = Peer::python("legacy");
-    let policy = format!(
-        "permissions: {{ allow: [\"mcp__py__*\"] }}\nagents:\n  dev: {{ token_env: {} }}\n  ci: {{ token_env: {} }}\n",
-        DEV.0, CI.0
-    );
-    let p = proxy(&crate::support::config(&[("py", &peer.url())], &policy)).await;
-    let url = proxy_url(&p, "py");
+    let (_peer, p, url, id) = devs_session().await;
     let dev = format!("Bearer {}", DEV.1);
-    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
-        "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
-    let (status, headers, body) = post(&url, &[("authorization", &dev)], init.to_string()).await;
-    assert_eq!(status, 200, "{body}");
-    let id = headers["mcp-session-id"].to_str().unwrap().to_owned();
     let h = [("mcp-session-id", id.as_str()), ("mcp-protocol-version", LEGACY), ("authorization", &dev)];
-    post(&url, &h, json!({"jsonrpc":"2.0","method":"notifications/initialized"}).to_string()).await;
     let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
         .build_http::<Empty<bytes::Bytes>>();
     let req = http::Request::delete(&url)
