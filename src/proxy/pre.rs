@@ -75,6 +75,9 @@ where
             .into())));
         };
         let upstream = route.target.name.clone();
+        // Keyed once per request (a bound id is a digest): the gates after this read it back.
+        let key = session_key(&req);
+        req.extensions_mut().insert(SessionKey(key));
         if matches!(route.kind, RouteKind::Mcp) && opened_by_another(&req, &self.shared) {
             let b = jsonrpc::error_response(None, code::INVALID_REQUEST, "Session not found");
             return Box::pin(std::future::ready(Ok(json_response(StatusCode::NOT_FOUND, b))));
@@ -161,6 +164,17 @@ fn opened_by_another(req: &Req, shared: &Shared) -> bool {
 /// starts with `~` is escaped with another, so it never spells a bound key (whose second
 /// character is a hex digit).
 pub(crate) fn session_of(req: &Req) -> Option<String> {
+    match req.extensions().get::<SessionKey>() {
+        Some(SessionKey(key)) => key.clone(),
+        None => session_key(req),
+    }
+}
+
+/// The request's session key, as the pre gate first computed it ([`session_of`]).
+#[derive(Clone)]
+struct SessionKey(Option<String>);
+
+fn session_key(req: &Req) -> Option<String> {
     let h = req.headers();
     let agent = req.extensions().get::<Arc<crate::identity::Agent>>().map(|a| &**a);
     if let Some(id) = h.get(HEADER_SESSION).and_then(|v| v.to_str().ok()) {
