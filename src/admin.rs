@@ -1,5 +1,5 @@
 //! The admin listener: `/metrics` (Prometheus text), `/healthz` (the process answers) and
-//! `/readyz` (ready to guard traffic). Open, as Prometheus and orchestrators expect; it binds
+//! `/readyz` (ready to guard traffic, and which upstreams cannot be reached). Open, as Prometheus and orchestrators expect; it binds
 //! loopback by default. With `admin.token_env` set: the approvals API behind a bearer token,
 //! `/console`, the operator's page that calls it (docs/console.md), and `POST /hook/{pre|post}`,
 //! where `portcullis hook --proxy` hands over Claude Code's tool calls ([`crate::hook::serve`]).
@@ -35,14 +35,17 @@ pub fn service(
     shared: Arc<Shared>,
     token: Option<String>,
     allowed: AllowedHosts,
+    upstreams: crate::readiness::Upstreams,
 ) -> impl Service<Request<Incoming>, Response = Resp, Error = Infallible, Future: Future + Send + 'static>
        + Clone
        + Send
        + 'static {
     let token: Arc<Option<String>> = Arc::new(token);
     let allowed = Arc::new(allowed);
+    let upstreams = Arc::new(upstreams);
     tower::service_fn(move |req: Request<Incoming>| {
         let (metrics, shared, token) = (metrics.clone(), shared.clone(), token.clone());
+        let upstreams = upstreams.clone();
         let refusal = allowed.refusal(req.uri(), req.headers());
         async move {
             if let Some(why) = refusal {
@@ -76,7 +79,11 @@ pub fn service(
                     } else {
                         Ok(())
                     };
-                    route(&req, &metrics, ready)
+                    let probed = match req.uri().path() {
+                        "/readyz" => upstreams.unreachable().await,
+                        _ => Vec::new(),
+                    };
+                    route(&req, &metrics, Readiness { guard: ready, unreachable: probed })
                 }
             };
             Ok::<_, Infallible>(resp)
@@ -331,17 +338,31 @@ async fn approvals(req: Request<Incoming>, shared: &Shared, token: &Option<Strin
     }
 }
 
-fn route<B>(req: &Request<B>, metrics: &Metrics, ready: Result<(), &'static str>) -> Resp {
+/// What `/readyz` answers from: whether the guard can guard, and which upstreams it could not
+/// reach (reported; a 503 only with `?strict`).
+struct Readiness {
+    guard: Result<(), &'static str>,
+    unreachable: Vec<String>,
+}
+
+fn route<B>(req: &Request<B>, metrics: &Metrics, ready: Readiness) -> Resp {
     if req.method() != Method::GET {
         return text(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "GET only\n");
     }
     match req.uri().path() {
         "/metrics" => text(StatusCode::OK, "text/plain; version=0.0.4", metrics.render()),
         "/healthz" => text(StatusCode::OK, "text/plain", "ok\n"),
-        "/readyz" => match ready {
-            Ok(()) => text(StatusCode::OK, "text/plain", "ready\n"),
-            Err(why) => text(StatusCode::SERVICE_UNAVAILABLE, "text/plain", why),
-        },
+        "/readyz" => {
+            let strict = req.uri().query().is_some_and(|q| q.split('&').any(|p| p == "strict"));
+            let status = match (&ready.guard, ready.unreachable.is_empty()) {
+                (Err(_), _) => StatusCode::SERVICE_UNAVAILABLE,
+                (Ok(()), false) if strict => StatusCode::SERVICE_UNAVAILABLE,
+                (Ok(()), _) => StatusCode::OK,
+            };
+            let mut body = ready.guard.err().unwrap_or("ready\n").to_owned();
+            body.extend(ready.unreachable);
+            text(status, "text/plain", body)
+        }
         _ => text(StatusCode::NOT_FOUND, "text/plain", "not found: try /metrics, /healthz or /readyz\n"),
     }
 }

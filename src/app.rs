@@ -161,7 +161,7 @@ fn shared_listener(addr: SocketAddr) -> std::io::Result<std::net::TcpListener> {
 /// Builds the runtime from `config` (the admin token from `admin.token_env`), binds the
 /// listeners and starts serving.
 pub async fn start(config: &Config) -> Result<Running, StartError> {
-    start_with_token(config, admin_token(config)).await
+    start_with_token(config, admin_token(config)?).await
 }
 
 /// As [`start`], with the admin token given rather than read from `admin.token_env` (the demo
@@ -225,8 +225,13 @@ pub async fn serve(mut runtime: Runtime) -> Result<Running, StartError> {
     }
     // The admin listener answers the agent listener's names and its own address (rebinding).
     let admin_hosts = runtime.config.allowed_hosts.clone().with_listen(admin_addr);
-    let admin_svc =
-        admin::service(runtime.metrics.clone(), runtime.shared.clone(), runtime.token.clone(), admin_hosts);
+    let admin_svc = admin::service(
+        runtime.metrics.clone(),
+        runtime.shared.clone(),
+        runtime.token.clone(),
+        admin_hosts,
+        crate::readiness::Upstreams::from_config(&runtime.config),
+    );
     let admin = tokio::spawn(listener::serve(
         admin_listener,
         admin_svc,

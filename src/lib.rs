@@ -48,6 +48,7 @@ pub mod limits;
 pub mod oauth;
 pub use portcullis_mcp as mcp;
 pub mod proxy;
+pub mod readiness;
 pub mod reload;
 pub use portcullis_rules as rules;
 pub mod layers;

@@ -372,6 +372,20 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Connect(a) => connect(a),
         Command::Validate { config } => {
             let c = config.load()?;
+            let found = portcullis::config::validate::findings(&c, |v| std::env::var(v).ok());
+            for w in &found.warnings {
+                eprintln!("portcullis: warning: {}: {}", w.path, w.message);
+            }
+            if !found.problems.is_empty() {
+                eprintln!(
+                    "portcullis: the config parses, but {} problem(s) stop it here:",
+                    found.problems.len()
+                );
+                for p in &found.problems {
+                    eprintln!("  - {}: {}", p.path, p.message);
+                }
+                return Ok(ExitCode::FAILURE);
+            }
             println!(
                 "config ok: {} upstream(s), listen {}, admin {}",
                 c.upstreams.len(),

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 
-use super::{Config, EnvName, UpstreamAuth};
+use super::{Config, EnvName};
 
 /// The variable `portcullis approvals` and `portcullis hook` read the admin token from unless
 /// told otherwise (`--token-env`): a credential by a fixed name, whatever the config says.
@@ -151,44 +151,8 @@ impl Config {
     /// proxy starts never receives them.
     pub fn guard_secret_vars(&self) -> GuardSecrets {
         let mut s = GuardSecrets::default();
-        if let Some(var) = &self.admin.token_env {
-            s.add(var, "admin.token_env");
-        }
-        for (name, agent) in &self.policy.identity.agents {
-            if let Some(var) = &agent.token_env {
-                s.add(var, format!("agents.{name}.token_env"));
-            }
-        }
-        if let Some(g) = &self.policy.guardrails {
-            if let super::Backend::OpenAi(o) = &g.backend {
-                if let Some(var) = &o.api_key_env {
-                    s.add(var, "guardrails.checker.api_key_env");
-                }
-            }
-            for (i, rule) in g.rules.0.iter().enumerate() {
-                let model = rule.shadow.as_ref().and_then(|sh| sh.model.as_ref());
-                if let Some(var) = model.and_then(|m| m.api_key_env.as_ref()) {
-                    s.add(var, format!("guardrails.rules[{i}].shadow.checker.api_key_env"));
-                }
-            }
-        }
-        if let Some(var) = &self.approvals.seal_key_env {
-            s.add(var, "approvals.seal_key_env");
-        }
-        if let super::state::Backend::Redis { url_env } = &self.state.backend {
-            s.add(url_env, "state.url_env");
-        }
-        for (name, u) in &self.upstreams {
-            match &u.auth {
-                UpstreamAuth::Bearer { env } => {
-                    s.add(env.as_str(), format!("upstreams.{name}.auth.bearer_env"))
-                }
-                UpstreamAuth::ClientCredentials(c) => s.add(
-                    c.client_secret_env.as_str(),
-                    format!("upstreams.{name}.auth.client_credentials.client_secret_env"),
-                ),
-                UpstreamAuth::None | UpstreamAuth::Passthrough => {}
-            }
+        for e in self.env_settings() {
+            s.add(&e.var, e.setting);
         }
         s.add(ADMIN_TOKEN_VAR, "the admin token `portcullis approvals` and `portcullis hook` read");
         s

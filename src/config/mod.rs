@@ -15,6 +15,7 @@ pub mod descriptions;
 pub mod egress;
 #[cfg(test)]
 mod engine_tests;
+pub mod env_vars;
 mod guardrails;
 pub mod hosts;
 pub mod layered;
@@ -24,9 +25,11 @@ pub mod pins;
 mod problems;
 mod raw;
 pub mod state;
+mod suggest;
 pub mod units;
 mod upstream_auth;
 mod upstreams;
+pub mod validate;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -298,7 +301,11 @@ impl Compiler {
                 );
             } else if !TOP_KEYS.contains(&key.as_str()) {
                 let known = TOP_KEYS.join(", ");
-                self.problem(key, format!("unknown key (known keys: {known})"));
+                let hint = match suggest::closest(key, TOP_KEYS.iter().copied()) {
+                    Some(best) => format!(" — did you mean `{best}`?"),
+                    None => String::new(),
+                };
+                self.problem(key, format!("unknown key (known keys: {known}){hint}"));
             }
         }
         let listen: Option<String> = self.section(&mut doc, "listen");

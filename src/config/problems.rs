@@ -66,8 +66,10 @@ impl Problems {
         }
     }
 
+    /// Records a problem; serde's "unknown field" messages gain the key probably meant.
     pub fn add(&mut self, path: impl Into<String>, message: impl Into<String>) {
-        self.problems.push(Problem { path: path.into(), message: message.into() });
+        let message = super::suggest::annotate(&message.into());
+        self.problems.push(Problem { path: path.into(), message });
     }
 
     pub fn warn(&mut self, path: impl Into<String>, message: impl Into<String>) {

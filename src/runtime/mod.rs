@@ -38,6 +38,10 @@ pub enum StartError {
     /// The shared state store's URL variable is unset or not a URL.
     #[error("the state store cannot be set up")]
     State(#[from] crate::state::StoreSetupError),
+    /// `admin.token_env` names a variable that is unset, empty or too short: the operator API
+    /// (and every ask's human) would be silently off.
+    #[error("{}: {}", .0.path, .0.message)]
+    AdminToken(crate::config::Problem),
     /// `approvals.seal_key_env` is unset, empty or too short.
     #[error("approvals.seal_key_env: the environment variable {0} is unset or shorter than 32 characters")]
     SealKey(String),
@@ -175,11 +179,22 @@ pub fn share_verdicts(guard: &Guard, store: &crate::state::Store) {
     }
 }
 
-/// The admin bearer token, from the variable `admin.token_env` names (never from the file).
-/// Unset or empty: the token-protected endpoints are disabled.
-pub fn admin_token(config: &Config) -> Option<String> {
-    let var = config.admin.token_env.as_deref()?;
-    std::env::var(var).ok().filter(|t| !t.trim().is_empty())
+/// The admin bearer token, from the variable `admin.token_env` names (never from the file);
+/// `None` when no `admin.token_env` is configured (the token-protected endpoints are off). A
+/// configured variable that is unset, empty or shorter than 16 bytes is a start error, not a
+/// quiet "no human": every ask would become a headless deny.
+pub fn admin_token(config: &Config) -> Result<Option<String>, StartError> {
+    let Some(var) = config.admin.token_env.as_deref() else { return Ok(None) };
+    let setting = crate::config::env_vars::EnvSetting {
+        setting: "admin.token_env".into(),
+        var: var.to_owned(),
+        holds: crate::config::env_vars::Holds::Token,
+    };
+    let value = std::env::var(var).ok();
+    match crate::config::env_vars::unusable(&setting, value.as_deref()) {
+        Some(problem) => Err(StartError::AdminToken(problem)),
+        None => Ok(value),
+    }
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! the same gate decisions as the HTTP proxy. Responses may come back in any order: watched ids
 //! are correlated in a table, not by position. The server's stderr is the agent's stderr.
 
+mod channel_note;
 mod lines;
 mod sealed;
 mod spawn;
@@ -352,6 +353,7 @@ async fn server_to_agent<R>(
                 // Counted as it is dropped here.
                 Seen::Call { .. } => {}
                 Seen::Initialized { version, elicits } => {
+                    channel_note::log(&relay.approvals, elicits);
                     *relay.client.lock().unwrap_or_else(|p| p.into_inner()) = (Some(version), elicits)
                 }
                 Seen::Listed { upstream, result } => relay.approvals.tools.record(&upstream, &result),

@@ -133,7 +133,7 @@ async fn an_operator_decides_parked_calls_and_allow_for_the_session_waives_exact
 #[tokio::test]
 async fn an_undecided_ask_times_out_and_never_reaches_the_upstream() {
     let token_env = "PORTCULLIS_TEST_ADMIN_TOKEN_B";
-    std::env::set_var(token_env, "another-token");
+    std::env::set_var(token_env, "another-operator-token");
     let peer = Peer::python("legacy");
     let yaml = format!(
         "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\nupstreams:\n  py: {{ url: \"{}\" }}\napprovals: {{ channel: api, timeout: 300ms }}\n",
@@ -154,7 +154,7 @@ async fn an_undecided_ask_times_out_and_never_reaches_the_upstream() {
 #[tokio::test]
 async fn repeated_refusals_flag_the_session_until_an_operator_clears_it() {
     let token_env = "PORTCULLIS_TEST_ADMIN_TOKEN_C";
-    std::env::set_var(token_env, "third-token");
+    std::env::set_var(token_env, "third-operator-token");
     let peer = Peer::python("legacy");
     // channel: none — with nobody to ask, a flagged session's calls are simply refused.
     let yaml = format!(
@@ -219,7 +219,7 @@ async fn repeated_refusals_flag_the_session_until_an_operator_clears_it() {
 #[tokio::test]
 async fn a_parked_call_keeps_its_progress_flowing_and_is_withdrawn_when_the_agent_hangs_up() {
     let token_env = "PORTCULLIS_TEST_ADMIN_TOKEN_D";
-    std::env::set_var(token_env, "fourth-token");
+    std::env::set_var(token_env, "fourth-operator-token");
     let peer = Peer::python("legacy");
     // echo is allowed only to be the barrier at the end; write_note is asked (not read-only).
     let yaml = format!(

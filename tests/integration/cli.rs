@@ -237,3 +237,61 @@ fn an_allow_all_posture_as_root_outside_a_sandbox_refuses_to_start() {
         assert!(starts(serve(Some(marker))), "{marker}=1 marks a sandbox");
     }
 }
+
+#[test]
+fn validate_names_unset_and_short_variables_and_suggests_the_key_meant() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.yaml");
+    std::fs::write(
+        &config,
+        "admin: { token_env: PC_CLI_VALIDATE_ADMIN }\nagents: { dev: { token_env: PC_CLI_VALIDATE_DEV } }\n",
+    )
+    .unwrap();
+    let out = portcullis()
+        .args(["validate", "--config"])
+        .arg(&config)
+        .env_remove("PC_CLI_VALIDATE_ADMIN")
+        .env("PC_CLI_VALIDATE_DEV", "short")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    for want in [
+        "admin.token_env: the environment variable PC_CLI_VALIDATE_ADMIN is not set",
+        "agents.dev.token_env: the environment variable PC_CLI_VALIDATE_DEV holds 5 bytes; at least 16",
+        "warning: upstreams: none configured",
+    ] {
+        assert!(err.contains(want), "missing {want}:\n{err}");
+    }
+    assert!(!err.contains("short\n"), "the value is never shown:\n{err}");
+
+    std::fs::write(
+        &config,
+        "permisions: { allow: [] }\nupstreams: { up: { url: \"http://127.0.0.1:9/mcp\", proflie: x } }\n",
+    )
+    .unwrap();
+    let out = portcullis().args(["validate", "--config"]).arg(&config).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("— did you mean `permissions`?"), "{err}");
+    assert!(err.contains("— did you mean `profile`?"), "{err}");
+}
+
+#[test]
+fn serve_refuses_to_start_when_the_admin_token_variable_is_unset_instead_of_denying_every_ask() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("c.yaml");
+    std::fs::write(
+        &config,
+        "listen: 127.0.0.1:0\nadmin: { listen: 127.0.0.1:0, token_env: PC_CLI_SERVE_ADMIN }\nupstreams: { up: { url: \"http://127.0.0.1:9/mcp\" } }\n",
+    )
+    .unwrap();
+    let out = portcullis()
+        .args(["serve", "--config"])
+        .arg(&config)
+        .env_remove("PC_CLI_SERVE_ADMIN")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("admin.token_env: the environment variable PC_CLI_SERVE_ADMIN is not set"), "{err}");
+}

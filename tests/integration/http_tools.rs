@@ -125,7 +125,7 @@ async fn plain_http_tools_get_the_checker_both_ways() {
 #[tokio::test]
 async fn a_plain_http_ask_is_held_for_an_operator_and_a_session_waiver_answers_the_same_call() {
     let token_env = "PORTCULLIS_TEST_ADMIN_TOKEN_HTTP";
-    std::env::set_var(token_env, "http-operator");
+    std::env::set_var(token_env, "http-operator-token");
     let tools = tool_server().await;
     let yaml = format!(
         "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\nupstreams:\n  weather: {{ url: \"{}\" }}\n\
@@ -250,7 +250,7 @@ async fn beyond_max_pending_an_ask_is_refused_and_every_parked_one_stays() {
 #[tokio::test]
 async fn thirty_denials_under_thirty_fresh_session_ids_flag_the_caller() {
     let token_env = "PORTCULLIS_TEST_ADMIN_TOKEN_FRESH_IDS";
-    std::env::set_var(token_env, "fresh-operator");
+    std::env::set_var(token_env, "fresh-operator-token");
     let tools = tool_server().await;
     let yaml = format!(
         "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\nupstreams:\n  web: {{ url: \"{}\" }}\n\

@@ -124,7 +124,7 @@ async fn without_a_good_credential_nothing_reaches_the_upstream() {
 #[tokio::test]
 async fn one_agents_waiver_and_flag_never_answer_for_another() {
     let token_env = "PORTCULLIS_TEST_ADMIN_TOKEN_AGENTS";
-    std::env::set_var(token_env, "agents-operator");
+    std::env::set_var(token_env, "agents-operator-token");
     let tools = crate::http_tools::tool_server().await;
     let mut yaml = format!(
         "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\nupstreams:\n  web: {{ url: \"{}\" }}\n\

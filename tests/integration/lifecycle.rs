@@ -111,3 +111,33 @@ async fn h2c_clients_are_served() {
     let v = rpc_body(&String::from_utf8_lossy(&body));
     assert!(v["result"]["protocolVersion"].is_string(), "{v}");
 }
+
+#[tokio::test]
+async fn readyz_names_an_unreachable_upstream_and_strict_readiness_fails_on_it() {
+    let peer = Peer::python("legacy");
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead = format!("http://{}/mcp", closed.local_addr().unwrap());
+    drop(closed);
+    let p = proxy(&config(&[("py", &peer.url()), ("gone", &dead)], ALLOW_ALL)).await;
+    let get = |path: &'static str| {
+        let addr = p.admin_addr;
+        async move {
+            use http_body_util::BodyExt;
+            let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+                .build_http::<http_body_util::Empty<bytes::Bytes>>();
+            let resp = client.get(format!("http://{addr}{path}").parse().unwrap()).await.unwrap();
+            let status = resp.status().as_u16();
+            (
+                status,
+                String::from_utf8(resp.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap(),
+            )
+        }
+    };
+    let (status, body) = get("/readyz").await;
+    assert_eq!(status, 200, "one dead tool server does not take the proxy out of rotation: {body}");
+    assert!(body.starts_with("ready\n"), "{body}");
+    assert!(body.contains("upstream gone (127.0.0.1:") && body.contains("is unreachable"), "{body}");
+    assert!(!body.contains("upstream py"), "the live upstream is not listed: {body}");
+    let (status, body) = get("/readyz?strict").await;
+    assert_eq!(status, 503, "{body}");
+}
