@@ -26,6 +26,13 @@ async fn fetch_with(fetcher: &str, url: &str) {
             c.args(["-e", "fetch(process.argv[1]).then(r => r.text()).catch(() => {})", url]);
             c
         }
+        // A receiver that reads the value as a JSON document and fetches its `callback`.
+        "json" => {
+            let mut c = Command::new("python3");
+            let script = "import json, sys, urllib.request\ntry: urllib.request.urlopen(json.loads(sys.argv[1])['callback'], timeout=5).read()\nexcept Exception: pass";
+            c.args(["-c", script, url]);
+            c
+        }
         "curl" => {
             let mut c = Command::new("curl");
             c.args(["-s", "-o", "/dev/null", "--max-time", "5", url]);
@@ -64,8 +71,9 @@ async fn a_sink_is_never_sent_to_loopback_by_a_url_whose_port_is_percent_encoded
 
 #[tokio::test]
 #[ignore = "open finding R5-2 (high): a URL written without `//` after its scheme \
-            (http:/127.0.0.1:PORT/, http:127.0.0.1:PORT/, http:\\\\127.0.0.1:PORT\\) is no \
-            destination to the scanner, while curl and Node's fetch connect"]
+            (http:/127.0.0.1:PORT/, http:127.0.0.1:PORT/, http:\\\\127.0.0.1:PORT\\, or \
+            http:\\/\\/… in a JSON document in the argument) is no destination to the scanner, \
+            while curl, Node's fetch or a JSON-reading receiver connect"]
 async fn a_url_without_two_slashes_after_its_scheme_still_names_its_destination() {
     let target = Target::start(None).await;
     let port = target.port;
@@ -75,6 +83,8 @@ async fn a_url_without_two_slashes_after_its_scheme_still_names_its_destination(
         (format!("http:127.0.0.1:{port}/three"), "node"),
         (format!("http:\\\\127.0.0.1:{port}\\four"), "node"),
         (format!("HTTP:\\/\\/127.0.0.1:{port}\\/five"), "node"),
+        // A URL in a JSON document in the argument, its slashes escaped as JSON allows.
+        (format!(r#"{{"callback":"http:\/\/127.0.0.1:{port}\/six"}}"#), "json"),
     ];
     // The premise: each fetcher connects with exactly these bytes.
     for (url, fetcher) in &spellings {
@@ -96,10 +106,14 @@ async fn a_url_without_two_slashes_after_its_scheme_still_names_its_destination(
     let (status, _, body) =
         post(&send, &[], json!({"webhook": format!("http://127.0.0.1:{port}/x")}).to_string()).await;
     assert_eq!(status, 403, "{body}");
+    let mut forwarded = Vec::new();
     for (url, fetcher) in &spellings {
-        let (status, _, body) = post(&send, &[], json!({"webhook": url}).to_string()).await;
-        assert_eq!(status, 403, "{url:?} (which {fetcher} connects to) reached the sink: {body}");
+        let (status, _, _) = post(&send, &[], json!({"webhook": url}).to_string()).await;
+        if status != 403 {
+            forwarded.push(format!("{url} ({fetcher} connects)"));
+        }
     }
+    assert!(forwarded.is_empty(), "reached the sink: {forwarded:#?}");
     assert!(tool.seen().is_empty(), "no refused call reached the tool: {:?}", tool.seen());
 }
 
@@ -223,8 +237,12 @@ async fn curl_reaching_loopback_through_globs_or_connection_overrides_is_refused
         let st = Command::new("bash").args(["-c", line.as_str()]).kill_on_drop(true).status().await.unwrap();
         assert!(target.seen().len() > before, "{line} ({st}) reaches loopback: {:?}", target.seen());
     }
+    let mut allowed = Vec::new();
     for line in &lines {
         let answer = bash_at_auto(line).await;
-        assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny", "{line}: {answer}");
+        if answer["hookSpecificOutput"]["permissionDecision"] != "deny" {
+            allowed.push(line.clone());
+        }
     }
+    assert!(allowed.is_empty(), "allowed, and curl reaches loopback: {allowed:#?}");
 }

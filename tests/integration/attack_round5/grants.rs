@@ -83,3 +83,64 @@ async fn a_grant_with_a_trailing_slash_is_refused_or_means_the_tree() {
         "the grant was accepted and did nothing: {answer}"
     );
 }
+
+/// Claude Code's `Bash` from `cwd` through the standalone hook at the auto posture under
+/// `permissions` (YAML flow list): only a deny refuses.
+async fn bash_at_auto(cwd: &Path, permissions: &str, command: &str) -> String {
+    let policy = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(policy.path(), format!("posture: auto\npermissions:\n  allow: {permissions}\n")).unwrap();
+    let stdin = json!({"hook_event_name": "PreToolUse", "session_id": "g-2", "cwd": cwd,
+        "tool_name": "Bash", "tool_input": {"command": command}})
+    .to_string();
+    let args = ["pre", "--config", policy.path().to_str().unwrap()];
+    let env = [("PORTCULLIS_SANDBOX", "1"), ("SHELL", "/bin/bash")];
+    decision(&crate::hook::hook(&args, stdin.as_bytes(), &env).await.0)
+}
+
+fn bash(cwd: &Path, line: &str) -> std::process::Output {
+    std::process::Command::new("bash").args(["-c", line]).current_dir(cwd).output().unwrap()
+}
+
+#[tokio::test]
+#[ignore = "open finding R5-11 (medium): a `shell:execute:!rm` exclusion (a deny) is walked around \
+            by programs that run their arguments but are on no wrapper list (`fakeroot rm`, \
+            `gdb -batch -ex run --args rm`): portcullis-shell treats them as programs whose words \
+            are data, so at auto the removal is allowed (at strict, asked instead of denied)"]
+async fn a_denied_program_run_by_a_program_that_runs_its_arguments_is_still_denied() {
+    let dir = tempfile::tempdir().unwrap();
+    let rules = r#"["shell:execute:!rm"]"#;
+    assert_eq!(bash_at_auto(dir.path(), rules, "rm victim").await, "deny", "the control");
+    for (line, victim) in
+        [("fakeroot rm victim-1", "victim-1"), ("gdb -q -batch -ex run --args rm victim-2", "victim-2")]
+    {
+        std::fs::write(dir.path().join(victim), "x").unwrap();
+        let out = bash(dir.path(), line);
+        assert!(!dir.path().join(victim).exists(), "the premise: `{line}` removes the file ({out:?})");
+    }
+    for line in ["fakeroot rm victim-1", "gdb -q -batch -ex run --args rm victim-2"] {
+        assert_eq!(bash_at_auto(dir.path(), rules, line).await, "deny", "{line}");
+    }
+}
+
+#[tokio::test]
+#[ignore = "open finding R5-12 (low): a `shell:execute:!git push` exclusion matches the spelling \
+            `git push`, not the effect: `git send-pack` updates the remote's refs and is allowed \
+            (SECURITY.md class 5 promises rules decide on what a command does)"]
+async fn an_excluded_git_push_holds_for_the_plumbing_that_pushes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let setup = "git init -q --bare remote.git && git init -q work && cd work \
+                 && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m one";
+    assert!(bash(d, setup).status.success());
+    let work = d.join("work");
+    let rules = r#"["shell:execute:!git push"]"#;
+    assert_eq!(bash_at_auto(&work, rules, "git push ../remote.git HEAD:refs/heads/a").await, "deny");
+    let line = "git send-pack ../remote.git HEAD:refs/heads/pushed";
+    let out = bash(&work, line);
+    let refs = bash(d, "git --git-dir=remote.git show-ref");
+    assert!(
+        String::from_utf8_lossy(&refs.stdout).contains("refs/heads/pushed"),
+        "the premise: `{line}` pushes ({out:?})"
+    );
+    assert_eq!(bash_at_auto(&work, rules, line).await, "deny", "{line}");
+}
