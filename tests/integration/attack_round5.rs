@@ -7,6 +7,7 @@
 
 mod connect;
 mod egress;
+mod escape;
 mod grants;
 mod plan;
 mod task;
