@@ -69,7 +69,6 @@ async fn in_plan_mode_every_read_only_looking_line_that_writes_is_denied_and_rea
         "git diff --output=M HEAD",
         "sed -n 'w M' README",
         "awk 'BEGIN { print 1 > \"M\" }'",
-        "xxd README M",
         "split README M",
         "env -S 'touch M'",
         "git -c alias.l='!touch M' l",
