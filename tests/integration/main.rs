@@ -8,6 +8,7 @@
 mod admin_hosts;
 mod approvals;
 mod attack25;
+mod attack_round5;
 mod audit;
 mod authority;
 mod checker_offswitch;

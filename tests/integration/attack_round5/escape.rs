@@ -1,0 +1,67 @@
+//! Out-of-workspace escapes (issue 26.6): the jail resolves symlinks in the proxy's process, so
+//! a link to a per-process magic link (`/proc/self/cwd`) names one file to the proxy and
+//! another to the tool. The peer is a naive stdio file tool (tests/peers/naive_files_stdio.py)
+//! whose working directory is not the proxy's.
+
+use serde_json::json;
+
+use crate::support::{peers_dir, py_client_stdio, text_of};
+
+#[tokio::test]
+#[ignore = "open finding R5-13 (high): Jail::place canonicalises in the proxy's process, so a \
+            symlink inside jail.root to /proc/self/cwd (or /proc/self/fd, /dev/fd) is judged as \
+            the proxy's directory, inside the jail, while the tool follows it to its own: a read \
+            outside the jail is allowed at strict, and the /proc-/dev refusal never fires"]
+async fn a_link_to_a_per_process_path_is_judged_as_the_tool_will_follow_it() {
+    let jail = tempfile::tempdir().unwrap();
+    let tool_home = tempfile::tempdir().unwrap();
+    let (j, t) = (jail.path().canonicalize().unwrap(), tool_home.path().canonicalize().unwrap());
+    std::fs::create_dir_all(j.join("notes")).unwrap();
+    std::fs::write(j.join("notes/inside.txt"), "INSIDE-OK").unwrap();
+    std::fs::create_dir_all(t.join("notes")).unwrap();
+    std::fs::write(t.join("notes/private.txt"), "OUTSIDE-THE-JAIL").unwrap();
+    // What a checkout (or an earlier allowed `ln -s`) may hold.
+    std::os::unix::fs::symlink("/proc/self/cwd", j.join("here")).unwrap();
+
+    let cfg = j.join("..").join(format!("{}.yaml", j.file_name().unwrap().to_string_lossy()));
+    std::fs::write(
+        &cfg,
+        format!(
+            "posture: strict\njail: {{ root: \"{}\" }}\n\
+             tools: [{{ match: mcp__files__read_text, kind: file, path: /path, access: read }}]\n",
+            j.display()
+        ),
+    )
+    .unwrap();
+    // The proxy runs from the workspace, as `cd project && portcullis wrap …` does; the tool
+    // keeps its own working directory.
+    let server = format!(
+        "cd {} && exec {} wrap --config {} --name files -- python3 {} --chdir {}",
+        j.display(),
+        env!("CARGO_BIN_EXE_portcullis"),
+        cfg.display(),
+        peers_dir().join("naive_files_stdio.py").display(),
+        t.display()
+    );
+    let argv = json!(["sh", "-c", server]).to_string();
+    let read = |p: String| json!({"path": p}).to_string();
+    let steps = [
+        read(t.join("notes/private.txt").display().to_string()),
+        read(j.join("notes/inside.txt").display().to_string()),
+        read(j.join("here/notes/private.txt").display().to_string()),
+    ];
+    let mut args: Vec<&str> = Vec::new();
+    for s in &steps {
+        args.extend(["call", "read_text", s]);
+    }
+    let out = py_client_stdio(&argv, &args).await;
+    let _ = std::fs::remove_file(&cfg);
+    assert_eq!(out.len(), 3, "{out:?}");
+    assert!(
+        text_of(&out[0]).contains("outside"),
+        "the control: a plain escape is asked (headless: refused): {}",
+        out[0]
+    );
+    assert_eq!(text_of(&out[1]), "INSIDE-OK", "{}", out[1]);
+    assert_ne!(text_of(&out[2]), "OUTSIDE-THE-JAIL", "the tool read outside the jail: {}", out[2]);
+}
