@@ -143,8 +143,9 @@ pub struct ToolCall {
     pub args: Option<Box<RawValue>>,
     /// The session the call belongs to, when the transport has one.
     pub session: Option<String>,
-    /// Who is calling, as a digest (never the credential): of the `Authorization` header, else
-    /// of the peer address. Shares of checker capacity are kept per caller, since session ids
+    /// Who is calling, as budgets count it, as a digest (never the credential): the agent, else
+    /// the peer address ([`budget_key`]: an unverified `Authorization` does not make a caller
+    /// new). Shares of checker capacity and rate limits are kept per caller, since session ids
     /// are the caller's to choose.
     pub caller: Option<Arc<str>>,
     /// The authenticated agent, when agents are configured.
@@ -188,15 +189,50 @@ impl Mode {
             _ => Mode::Act,
         }
     }
+
+    /// Plan mode when either says so: a second channel can narrow, never widen.
+    pub fn or(self, other: Mode) -> Mode {
+        match (self, other) {
+            (Mode::Act, Mode::Act) => Mode::Act,
+            _ => Mode::Plan,
+        }
+    }
 }
 
-/// The portcullis keys of a `tools/call`'s `_meta`.
+/// Who a budget (rate limits, the checker's fair share) counts a caller as: an agent as itself,
+/// an anonymous caller by the address it calls from. An `Authorization` header nobody verified
+/// (`peer:IP/authorization:…`, see `proxy/pre.rs`) is the caller's to change at will, and each
+/// new spelling would otherwise be a fresh budget.
+pub fn budget_key(caller: &str) -> &str {
+    match caller.starts_with("peer:") {
+        true => caller.split_once("/authorization:").map_or(caller, |(address, _)| address),
+        false => caller,
+    }
+}
+
+/// The portcullis keys of a `tools/call`'s `_meta`, each read on its own: one that is not a
+/// string is absent, and never takes the other with it (a task sent as an object must not drop
+/// the plan mode beside it).
 #[derive(serde::Deserialize)]
 struct Meta {
-    #[serde(rename = "portcullis/task")]
+    #[serde(rename = "portcullis/task", default, deserialize_with = "text")]
     task: Option<String>,
-    #[serde(rename = "portcullis/mode")]
+    #[serde(rename = "portcullis/mode", default, deserialize_with = "text")]
     mode: Option<String>,
+}
+
+/// A string, or `None` for any other JSON value.
+fn text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Text {
+        String(String),
+        Other(serde::de::IgnoredAny),
+    }
+    Ok(match serde::Deserialize::deserialize(d)? {
+        Text::String(s) => Some(s),
+        Text::Other(_) => None,
+    })
 }
 
 /// The `_meta` key a client puts the user's task under (MCP's `prefix/name` form).
@@ -263,7 +299,7 @@ impl ToolCall {
         use sha2::Digest;
         self.caller = principal.map(|p| {
             use std::fmt::Write;
-            let d = sha2::Sha256::digest(p.as_bytes());
+            let d = sha2::Sha256::digest(budget_key(p).as_bytes());
             // Written into one buffer: a `format!` per byte was twelve allocations per call.
             let mut key = String::with_capacity("caller:".len() + 24);
             key.push_str("caller:");
@@ -321,7 +357,8 @@ impl ToolCall {
         meta.and_then(|m| serde_json::from_str::<Meta>(m.get()).ok())
     }
 
-    /// The key checker capacity is shared by: the caller, else the session.
+    /// The key checker capacity is shared by: the caller (an anonymous one by its address,
+    /// see [`budget_key`]), else the session.
     pub fn share_key(&self) -> Option<&str> {
         self.caller.as_deref().or(self.session.as_deref())
     }
@@ -330,6 +367,15 @@ impl ToolCall {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_meta_key_is_read_on_its_own_so_a_task_that_is_not_a_string_keeps_plan_mode() {
+        let raw = |s: &str| RawValue::from_string(s.to_owned()).unwrap_or_else(|e| panic!("{e}"));
+        let both = raw(r#"{"portcullis/mode":"plan","portcullis/task":{"text":"draft"}}"#);
+        assert_eq!(ToolCall::task_and_mode_in_meta(Some(&both)), (None, Mode::Plan));
+        let odd_mode = raw(r#"{"portcullis/mode":7,"portcullis/task":"draft"}"#);
+        assert_eq!(ToolCall::task_and_mode_in_meta(Some(&odd_mode)), (Some("draft".into()), Mode::Act));
+    }
 
     #[test]
     fn every_method_the_gate_routes_is_one_whose_look_alikes_are_refused() {

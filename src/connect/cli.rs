@@ -58,7 +58,11 @@ pub fn run(a: Run, c: &Config) -> anyhow::Result<String> {
         Some(p) => p,
         None => file::default_path(client)?,
     };
-    let done = file::write(client, &path, &servers)?;
+    let holds = match opts.inline_token {
+        true => file::Holds::Token,
+        false => file::Holds::References,
+    };
+    let done = file::write(client, &path, &servers, holds)?;
     let names: Vec<&str> = servers.iter().map(|s| s.name.as_str()).collect();
     Ok(format!("{}: {} ({})", path.display(), done.as_str(), names.join(", ")))
 }

@@ -72,9 +72,24 @@ pub fn default_path(client: Client) -> Result<PathBuf, WriteError> {
     })
 }
 
-/// Merges `servers` into the file at `path` (created with its directory if missing).
-pub fn write(client: Client, path: &Path, servers: &[Server]) -> Result<Written, WriteError> {
+/// Whether the entries written hold a token itself (`--inline-token`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holds {
+    References,
+    Token,
+}
+
+/// Merges `servers` into the file at `path` (created with its directory if missing). A file
+/// that will hold a token is never written through a link (a checkout could plant one pointing
+/// anywhere) and never left readable by others, whatever its old mode.
+pub fn write(client: Client, path: &Path, servers: &[Server], holds: Holds) -> Result<Written, WriteError> {
     let io = |source| WriteError::Io { path: path.display().to_string(), source };
+    if holds == Holds::Token && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(WriteError::Shape {
+            path: path.display().to_string(),
+            why: "it is a link, and a token is not written through one: pass the file it points to with --file, or leave out --inline-token".into(),
+        });
+    }
     // A link is followed: the client reads the file it points to, so that is what is rewritten.
     let target = match std::fs::canonicalize(path) {
         Ok(p) => p,
@@ -105,8 +120,15 @@ pub fn write(client: Client, path: &Path, servers: &[Server]) -> Result<Written,
     std::fs::create_dir_all(&dir).map_err(io)?;
     let mut tmp = tempfile_in(&dir).map_err(io)?;
     if let Ok(meta) = std::fs::metadata(&target) {
-        // The new file keeps the old one's permissions (a 0600 file stays private).
-        tmp.1.set_permissions(meta.permissions()).map_err(io)?;
+        // The new file keeps the old one's permissions (a 0600 file stays private), less
+        // everyone else's when it holds a token.
+        let mut permissions = meta.permissions();
+        #[cfg(unix)]
+        if holds == Holds::Token {
+            use std::os::unix::fs::PermissionsExt;
+            permissions.set_mode(permissions.mode() & 0o700);
+        }
+        tmp.1.set_permissions(permissions).map_err(io)?;
     }
     tmp.1.write_all(merged.as_bytes()).map_err(io)?;
     tmp.1.sync_all().map_err(io)?;

@@ -45,6 +45,9 @@ pub struct Context<'a> {
     /// The transport tells the agent why a call was allowed (the hook: Claude Code logs it), so
     /// Layer 1's decision is kept with the verdict rather than evaluated a second time.
     pub explain: bool,
+    /// The mode the transport was told beside the message (HTTP: the `Portcullis-Mode` header);
+    /// a call's `_meta` saying plan puts it in plan mode too, and neither can clear the other.
+    pub mode: crate::call::Mode,
 }
 
 impl<'a> Context<'a> {
@@ -62,6 +65,7 @@ impl<'a> Context<'a> {
             principal: None,
             counter: None,
             explain: false,
+            mode: crate::call::Mode::Act,
         }
     }
 }
@@ -284,7 +288,7 @@ fn call(msg: &Message<'_>, cx: &Context<'_>) -> Result<ToolCall, String> {
     Ok(ToolCall::mcp(cx.upstream.clone(), &params.name, params.arguments, cx.era)
         .with_task(task.as_deref())
         .with_user_task(cx.approvals.user_tasks.get(cx.session))
-        .with_mode(mode)
+        .with_mode(mode.or(cx.mode))
         .with_session(cx.session.map(str::to_owned))
         .with_caller(cx.principal)
         .with_agent(cx.agent.cloned()))

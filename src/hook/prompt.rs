@@ -49,7 +49,7 @@ pub fn record(
         return Err(PromptError::WrongEvent(raw.hook_event_name));
     }
     let session = raw.session_id.filter(|s| !s.is_empty()).ok_or(PromptError::NoSession)?;
-    let key = format!("hook:{}", crate::session::key(&session, agent));
+    let key = crate::session::hook_key(&session, agent);
     shared.approvals.user_tasks.record(&key, &raw.prompt);
     Ok(key)
 }

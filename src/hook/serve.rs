@@ -125,9 +125,8 @@ pub async fn answer(
         Some(name) => return Err(format!("no agent {name:?} in the proxy's config")),
     };
     // Claude Code's session id, kept in the `hook:` namespace of the session tables: no hook
-    // envelope can spell an MCP session's key (`dev/abc` there is an agent's).
-    let session =
-        env.session.as_deref().map(|s| format!("hook:{}", crate::session::key(s, agent.as_deref())));
+    // envelope can spell an MCP session's key, nor an MCP session id a hook's.
+    let session = env.session.as_deref().map(|s| crate::session::hook_key(s, agent.as_deref()));
     let call = map::call_in(&env, shell)
         .map_err(|e| e.to_string())?
         .with_user_task(shared.approvals.user_tasks.get(session.as_deref()))
@@ -148,6 +147,7 @@ pub async fn answer(
                 principal: None,
                 counter: shared.counter(),
                 explain: true,
+                mode: call.mode,
             };
             Ok(match decide_typed(call.clone(), &cx, &guard).await {
                 CallPlan::Forward(mut counted, d) => {

@@ -113,6 +113,11 @@ where
 /// era, plain HTTP tools): waivers and the repeated-denial breaker are kept per session.
 pub const HEADER_AGENT_SESSION: &str = "x-portcullis-session";
 
+/// The mode the request's `Portcullis-Mode` header names (plan, or act when absent or other).
+fn mode_of(req: &Req) -> crate::call::Mode {
+    crate::call::Mode::parse(req.headers().get(crate::call::MODE_HEADER).and_then(|v| v.to_str().ok()))
+}
+
 /// The authenticated agent, if agents are configured.
 fn agent_of(req: &Req) -> Option<Arc<crate::identity::Agent>> {
     req.extensions().get::<Arc<crate::identity::Agent>>().cloned()
@@ -300,6 +305,7 @@ where
         principal: principal.as_deref(),
         counter: shared.counter(),
         explain: false,
+        mode: mode_of(&req),
     };
     let guard = shared.guard.load_full();
     let decision = decide_to_forward(&body, &payload, &cx, &guard).await;
@@ -440,9 +446,7 @@ where
     let call = ToolCall::http(upstream.clone(), &path, args)
         .with_task(task)
         .with_user_task(shared.approvals.user_tasks.get(session.as_deref()))
-        .with_mode(crate::call::Mode::parse(
-            req.headers().get(crate::call::MODE_HEADER).and_then(|v| v.to_str().ok()),
-        ))
+        .with_mode(mode_of(&req))
         .with_session(session.clone())
         .with_caller(principal.as_deref())
         .with_agent(agent_of(&req));
@@ -458,6 +462,7 @@ where
         principal: principal.as_deref(),
         counter: shared.counter(),
         explain: false,
+        mode: call.mode,
     };
     let guard = shared.guard.load_full();
     let (call, denial) = match decide_typed(call, &cx, &guard).await {

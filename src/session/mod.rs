@@ -9,4 +9,4 @@ pub mod table;
 pub mod tasks;
 
 pub use calls::{Pending, SessionCalls};
-pub use table::{key, Sessions};
+pub use table::{hook_key, key, Sessions};

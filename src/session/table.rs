@@ -26,7 +26,9 @@ const MAX_SESSIONS: usize = 65_536;
 /// cannot meet each other either (only one holds a `/`).
 pub fn key(id: &str, agent: Option<&crate::identity::Agent>) -> String {
     match agent {
-        None if id.contains('/') => {
+        // An id spelled like a hook session's key (`hook:…`, below) is escaped like one holding
+        // a `/`: no MCP or HTTP caller can name the session a user's Claude Code hook runs in.
+        None if id.contains('/') || id.starts_with(HOOK) => {
             let mut k = String::with_capacity(1 + id.len());
             k.push('/');
             k.push_str(id);
@@ -41,6 +43,17 @@ pub fn key(id: &str, agent: Option<&crate::identity::Agent>) -> String {
             k
         }
     }
+}
+
+/// The namespace Claude Code sessions (seen through the hook) are kept in.
+const HOOK: &str = "hook:";
+
+/// The key of Claude Code session `id` seen through the hook (`hook:` and its [`key`]): no
+/// MCP or plain HTTP session id reaches it, nor does any hook session id reach an MCP session.
+pub fn hook_key(id: &str, agent: Option<&crate::identity::Agent>) -> String {
+    let mut k = String::from(HOOK);
+    k.push_str(&key(id, agent));
+    k
 }
 
 /// A [`key`]'s scope (the agent id; `""` for an anonymous caller) and the id as sent.
@@ -307,6 +320,16 @@ mod tests {
             proptest::prop_assert_ne!(key(&id, None), key(&other, Some(&a)));
             if id != other {
                 proptest::prop_assert_ne!(key(&id, None), key(&other, None));
+            }
+        }
+
+        #[test]
+        fn no_mcp_session_id_reaches_a_hook_sessions_key(id in "(hook:)?[ -~]{0,12}", other in "(hook:)?[ -~]{0,12}", name in "[A-Za-z0-9._>-]{1,8}") {
+            let mut a = crate::identity::Agent::configured(name.as_str().into());
+            a.id = name.as_str().into();
+            for hook in [hook_key(&other, None), hook_key(&other, Some(&a))] {
+                proptest::prop_assert_ne!(&key(&id, None), &hook);
+                proptest::prop_assert_ne!(&key(&id, Some(&a)), &hook);
             }
         }
     }

@@ -228,6 +228,7 @@ async fn agent_to_server<R>(
             principal: None,
             counter: Some(&relay.counter),
             explain: false,
+            mode: crate::call::Mode::Act,
         };
         match decide_to_forward(&line, &payload, &cx, &relay.guard).await {
             Plan::Refuse(r) => {

@@ -90,11 +90,6 @@ async fn an_anonymous_agent_rotating_session_ids_under_one_authorization_meets_t
 }
 
 #[tokio::test]
-#[ignore = "finding (medium): `limits.per_agent` with `agent: \"*\"` counts an anonymous caller by the \
-            digest of its Authorization header (src/limits, docs/config.md), which the caller chooses \
-            freely when no agents are configured: a fresh `Authorization` per call is a fresh budget, so \
-            an anonymous agent is not rate limited at all. Fix (design): count an anonymous caller under \
-            its peer address as well (both counts must fit), or only by address"]
 async fn an_anonymous_agent_rotating_its_authorization_still_meets_its_rate_limit() {
     let limits = "limits: { per_agent: [ { agent: \"*\", tool: \"http__web__*\", per_minute: 2 } ] }\n";
     let (tools, p) = start(limits).await;

@@ -9,10 +9,27 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Two callers, told apart by their credentials (sessions are the caller's to choose, so shares
-/// and streaks are kept per caller).
-const FLOOD: &str = "Bearer flood-agent";
-const VICTIM: &str = "Bearer victim-agent";
+/// Two callers, told apart by their verified credentials (sessions are the caller's to choose,
+/// so shares and streaks are kept per caller; anonymous callers on one address are one caller).
+const FLOOD: &str = "Bearer flood-agent-token-5d2e";
+const VICTIM: &str = "Bearer victim-agent-token-8c1a";
+
+/// [`guarded`], with the two agents configured (their tokens set in the environment, the same
+/// values in every test that sets them).
+fn guarded_agents(
+    upstream: &str,
+    checker: &FakeChecker,
+    guard: &str,
+    rules: &str,
+) -> portcullis::config::Config {
+    std::env::set_var("PORTCULLIS_IT_OFFSWITCH_FLOOD", &FLOOD["Bearer ".len()..]);
+    std::env::set_var("PORTCULLIS_IT_OFFSWITCH_VICTIM", &VICTIM["Bearer ".len()..]);
+    let yaml = format!(
+        "permissions: {{ allow: [\"mcp__*\"] }}\nagents:\n  flood: {{ token_env: PORTCULLIS_IT_OFFSWITCH_FLOOD }}\n  victim: {{ token_env: PORTCULLIS_IT_OFFSWITCH_VICTIM }}\nguardrails:\n  checker: {{ base_url: \"{}\", model: fake-judge, timeout: 2s }}\n  min_content_bytes: 0\n  breaker: {{ failures: 3, cooldown: 60s }}\n{guard}  rules: {rules}\n",
+        checker.url
+    );
+    config(&[("py", upstream)], &yaml)
+}
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -112,10 +129,11 @@ async fn sixty_calls_from_one_caller_neither_open_the_breaker_nor_starve_another
     })
     .await;
     let guard = "  max_concurrency: 4\n  queue_timeout: 1s\n";
-    let p = proxy(&guarded(&peer.url(), &checker, guard, "[{ match: mcp__py__echo, phases: [pre] }]")).await;
+    let p = proxy(&guarded_agents(&peer.url(), &checker, guard, "[{ match: mcp__py__echo, phases: [pre] }]"))
+        .await;
     let url = proxy_url(&p, "py");
-    let flood = Session::open(&url).await;
-    let mut victim = Session::open(&url).await;
+    let flood = Session::open_as(&url, FLOOD).await;
+    let mut victim = Session::open_as(&url, VICTIM).await;
     let calls = (0..60).map(|i| {
         let body = json!({"jsonrpc":"2.0","id":100 + i,"method":"tools/call","params":{"name":"echo","arguments":{"message":format!("harmless note {i}")}}});
         let (url, id) = (flood.url.clone(), flood.id.clone());
@@ -297,10 +315,11 @@ async fn one_caller_whose_content_times_the_model_out_does_not_switch_it_off_for
         _ => (Reply::Safe, None),
     })
     .await;
-    let p = proxy(&guarded(&peer.url(), &checker, "", "[{ match: mcp__py__echo, phases: [pre] }]")).await;
+    let p =
+        proxy(&guarded_agents(&peer.url(), &checker, "", "[{ match: mcp__py__echo, phases: [pre] }]")).await;
     let url = proxy_url(&p, "py");
-    let mut flood = Session::open(&url).await;
-    let mut victim = Session::open(&url).await;
+    let mut flood = Session::open_as(&url, FLOOD).await;
+    let mut victim = Session::open_as(&url, VICTIM).await;
     for i in 0..4 {
         let (_, _, msg) = flood
             .call("echo", json!({"message": format!("slowpoke {i}")}), &[("authorization", FLOOD)])

@@ -42,6 +42,12 @@ impl Session {
         Session { url: url.to_owned(), id: crate::support::open_legacy_session(url).await, next: 1 }
     }
 
+    /// A session an agent opens with its `Authorization` (a session is its opener's).
+    pub(crate) async fn open_as(url: &str, authorization: &str) -> Session {
+        let id = crate::support::open_legacy_session_with(url, &[("authorization", authorization)]).await;
+        Session { url: url.to_owned(), id, next: 1 }
+    }
+
     /// Calls `tool`; returns the status, the raw body and the JSON-RPC message in it.
     pub(crate) async fn call(
         &mut self,

@@ -168,12 +168,17 @@ async fn replicas(
         (format!("PORTCULLIS_TEST_LIMITS_REDIS_{}", redis.port), "PORTCULLIS_TEST_SEAL_KEY");
     std::env::set_var(&url_var, redis.url());
     std::env::set_var(key_var, "7f3a9c1e5b2d4f60718293a4b5c6d7e8f90a1b2c3d4e5f6a");
+    // Two agents: callers are told apart by verified credentials (anonymous callers on one
+    // address are one caller, whatever `Authorization` they send).
+    std::env::set_var("PORTCULLIS_TEST_LIMITS_ONE", "one-caller-7d6c5b4a");
+    std::env::set_var("PORTCULLIS_TEST_LIMITS_ANOTHER", "another-caller-1f2e3d");
     let config = crate::support::config(
         &[("py", &peer.url())],
         &format!(
             "permissions: {{ allow: [\"mcp__py__*\"] }}\n\
              state: {{ backend: redis, url_env: {url_var}, timeout: 300ms }}\n\
              approvals: {{ seal_key_env: {key_var} }}\n\
+             agents:\n  one: {{ token_env: PORTCULLIS_TEST_LIMITS_ONE }}\n  another: {{ token_env: PORTCULLIS_TEST_LIMITS_ANOTHER }}\n\
              limits:\n  per_agent:\n    - {{ agent: \"*\", tool: \"mcp__py__echo\", per_day: {per_day} }}\n"
         ),
     );
@@ -216,7 +221,7 @@ async fn with_the_store_gone_each_replica_keeps_limits_on_its_own_counts() {
     let mut redis = Redis::start();
     let peer = Peer::python("legacy");
     let (a, b) = replicas(&redis, &peer, 2).await;
-    let auth = "Bearer one-caller-0a9b8c7d";
+    let auth = "Bearer one-caller-7d6c5b4a";
     let mut at_a = Session::open(&proxy_url(&a, "py"), Some(auth)).await;
     let mut at_b = Session::open(&proxy_url(&b, "py"), Some(auth)).await;
     assert!(!at_a.echo("shared").await.1, "counted in the store, and in a's own share");

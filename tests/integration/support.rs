@@ -348,12 +348,19 @@ pub const LEGACY: &str = "2025-06-18";
 /// Opens a legacy-era MCP session with raw requests (initialize, then initialized); returns its
 /// `Mcp-Session-Id`.
 pub async fn open_legacy_session(url: &str) -> String {
+    open_legacy_session_with(url, &[]).await
+}
+
+/// [`open_legacy_session`] with `headers` on both requests (an agent's `Authorization`).
+pub async fn open_legacy_session_with(url: &str, headers: &[(&str, &str)]) -> String {
     let init = serde_json::json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
         "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}});
-    let (status, headers, body) = post(url, &[], init.to_string()).await;
+    let (status, answer, body) = post(url, headers, init.to_string()).await;
     assert_eq!(status, 200, "{body}");
-    let id = headers["mcp-session-id"].to_str().unwrap().to_owned();
+    let id = answer["mcp-session-id"].to_str().unwrap().to_owned();
     let note = serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"});
-    post(url, &[("mcp-session-id", &id), ("mcp-protocol-version", LEGACY)], note.to_string()).await;
+    let mut h = vec![("mcp-session-id", id.as_str()), ("mcp-protocol-version", LEGACY)];
+    h.extend_from_slice(headers);
+    post(url, &h, note.to_string()).await;
     id
 }

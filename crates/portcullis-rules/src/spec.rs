@@ -189,6 +189,17 @@ impl Specifier {
         } else {
             raw
         };
+        // A path pattern ending in `/` names the directory's tree (`Write(/out/)` is
+        // `Write(/out/**)`, as gitignore reads it): paths never end in `/` once normalised, so
+        // read literally it would match nothing, and a deny written that way would deny nothing.
+        let tree;
+        let path = if matches!(subject, Subject::Read | Subject::Write | Subject::File) && path.ends_with('/')
+        {
+            tree = format!("{path}**");
+            tree.as_str()
+        } else {
+            path
+        };
         // A fetch rule's `domain:` must compile; for a tool rule it is read only when the tool
         // is a fetch kind, so text that is no host stays a glob there (which no URL matches, as before).
         let domain = match (raw.strip_prefix("domain:"), subject) {
@@ -247,6 +258,17 @@ mod tests {
         ];
         for s in bad {
             assert!(RuleSpec::parse(s).is_err(), "{s} should be refused");
+        }
+    }
+
+    #[test]
+    fn a_path_pattern_ending_in_a_slash_is_the_directorys_tree() {
+        for rule in ["Write(/srv/out/)", "Read(/srv/out/)", "File(/srv/out/)"] {
+            let spec = RuleSpec::parse(rule).unwrap_or_else(|e| panic!("{rule}: {e}"));
+            let s = spec.specifier.as_ref().unwrap_or_else(|| panic!("{rule}"));
+            assert!(s.path.matches("/srv/out/a.txt"), "{rule}");
+            assert!(s.path.matches("/srv/out/deep/b.txt"), "{rule}");
+            assert!(!s.path.matches("/srv/outside/a.txt"), "{rule}");
         }
     }
 

@@ -95,6 +95,9 @@ pub(super) async fn round_trip(
             };
             cx.approvals.decided(&ask, &resolution, waited);
             let Some(why) = crate::gate::answer::refusal(&resolution, Via::Client) else {
+                // The retried call goes on as rebuilt here: without the user's task, as every
+                // forwarded call (the task is for the checker, never the tool server).
+                let params = super::task::sans_task_value(params);
                 let body = serde_json::json!({
                     "jsonrpc": "2.0", "id": &id, "method": "tools/call", "params": params,
                 });

@@ -39,6 +39,24 @@ pub fn sans_task(text: &[u8], payload: &Payload<'_>) -> Option<Vec<u8>> {
     Some(out.into_bytes())
 }
 
+/// `params` without the task in its `_meta` (a `_meta` left empty is dropped): for a request the
+/// gate rebuilds rather than forwards as received.
+pub fn sans_task_value(mut params: serde_json::Value) -> serde_json::Value {
+    if let Some(object) = params.as_object_mut() {
+        let emptied = match object.get_mut("_meta").and_then(serde_json::Value::as_object_mut) {
+            Some(meta) => {
+                meta.remove(TASK_META_KEY);
+                meta.is_empty()
+            }
+            None => false,
+        };
+        if emptied {
+            object.remove("_meta");
+        }
+    }
+    params
+}
+
 /// Where one message's params sit in `text` and what replaces them: the same members, each value
 /// byte for byte as received (arguments are never re-encoded), without the task.
 fn cut(text: &str, m: &Message<'_>) -> Option<(usize, usize, String)> {
@@ -72,6 +90,18 @@ fn cut(text: &str, m: &Message<'_>) -> Option<(usize, usize, String)> {
 mod tests {
     use super::*;
     use crate::mcp::jsonrpc::parse;
+
+    #[test]
+    fn a_rebuilt_request_loses_the_task_and_keeps_the_rest_of_its_meta() {
+        let params =
+            serde_json::json!({"name": "send", "_meta": {"portcullis/task": "pay rent", "progressToken": 7}});
+        assert_eq!(
+            sans_task_value(params),
+            serde_json::json!({"name": "send", "_meta": {"progressToken": 7}})
+        );
+        let only = serde_json::json!({"name": "send", "_meta": {"portcullis/task": "t"}});
+        assert_eq!(sans_task_value(only), serde_json::json!({"name": "send"}));
+    }
 
     fn stripped(text: &str) -> Option<String> {
         let payload = parse(text.as_bytes()).unwrap();

@@ -24,9 +24,6 @@ fn mode(path: &Path) -> u32 {
 }
 
 #[test]
-#[ignore = "open finding R5-9 (medium): --inline-token keeps an existing file's mode, so the token \
-            lands in a world-readable .mcp.json — or, through a symlink the checkout planted, in a \
-            file another user made world-writable (connect/file.rs copies the old permissions)"]
 fn an_inline_token_is_never_written_where_another_user_can_read_it() {
     let root = tempfile::tempdir().unwrap();
     let config = root.path().join("portcullis.yaml");

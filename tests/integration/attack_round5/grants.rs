@@ -63,9 +63,6 @@ async fn an_exclusion_holds_through_every_path_that_resolves_into_it() {
 }
 
 #[tokio::test]
-#[ignore = "open finding R5-8 (low): a grant written with a trailing slash (fs:write:/dir/) is \
-            accepted but matches nothing below the directory; the grammar should refuse it or \
-            read it as the tree"]
 async fn a_grant_with_a_trailing_slash_is_refused_or_means_the_tree() {
     let root = tempfile::tempdir().unwrap();
     let out = root.path().canonicalize().unwrap().join("out");

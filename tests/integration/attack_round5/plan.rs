@@ -150,9 +150,6 @@ async fn plan_mode_in_meta_denies_a_write_whatever_the_header_says() {
 }
 
 #[tokio::test]
-#[ignore = "open finding R5-6 (low): plan mode said in _meta is dropped when the same _meta \
-            carries portcullis/task as anything but a string (call.rs Meta parses both fields \
-            or neither)"]
 async fn plan_mode_in_meta_holds_beside_a_task_that_is_not_a_string() {
     let peer = Peer::python("legacy");
     let p = proxy(&planned(&peer)).await;
@@ -165,9 +162,6 @@ async fn plan_mode_in_meta_holds_beside_a_task_that_is_not_a_string() {
 }
 
 #[tokio::test]
-#[ignore = "open finding R5-7 (low): docs/SECURITY.md names the Portcullis-Mode header as a way to \
-            say plan mode, but over MCP only _meta is read (the header is read for plain HTTP \
-            tools only, proxy/pre.rs)"]
 async fn the_portcullis_mode_header_puts_an_mcp_call_in_plan_mode() {
     let peer = Peer::python("legacy");
     let p = proxy(&planned(&peer)).await;

@@ -35,9 +35,6 @@ async fn modern_call(url: &str, id: u64, extra: Value) -> Value {
 }
 
 #[tokio::test]
-#[ignore = "open finding R5-4 (medium): a modern-era retry the user approved is forwarded with \
-            the agent's _meta[\"portcullis/task\"] (gate/pre/ask.rs builds the body, \
-            decide_to_forward passes a Plan::Rewrite through unstripped)"]
 async fn an_approved_retry_in_the_modern_era_never_carries_the_agents_task_upstream() {
     let peer = Peer::python("modern");
     let p =
@@ -59,7 +56,7 @@ async fn an_approved_retry_in_the_modern_era_never_carries_the_agents_task_upstr
 }
 
 const TOKEN_ENV: &str = "PORTCULLIS_TEST_ADMIN_TOKEN_ROUND5";
-const TOKEN: &str = "round5-operator";
+const TOKEN: &str = "round5-operator-token";
 const ACCOUNT: &str = "DE89-3704-0044-0532-0130-00";
 
 /// The text between `BEGIN USER TASK` and `END USER TASK` of a checker request.
@@ -81,9 +78,6 @@ fn judge(r: &Request) -> (Reply, Option<std::time::Duration>) {
 }
 
 #[tokio::test]
-#[ignore = "open finding R5-5 (medium): an anonymous caller's Mcp-Session-Id `hook:ID` is the key \
-            Claude Code's session ID keeps its user task under, so a plain HTTP or MCP call borrows \
-            the user's task (session/table.rs key() keeps an anonymous id as sent)"]
 async fn an_agent_cannot_name_a_hook_sessions_key_to_borrow_the_users_task() {
     std::env::set_var(TOKEN_ENV, TOKEN);
     let checker = FakeChecker::start(judge).await;
