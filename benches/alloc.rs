@@ -82,6 +82,7 @@ fn main() {
             principal,
             counter: Some(&counter),
             explain: false,
+            mode: portcullis::call::Mode::Act,
         };
         // Warm up: first-use tables, label handles, the flags table's first entries.
         for _ in 0..100 {
