@@ -65,6 +65,8 @@ impl Pre {
                 "hookSpecificOutput": {
                     "hookEventName": "PreToolUse",
                     "permissionDecision": "allow",
+                    // Codex reads no reason for an allow; it is kept for whoever reads the hook log.
+                    "permissionDecisionReason": self.reason,
                     "updatedInput": input,
                 }
             }),

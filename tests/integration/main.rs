@@ -24,6 +24,7 @@ mod escape;
 mod eval;
 mod guardrails;
 mod hook;
+mod hook_codex;
 mod host_origin;
 mod hostile;
 mod hostile_readers;
