@@ -37,6 +37,7 @@ mod lifecycle;
 mod mcp_http;
 mod method_spelling;
 mod mrtr;
+mod presets;
 mod prometheus_e2e;
 mod rate_limits;
 mod real_checker;
