@@ -142,3 +142,50 @@ async fn the_installed_codex_hook_answers_and_blocks_with_exit_2_when_the_binary
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("gave no answer: the call is refused"));
 }
+
+#[tokio::test]
+async fn through_a_running_proxy_each_path_of_a_patch_is_one_decision_there() {
+    use crate::support::{get, proxy};
+    let token_env = "PORTCULLIS_TEST_CODEX_HOOK_ADMIN_TOKEN";
+    let token = "codex-hook-operator-token-0123456789";
+    std::env::set_var(token_env, token);
+    let dir = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\n\
+         permissions: {{ allow: [\"Edit(/work/repo/src/**)\"], deny: [\"File(**/secrets/**)\"] }}\n\
+         audit: {{ to: \"{}\" }}\n",
+        dir.path().join("audit.jsonl").display()
+    );
+    let p = proxy(&portcullis::config::Config::parse(&yaml, "test").unwrap()).await;
+    let admin = format!("http://{}", p.admin_addr);
+    let args = ["pre", "--codex", "--proxy", admin.as_str(), "--token-env", token_env];
+    let patch = |body: &str| format!("*** Begin Patch\n{body}*** End Patch\n");
+    let envelope = |patch: String| {
+        serde_json::to_vec(&serde_json::json!({
+            "session_id": "codex-s", "turn_id": "1", "cwd": "/work/repo", "model": "gpt-5-codex",
+            "hook_event_name": "PreToolUse", "permission_mode": "default",
+            "tool_name": "apply_patch", "tool_input": { "command": patch }, "tool_use_id": "call_1",
+        }))
+        .unwrap()
+    };
+
+    let allowed = envelope(patch("*** Update File: src/a.rs\n@@\n-a\n+b\n"));
+    let (a, stderr) = hook(&args, &allowed, &[]).await;
+    assert_eq!(decision(&a), "allow", "{a} ({stderr})");
+    codex_accepts("pre", &a).unwrap();
+
+    let denied =
+        envelope(patch("*** Update File: src/b.rs\n@@\n-a\n+b\n*** Add File: config/secrets/k\n+x\n"));
+    let (d, stderr) = hook(&args, &denied, &[]).await;
+    assert_eq!(decision(&d), "deny", "{d} ({stderr})");
+    assert!(d.to_string().contains("File(**/secrets/**)"), "{d}");
+
+    let auth = format!("Bearer {token}");
+    let (status, _, decisions) = get(&format!("{admin}/decisions"), &[("authorization", &auth)]).await;
+    assert_eq!(status, 200, "{decisions}");
+    let decisions: Value = serde_json::from_str(&decisions).unwrap();
+    let tools: Vec<&str> =
+        decisions["decisions"].as_array().unwrap().iter().filter_map(|d| d["tool"].as_str()).collect();
+    assert_eq!(tools.iter().filter(|t| **t == "Edit").count(), 2, "{decisions}");
+    assert_eq!(tools.iter().filter(|t| **t == "Write").count(), 1, "{decisions}");
+}
