@@ -14,12 +14,16 @@
 //! is refused. Every other call, and every call after it ran, is decided as Claude Code's
 //! would be. [`super::codex_answer`] renders the decision in Codex's words.
 
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+
 use serde_json::{json, Map, Value};
 
 use super::cli::{decide_envelope, HookArgs, Loader};
 use super::codex_answer::{post_to_codex, Pre};
 use super::envelope::{Envelope, Event};
 use super::patch::{self, Operation};
+use crate::config::Config;
 use crate::says::Said;
 
 /// Codex's name for its file-editing tool.
@@ -31,7 +35,13 @@ pub fn decide(event: Event, args: &HookArgs, load: Loader<'_>) -> (Value, Option
         Ok(read) => read,
         Err(e) => return (cannot_decide(event, &e.to_string()), Some(e.to_string())),
     };
-    decide_read(event, &bytes, &env, &mut |bytes, env| decide_envelope(event, args, load, bytes, env))
+    // A patch is decided once per path, all under the same arguments and `cwd`: the config is
+    // loaded once.
+    let loaded: RefCell<Option<Result<Config, String>>> = RefCell::new(None);
+    let once = |config: Option<&PathBuf>, extra: &[PathBuf], project: Option<&Path>| {
+        loaded.borrow_mut().get_or_insert_with(|| load(config, extra, project)).clone()
+    };
+    decide_read(event, &bytes, &env, &mut |bytes, env| decide_envelope(event, args, &once, bytes, env))
 }
 
 /// One Claude-shaped envelope decided: its answer in Claude Code's words and an error to show.
