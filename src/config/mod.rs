@@ -22,6 +22,7 @@ pub mod layered;
 pub mod per_agent_limits;
 pub(crate) mod permissions;
 pub mod pins;
+pub mod presets;
 mod problems;
 mod raw;
 pub mod state;
@@ -337,8 +338,15 @@ impl Compiler {
                 self.problem("admin.token_env", format!("{env:?} is not an environment variable name"));
             }
         }
-        let Upstreams { http: upstreams, stdio: stdio_servers, profiles, egress: upstream_egress } =
-            self.upstreams(upstreams);
+        let Upstreams {
+            http: upstreams,
+            stdio: stdio_servers,
+            profiles,
+            egress: upstream_egress,
+            preset_tools,
+        } = self.upstreams(upstreams);
+        // A preset only classifies, after the operator's own entries (first match wins).
+        let tools = tools.into_iter().chain(preset_tools).collect();
         let mut all_perms = vec![(crate::rules::Scope::Config, String::new(), perms)];
         all_perms.extend(layers);
         let sections = permissions::Sections { posture, tools, jail, profiles, permissions: all_perms };

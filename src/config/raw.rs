@@ -33,6 +33,8 @@ pub struct Upstream {
     pub env: Option<Vec<String>>,
     /// Egress entries and sinks for this upstream's calls only (see `config::egress`).
     pub egress: Option<serde_json::Value>,
+    /// A shipped `tools:` preset for this server's tools (see `config::presets`).
+    pub preset: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -16,6 +16,8 @@ pub(super) struct Upstreams {
     pub profiles: Vec<(String, String)>,
     /// Every upstream's `egress:` entries and sinks, each limited to its upstream.
     pub egress: crate::rules::egress::Egress,
+    /// The `tools:` entries the upstreams' `preset:`s give (after the operator's own).
+    pub preset_tools: Vec<serde_json::Value>,
 }
 
 impl Compiler {
@@ -39,6 +41,7 @@ impl Compiler {
         let mut out = BTreeMap::new();
         let mut stdio = BTreeMap::new();
         let mut profiles = Vec::new();
+        let mut preset_tools = Vec::new();
         // Every upstream may hold an `egress:` block: refusals of its calls name that line.
         let upstreams = raw.keys().cloned().collect();
         let mut egress = crate::rules::egress::Egress { upstreams, ..Default::default() };
@@ -55,6 +58,12 @@ impl Compiler {
             };
             if let Some(p) = u.profile.clone() {
                 profiles.push((name.clone(), p));
+            }
+            if let Some(preset) = &u.preset {
+                match super::presets::entries(&name, preset) {
+                    Ok(entries) => preset_tools.extend(entries),
+                    Err(e) => self.problem(format!("{path}.preset"), e.to_string()),
+                }
             }
             if let Some(e) = u.egress {
                 let scope = crate::rules::Scope::Config;
@@ -93,7 +102,7 @@ impl Compiler {
                 ),
             }
         }
-        Upstreams { http: out, stdio, profiles, egress }
+        Upstreams { http: out, stdio, profiles, egress, preset_tools }
     }
 
     /// An allowlist of environment variable names: exact names, no patterns.

@@ -26,14 +26,15 @@ pub enum HookCommand {
     /// Record Claude Code's UserPromptSubmit prompt at a running proxy (--proxy): the user's own
     /// task, which the checker may read as intent. Prints nothing; never blocks the prompt.
     Prompt(HookArgs),
-    /// Print (or --write) Claude Code's settings.json with the portcullis hooks merged in.
+    /// Print (or --write) Claude Code's settings.json (with --codex: Codex's hooks.json) with the
+    /// portcullis hooks merged in.
     Install {
         #[command(flatten)]
         args: HookArgs,
-        /// `.claude/settings.json` in the current directory (the default).
+        /// `.claude/settings.json` (`.codex/hooks.json`) in the current directory (the default).
         #[arg(long)]
         project: bool,
-        /// `~/.claude/settings.json`.
+        /// `~/.claude/settings.json` (`$CODEX_HOME/hooks.json`, else `~/.codex/hooks.json`).
         #[arg(long, conflicts_with = "project")]
         user: bool,
         /// Write the file instead of printing it.
@@ -78,6 +79,10 @@ pub struct HookArgs {
     /// How long to wait for the proxy's answer, in seconds (a checker call may be in it).
     #[arg(long, default_value_t = 30)]
     proxy_timeout: u64,
+    /// Speak Codex CLI's hook protocol (docs/clients/codex.md) instead of Claude Code's; with
+    /// `install`, write Codex's hooks.json.
+    #[arg(long)]
+    pub(super) codex: bool,
 }
 
 /// Runs a `hook` subcommand.
@@ -93,7 +98,11 @@ pub fn run(command: HookCommand, load: Loader<'_>) -> ExitCode {
         ),
         HookCommand::Install { args, user, write, .. } => {
             let scope = if user { Scope::User } else { Scope::Project };
-            match install(scope, &args, write) {
+            let installed = match args.codex {
+                true => install_codex(scope, &args, write),
+                false => install(scope, &args, write),
+            };
+            match installed {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("portcullis hook install: {e}");
@@ -122,11 +131,24 @@ fn answer(event: Event, args: &HookArgs, load: Loader<'_>) -> ExitCode {
 
 /// The answer to print and the error to show.
 fn decide(event: Event, args: &HookArgs, load: Loader<'_>) -> (serde_json::Value, Option<String>) {
+    if args.codex {
+        return super::codex::decide(event, args, load);
+    }
+    match Envelope::read(std::io::stdin().lock(), event) {
+        Ok((bytes, env)) => decide_envelope(event, args, load, bytes, &env),
+        Err(e) => (super::standalone::fallback(event, &e.to_string()).to_json(), Some(e.to_string())),
+    }
+}
+
+/// The answer (in Claude Code's words) to one envelope read as `bytes`, and the error to show.
+pub(super) fn decide_envelope(
+    event: Event,
+    args: &HookArgs,
+    load: Loader<'_>,
+    bytes: Vec<u8>,
+    env: &Envelope,
+) -> (serde_json::Value, Option<String>) {
     let conservative = |why: String| (super::standalone::fallback(event, &why).to_json(), Some(why));
-    let (bytes, env) = match Envelope::read(std::io::stdin().lock(), event) {
-        Ok(read) => read,
-        Err(e) => return conservative(e.to_string()),
-    };
     // Claude Code runs `Bash` commands with the user's shell: zsh on macOS.
     let shell = super::map::shell_of(std::env::var_os("SHELL").as_deref());
     let Some(proxy) = &args.proxy else {
@@ -139,7 +161,7 @@ fn decide(event: Event, args: &HookArgs, load: Loader<'_>) -> (serde_json::Value
         if let Some(why) = crate::sandbox::refusal(&config) {
             return conservative(why);
         }
-        return match super::standalone::decide(config, &env, args.agent.as_deref(), shell) {
+        return match super::standalone::decide(config, env, args.agent.as_deref(), shell) {
             Ok(a) => (a.to_json(), None),
             Err(e) => conservative(e),
         };
@@ -197,7 +219,39 @@ fn command(phase: &str, args: &HookArgs) -> String {
     if let Some(a) = &args.agent {
         words.extend(["--agent".into(), quote(a)]);
     }
+    if args.codex {
+        words.push("--codex".into());
+    }
     words.join(" ")
+}
+
+/// `hook install --codex`: Codex's hooks.json (no prompt hook: Codex's would not be recorded).
+fn install_codex(scope: Scope, args: &HookArgs, write: bool) -> Result<(), install::InstallError> {
+    use super::codex_install as codex;
+    let path = match scope {
+        Scope::Project => codex::Scope::Project.path()?,
+        Scope::User => codex::Scope::User.path()?,
+    };
+    let wrap = |phase: &str| {
+        codex::command(&command(phase, args), phase)
+            .ok_or(install::InstallError::Unquotable { path: path.display().to_string() })
+    };
+    let merged = codex::merged(&path, &wrap("pre")?, &wrap("post")?)?;
+    if write {
+        install::write(&path, &merged)?;
+        eprintln!(
+            "portcullis hook install: wrote {}; Codex runs a new hook only once it is trusted: review it \
+             with /hooks in Codex (docs/clients/codex.md)",
+            path.display()
+        );
+    } else {
+        println!("{merged:#}");
+        eprintln!(
+            "portcullis hook install: this is {} with the portcullis hooks merged in; pass --write to write it",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 fn install(scope: Scope, args: &HookArgs, write: bool) -> Result<(), install::InstallError> {

@@ -16,8 +16,10 @@ pub enum InstallError {
         #[source]
         source: serde_json::Error,
     },
-    #[error("{path}: {what} is not what Claude Code expects (an object of event names to arrays); it was left as it is")]
+    #[error("{path}: {what} is not what the agent expects (an object of event names to arrays); it was left as it is")]
     Shape { path: String, what: &'static str },
+    #[error("{path}: the hook command cannot be wrapped for Codex (a path or argument holds \", $, ` or \\); nothing was written")]
+    Unquotable { path: String },
     #[error("cannot {what} {path}: {source}")]
     Io {
         what: &'static str,

@@ -16,15 +16,22 @@
 //!   envelope to a running proxy, whose [`serve`] decides it with the proxy's shared state.
 //! - [`install`] merges the hooks block into `settings.json`; [`cli`] is the command line.
 //!
-//! What it can and cannot guard is in docs/claude-code.md.
+//! - [`codex`] speaks Codex CLI's dialect of the same protocol (`--codex`): [`patch`] reads its
+//!   `apply_patch` envelope, [`codex_answer`] writes its answers, [`codex_install`] its hooks.json.
+//!
+//! What it can and cannot guard is in docs/claude-code.md and docs/clients/codex.md.
 
 pub mod answer;
 pub mod cli;
 pub mod client;
+pub mod codex;
+pub mod codex_answer;
+pub mod codex_install;
 pub mod decide;
 pub mod envelope;
 pub mod install;
 pub mod map;
+pub mod patch;
 pub mod prompt;
 pub mod search;
 pub mod serve;
