@@ -24,9 +24,14 @@ pub mod pins;
 mod problems;
 mod raw;
 pub mod state;
+pub mod tiers;
+mod tiers_read;
+#[cfg(test)]
+mod tiers_tests;
 pub mod units;
 mod upstream_auth;
 mod upstreams;
+pub mod workspace;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
