@@ -15,10 +15,14 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::tiers_read::{self, Links, Stamp};
+use super::permissions::RawPermissionFile;
+pub use super::tiers_read::Stamp;
+use super::tiers_read::{self, Links};
 use super::workspace::{is_plain_absolute, Trust, Untrusted, Workspace};
 use super::Layer;
 use crate::rules::grants::is_grant;
+use crate::rules::kinds::ToolKinds;
+use crate::rules::Rule;
 use crate::rules::Scope;
 
 /// Writes that would let an agent change its own tiers (grant itself allows in a trusted
@@ -110,6 +114,28 @@ impl Files {
             layers.push(Layer { scope, name, text: json!({ "permissions": perms }).to_string() });
         }
         Ok(Tiers { layers, trust, notes })
+    }
+}
+
+impl Tiers {
+    /// The tiers' rules, compiled for an engine with `kinds` and jail `root` (the hook endpoint
+    /// lays them on a running guard's engines); `Err` lists every problem.
+    pub fn rules(&self, kinds: &ToolKinds, root: Option<&Path>) -> Result<Vec<Rule>, String> {
+        let mut p = super::Problems::default();
+        let mut layers = Vec::new();
+        for layer in &self.layers {
+            match serde_json::from_str::<RawPermissionFile>(&layer.text) {
+                Ok(f) => layers.push((layer.scope, format!("{}: ", layer.name), f.permissions)),
+                Err(e) => p.add(&layer.name, e.to_string()),
+            }
+        }
+        let root = root.map(|r| r.display().to_string());
+        let (rules, _examples) = super::permissions::rules(layers, kinds, root.as_deref(), &mut p);
+        match p.problems.is_empty() {
+            true => Ok(rules),
+            false => Err(super::ConfigError { source_name: "workspace tiers".into(), problems: p.problems }
+                .to_string()),
+        }
     }
 }
 
