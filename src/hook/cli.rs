@@ -136,7 +136,7 @@ fn decide(event: Event, args: &HookArgs, load: Loader<'_>) -> (serde_json::Value
         let project = args.import_claude_permissions.then(|| env.cwd.clone().unwrap_or_else(|| ".".into()));
         // The tiers of the workspace the call is made in; a `cwd` that is no directory holds no
         // project file, so it has none (`check --workspace` refuses one instead).
-        let workspace = env.cwd.as_deref().filter(|c| c.is_dir());
+        let workspace = env.cwd.as_deref().filter(|c| c.is_absolute() && c.is_dir());
         let extra = &args.permission_config;
         let config = match load(args.config.as_ref(), extra, project.as_deref(), workspace) {
             Ok(c) => c,

@@ -83,3 +83,41 @@ fn build(base: &Guard, files: &Files) -> Result<Arc<Guard>, String> {
     let rules = tiers.rules(base.kinds(), base.jail_root())?;
     Ok(Arc::new(base.with_rules(&rules)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_workspace_guard_is_kept_until_a_tier_file_or_the_running_guard_changes_and_at_most_64_are_kept() {
+        let cache = Workspaces::default();
+        let base = Arc::new(Guard::default());
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(ws.join(".portcullis")).unwrap();
+
+        assert!(Arc::ptr_eq(&cache.guard_for(&base, None).unwrap(), &base), "no cwd: the running guard");
+        let relative = cache.guard_for(&base, Some(Path::new("ws"))).unwrap();
+        assert!(Arc::ptr_eq(&relative, &base), "a relative cwd is no workspace");
+        let first = cache.guard_for(&base, Some(&ws)).unwrap();
+        assert!(!Arc::ptr_eq(&first, &base));
+        assert!(Arc::ptr_eq(&cache.guard_for(&base, Some(&ws)).unwrap(), &first), "unchanged: kept");
+        std::fs::write(ws.join(".portcullis/settings.yaml"), "permissions: { deny: [Bash] }\n").unwrap();
+        let edited = cache.guard_for(&base, Some(&ws)).unwrap();
+        assert!(!Arc::ptr_eq(&edited, &first), "a new tier file: rebuilt");
+        let reloaded = Arc::new(Guard::default());
+        let rebuilt = cache.guard_for(&reloaded, Some(&ws)).unwrap();
+        assert!(!Arc::ptr_eq(&rebuilt, &edited), "a reloaded running guard: rebuilt on it");
+        std::fs::write(ws.join(".portcullis/settings.yaml"), "permissions: [\n").unwrap();
+        let broken = cache.guard_for(&reloaded, Some(&ws)).map(|_| ()).unwrap_err();
+        assert!(broken.contains("settings.yaml"), "{broken}");
+
+        for i in 0..MAX_WORKSPACES + 6 {
+            let other = dir.path().join(format!("w{i}"));
+            std::fs::create_dir(&other).unwrap();
+            cache.guard_for(&base, Some(&other)).unwrap();
+            assert!(cache.len() <= MAX_WORKSPACES);
+        }
+        assert_eq!(cache.len(), MAX_WORKSPACES);
+    }
+}
