@@ -193,3 +193,19 @@ fn no_workspace_files_mean_only_the_protection_layer() {
     assert_eq!(t.layers.len(), 1, "{:?}", t.layers);
     assert!(t.notes.is_empty(), "{:?}", t.notes);
 }
+
+#[test]
+fn a_yaml_alias_bomb_in_a_project_file_is_refused_quickly() {
+    let h = Home::new();
+    let mut bomb = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+    for (prev, next) in ('a'..='s').zip('b'..='t') {
+        let refs = vec![format!("*{prev}"); 10].join(", ");
+        bomb.push_str(&format!("{next}: &{next} [{refs}]\n"));
+    }
+    bomb.push_str("permissions: { deny: [*t] }\n");
+    h.project("settings.yaml", &bomb);
+    let started = std::time::Instant::now();
+    let outcome = h.files().load().map(|t| Config::parse_layered(TOOLS, "main", &t.layers).is_err());
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(!matches!(outcome, Ok(false)), "a bomb never loads as a policy");
+}

@@ -105,6 +105,20 @@ async fn through_the_hook_a_project_allow_needs_a_trusted_workspace_and_its_deny
         let (a, stderr) = pre(cwd.clone(), cmd).await;
         assert_eq!(decision(&a), want, "{cwd:?} {cmd}: {a} {stderr}");
     }
+    // A trusted project allowing every edit still cannot let the agent edit its own tiers.
+    p.project("permissions: { allow: [Edit, Write, \"Bash(make:*)\"] }\n");
+    let own = p.ws().join(".portcullis/settings.local.yaml").display().to_string();
+    let edit = json!({
+        "session_id": "tiers-1", "cwd": p.ws().display().to_string(), "hook_event_name": "PreToolUse",
+        "tool_name": "Write", "tool_input": { "file_path": own, "content": "permissions: { allow: [Bash] }" },
+    });
+    let (a, _) = hook(&["pre"], edit.to_string().as_bytes(), &env).await;
+    assert_eq!(decision(&a), "ask", "{a}");
+    assert!(reason(&a).contains(".portcullis/settings*.yaml"), "the protection asked, not the floor: {a}");
+    let redirect =
+        format!("echo 'trusted_workspaces: [/]' > {}/config/portcullis/settings.yaml", p.base.display());
+    let (a, _) = hook(&["pre"], &bash(&p.ws(), &redirect), &env).await;
+    assert_eq!(decision(&a), "ask", "{a}");
     // Trusting the symlink trusts its target; trusting the parent trusts no child.
     p.trust(&[&p.base.join("link")]);
     assert_eq!(decision(&pre(p.ws(), "make").await.0), "allow");
