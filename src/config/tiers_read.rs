@@ -10,6 +10,9 @@ use std::path::Path;
 /// The largest settings file read (a permissions list is a few kilobytes).
 pub const MAX_SETTINGS: u64 = 256 * 1024;
 
+/// How old a file's last change must be before its stamp alone says it is unchanged.
+const RACY_SECS: i64 = 2;
+
 /// Whether the file's last path component may be a symlink.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Links {
@@ -59,6 +62,15 @@ impl Stamp {
             Links::Refuse => std::fs::symlink_metadata(path),
         };
         meta.ok().map(|m| Stamp::from_meta(&m))
+    }
+
+    /// Whether the file changed so recently that another write in the same clock tick could
+    /// leave every field as it is (same size, in place): such a stamp proves nothing, and a
+    /// cache must read the file again ("racily clean", as git's index calls it).
+    pub fn is_recent(&self, now: std::time::SystemTime) -> bool {
+        let now = now.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let now = i64::try_from(now).unwrap_or(i64::MAX);
+        now.saturating_sub(self.mtime.0.max(self.ctime.0)) < RACY_SECS
     }
 
     fn from_meta(m: &std::fs::Metadata) -> Stamp {
@@ -185,5 +197,8 @@ mod tests {
         assert_ne!(first, replaced, "same size, new inode");
         std::fs::write(&f, "bc").unwrap();
         assert_ne!(Stamp::of(&f, Links::Refuse), Some(replaced));
+        let now = std::time::SystemTime::now();
+        assert!(replaced.is_recent(now), "just written: racily clean");
+        assert!(!replaced.is_recent(now + std::time::Duration::from_secs(3)));
     }
 }

@@ -2,7 +2,9 @@
 //! is decided by a guard with its workspace's tiers ([`crate::config::tiers`]) laid on the
 //! running one. The guard is kept per workspace while the tier files are unchanged (device,
 //! inode, size, times) and the running guard is the one it was built on, so a deny written
-//! mid-session holds from the next call; at most [`MAX_WORKSPACES`] are kept.
+//! mid-session holds from the next call; a file changed in the last two seconds is read again
+//! on every call (a same-size write in the same clock tick leaves its stamp as it was); at most
+//! [`MAX_WORKSPACES`] are kept.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -23,6 +25,8 @@ pub struct Workspaces {
 struct Entry {
     stamps: Vec<Option<Stamp>>,
     built_on: Weak<Guard>,
+    /// A file changed within the last tick or two when it was read: read again next time.
+    racy: bool,
     /// The guard, or why the tiers cannot be read (the call is then refused with it).
     guard: Result<Arc<Guard>, String>,
     used: u64,
@@ -47,7 +51,8 @@ impl Workspaces {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
         let tick = entries.values().map(|e| e.used).max().unwrap_or(0) + 1;
         if let Some(e) = entries.get_mut(&key) {
-            if e.stamps == stamps && e.built_on.upgrade().is_some_and(|b| Arc::ptr_eq(&b, base)) {
+            let settled = !e.racy;
+            if settled && e.stamps == stamps && e.built_on.upgrade().is_some_and(|b| Arc::ptr_eq(&b, base)) {
                 e.used = tick;
                 return e.guard.clone();
             }
@@ -59,7 +64,9 @@ impl Workspaces {
                 entries.remove(&k);
             }
         }
-        let entry = Entry { stamps, built_on: Arc::downgrade(base), guard: guard.clone(), used: tick };
+        let now = std::time::SystemTime::now();
+        let racy = stamps.iter().flatten().any(|s| s.is_recent(now));
+        let entry = Entry { stamps, built_on: Arc::downgrade(base), guard: guard.clone(), used: tick, racy };
         entries.insert(key, entry);
         guard
     }
