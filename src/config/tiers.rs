@@ -76,7 +76,8 @@ impl Files {
         for (scope, path, links) in self.each() {
             let Some(text) = tiers_read::read(&path, links).map_err(|e| e.to_string())? else { continue };
             let name = path.display().to_string();
-            let doc: BTreeMap<String, Value> = match serde_saphyr::from_str(&text) {
+            let doc: BTreeMap<String, Value> = match serde_saphyr::from_str_with_options(&text, yaml_limits())
+            {
                 Ok(Some(d)) => d,
                 Ok(None) => BTreeMap::new(),
                 Err(e) => return Err(format!("{name}: not a YAML mapping: {e}")),
@@ -136,6 +137,31 @@ impl Tiers {
             false => Err(super::ConfigError { source_name: "workspace tiers".into(), problems: p.problems }
                 .to_string()),
         }
+    }
+}
+
+/// A tier file is a few rules: an attacker's alias bomb or nesting storm is refused long before
+/// the parser's general-purpose budget (250,000 nodes) would stop it, and a duplicate key (two
+/// `permissions:`, one hiding the other) is an error.
+fn yaml_limits() -> serde_saphyr::Options {
+    let budget = serde_saphyr::Budget {
+        max_events: 40_000,
+        max_nodes: 20_000,
+        max_aliases: 1_000,
+        max_anchors: 1_000,
+        max_depth: 32,
+        max_documents: 1,
+        ..serde_saphyr::Budget::default()
+    };
+    let alias_limits = serde_saphyr::options::AliasLimits {
+        max_total_replayed_events: 20_000,
+        ..serde_saphyr::options::AliasLimits::default()
+    };
+    serde_saphyr::Options {
+        budget: Some(budget),
+        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
+        alias_limits,
+        ..serde_saphyr::Options::default()
     }
 }
 
