@@ -80,7 +80,11 @@ impl Files {
             {
                 Ok(Some(d)) => d,
                 Ok(None) => BTreeMap::new(),
-                Err(e) => return Err(format!("{name}: not a YAML mapping: {e}")),
+                // Not the parser's message: it quotes the file, and the reason reaches the agent.
+                Err(e) => {
+                    let at = e.location().map(|l| format!(" (line {})", l.line())).unwrap_or_default();
+                    return Err(format!("{name}: not a YAML mapping of settings within its limits{at}"));
+                }
             };
             let (perms, listed) = sections(scope, &name, doc, &mut notes)?;
             if scope == Scope::User {
@@ -180,9 +184,7 @@ fn sections(
             ("permissions", _) => match v {
                 Value::Null => {}
                 Value::Object(_) => perms = v,
-                other => {
-                    return Err(format!("{name}: permissions: a mapping of allow/ask/deny, not {other}"))
-                }
+                _ => return Err(format!("{name}: permissions: must be a mapping of allow/ask/deny")),
             },
             ("trusted_workspaces", Scope::User) => {
                 listed = match serde_json::from_value::<Option<Vec<String>>>(v) {

@@ -40,6 +40,10 @@ pub enum ReadError {
     TooLarge(String),
     #[error("{0}: not UTF-8")]
     NotText(String),
+    #[error("{0}: has other hard links, refused (a workspace's settings file is its own file)")]
+    HardLinked(String),
+    #[error("{0}: its directory is a symlink, refused")]
+    LinkedDirectory(String),
 }
 
 /// What a file looked like when read: device, inode, size, modification and change times.
@@ -87,6 +91,11 @@ impl Stamp {
 /// The text of `path`; `Ok(None)` when there is no file there.
 pub fn read(path: &Path, links: Links) -> Result<Option<String>, ReadError> {
     let name = || path.display().to_string();
+    // A workspace's `.portcullis` linked elsewhere would read another directory's files.
+    let parent = path.parent().filter(|_| links == Links::Refuse);
+    if parent.is_some_and(is_symlink) {
+        return Err(ReadError::LinkedDirectory(name()));
+    }
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(source) => return Err(ReadError::Io { path: name(), source }),
@@ -109,6 +118,12 @@ pub fn read(path: &Path, links: Links) -> Result<Option<String>, ReadError> {
     }
     if meta.len() > MAX_SETTINGS {
         return Err(ReadError::TooLarge(name()));
+    }
+    // A hard link makes any file of the user's (a credentials file the policy keeps from the
+    // agent) read here, and its text could come back in a parse error: a workspace's settings
+    // file has no other name.
+    if links == Links::Refuse && meta.nlink() != 1 {
+        return Err(ReadError::HardLinked(name()));
     }
     let mut bytes = Vec::new();
     (&mut file)
@@ -159,6 +174,9 @@ mod tests {
         std::os::unix::fs::symlink(d.join("ok.yaml"), d.join("link.yaml")).unwrap();
         std::os::unix::fs::symlink("/dev/zero", d.join("zero.yaml")).unwrap();
         std::fs::create_dir(d.join("dir.yaml")).unwrap();
+        std::fs::write(d.join("secret"), "aws_secret_access_key: x\n").unwrap();
+        std::fs::hard_link(d.join("secret"), d.join("hard.yaml")).unwrap();
+        std::os::unix::fs::symlink(d, d.join("linked")).unwrap();
         let fifo = std::process::Command::new("mkfifo").arg(d.join("fifo.yaml")).status().unwrap();
         assert!(fifo.success());
 
@@ -176,6 +194,8 @@ mod tests {
             ("dir.yaml", Links::Follow, "not a regular file"),
             ("huge.yaml", Links::Follow, "larger than"),
             ("bin.yaml", Links::Follow, "not UTF-8"),
+            ("hard.yaml", Links::Refuse, "hard links"),
+            ("linked/ok.yaml", Links::Refuse, "directory is a symlink"),
         ];
         for (name, links, says) in refused {
             let err = ok(name, links).expect_err(name);
