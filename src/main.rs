@@ -39,6 +39,17 @@ impl ConfigArgs {
         load_layered(self.config.as_ref(), &self.permission_config, self.claude_project().as_deref())
     }
 
+    /// As [`Self::load`], with the user and project tiers of `workspace` (`--workspace`).
+    fn load_in(&self, workspace: Option<&Path>) -> anyhow::Result<Config> {
+        let claude = self.claude_project();
+        let sources = portcullis::config::layered::Sources {
+            extra: &self.permission_config,
+            claude: claude.as_deref(),
+            workspace,
+        };
+        portcullis::config::layered::load_from(self.config.as_ref(), sources).map_err(|e| anyhow::anyhow!(e))
+    }
+
     /// The project whose Claude Code settings are imported: the working directory.
     fn claude_project(&self) -> Option<PathBuf> {
         self.import_claude_permissions.then(|| std::env::current_dir().unwrap_or_else(|_| ".".into()))
@@ -82,6 +93,10 @@ enum Command {
         /// config's). Whoever launches `wrap` chooses; it selects a policy, it proves nothing.
         #[arg(long)]
         agent: Option<String>,
+        /// Lay this workspace's tiers under the config: its `.portcullis/settings.yaml` and
+        /// `settings.local.yaml`, and the user's file (docs/config.md "Scope tiers").
+        #[arg(long)]
+        workspace: Option<PathBuf>,
         /// The server command and its arguments.
         #[arg(last = true, required = true)]
         cmd: Vec<String>,
@@ -108,6 +123,9 @@ enum Command {
         /// Decide as this configured agent (its profile, posture and permissions on the config's).
         #[arg(long)]
         agent: Option<String>,
+        /// Lay this workspace's tiers under the config (as `wrap --workspace`).
+        #[arg(long)]
+        workspace: Option<PathBuf>,
     },
     /// Measure the guardrail rules and rubrics on labelled rows (tests/corpus formats): recall,
     /// false-positive rate, which tier decided, model latency, the rows it got wrong.
@@ -203,8 +221,9 @@ fn main() -> ExitCode {
     // The hook runs around every tool call: no multi-threaded runtime, warnings only.
     if let Command::Hook { action } = cli.command {
         init_logging(cli.log_json, "warn");
-        let load = |c: Option<&PathBuf>, extra: &[PathBuf], claude: Option<&Path>| {
-            load_layered(c, extra, claude).map_err(|e| format!("{e:#}"))
+        let load = |c: Option<&PathBuf>, extra: &[PathBuf], claude: Option<&Path>, ws: Option<&Path>| {
+            let sources = portcullis::config::layered::Sources { extra, claude, workspace: ws };
+            portcullis::config::layered::load_from(c, sources)
         };
         return portcullis::hook::cli::run(action, &load);
     }
@@ -394,8 +413,8 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             );
             Ok(ExitCode::SUCCESS)
         }
-        Command::Wrap { config, name, agent, cmd } => {
-            let c = config.load()?;
+        Command::Wrap { config, name, agent, workspace, cmd } => {
+            let c = config.load_in(workspace.as_deref())?;
             if let Some(why) = portcullis::sandbox::refusal(&c) {
                 anyhow::bail!(why);
             }
@@ -414,12 +433,12 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             portcullis::demo::run(listen, once, shutdown_signal()).await?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Check { config, phase, agent } => {
+        Command::Check { config, phase, agent, workspace } => {
             let phase = match phase.as_str() {
                 "post" => portcullis::checker::Phase::Post,
                 _ => portcullis::checker::Phase::Pre,
             };
-            let c = config.load()?;
+            let c = config.load_in(workspace.as_deref())?;
             let s = portcullis::check::run(
                 &c,
                 phase,

@@ -1,15 +1,33 @@
 //! The policy as the command line assembles it: the main config (or the embedded default), then
 //! `--permission-config` files (scope cli), the managed file `PORTCULLIS_MANAGED_CONFIG` names
 //! (scope managed) and, when asked, Claude Code's own rules ([`super::claude_import`]) — every
-//! problem reported at once, every warning printed.
+//! problem reported at once, every warning printed. Given a workspace, the user and workspace
+//! tiers ([`super::tiers`]) are laid under the operator's layers.
 
 use std::path::{Path, PathBuf};
 
 use super::{Config, Layer, DEFAULT_YAML};
 use crate::rules::Scope;
 
+/// Where a policy is assembled from, beyond the main config file.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sources<'a> {
+    /// `--permission-config` files (scope cli).
+    pub extra: &'a [PathBuf],
+    /// The project whose Claude Code rules are imported.
+    pub claude: Option<&'a Path>,
+    /// The workspace whose tiers apply (the hook's `cwd`, `--workspace`).
+    pub workspace: Option<&'a Path>,
+}
+
 /// Loads the layered policy; `claude`: the project whose Claude Code rules are imported.
 pub fn load(path: Option<&PathBuf>, extra: &[PathBuf], claude: Option<&Path>) -> Result<Config, String> {
+    load_from(path, Sources { extra, claude, workspace: None })
+}
+
+/// Loads the layered policy from `path` and `sources`.
+pub fn load_from(path: Option<&PathBuf>, sources: Sources<'_>) -> Result<Config, String> {
+    let Sources { extra, claude, workspace } = sources;
     let (text, name) = match path {
         Some(p) => (
             std::fs::read_to_string(p).map_err(|e| format!("reading {}: {e}", p.display()))?,
@@ -30,6 +48,14 @@ pub fn load(path: Option<&PathBuf>, extra: &[PathBuf], claude: Option<&Path>) ->
             eprintln!("portcullis: warning: claude permissions: {note}");
         }
         layers.extend(imported);
+    }
+    if let Some(dir) = workspace {
+        let files = super::tiers::Files::new(Some(super::tiers::workspace_at(dir)?));
+        let tiers = files.load()?;
+        for note in &tiers.notes {
+            eprintln!("portcullis: warning: {note}");
+        }
+        layers.extend(tiers.layers);
     }
     let config = Config::parse_layered(&text, &name, &layers).map_err(|e| e.to_string())?;
     for w in &config.warnings {

@@ -27,10 +27,15 @@ mod problems;
 mod raw;
 pub mod state;
 mod suggest;
+pub mod tiers;
+mod tiers_read;
+#[cfg(test)]
+mod tiers_tests;
 pub mod units;
 mod upstream_auth;
 mod upstreams;
 pub mod validate;
+pub mod workspace;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

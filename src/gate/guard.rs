@@ -485,6 +485,7 @@ impl Guard {
 
 mod lists;
 mod post_phase;
+mod workspace;
 
 #[cfg(test)]
 pub(crate) mod tests;

@@ -14,8 +14,10 @@ use super::install::{self, Scope};
 use crate::config::Config;
 
 /// Loads the main config and extra permission files (`main.rs` owns the layering).
-/// The third argument: the project whose Claude Code permissions are imported, if any.
-pub type Loader<'a> = &'a dyn Fn(Option<&PathBuf>, &[PathBuf], Option<&Path>) -> Result<Config, String>;
+/// The third argument: the project whose Claude Code permissions are imported, if any; the
+/// fourth: the workspace whose user and project tiers apply (the envelope's `cwd`).
+pub type Loader<'a> =
+    &'a dyn Fn(Option<&PathBuf>, &[PathBuf], Option<&Path>, Option<&Path>) -> Result<Config, String>;
 
 #[derive(clap::Subcommand)]
 pub enum HookCommand {
@@ -154,7 +156,11 @@ pub(super) fn decide_envelope(
     let Some(proxy) = &args.proxy else {
         // Claude Code's own rules for the project the call is made in (the envelope's `cwd`).
         let project = args.import_claude_permissions.then(|| env.cwd.clone().unwrap_or_else(|| ".".into()));
-        let config = match load(args.config.as_ref(), &args.permission_config, project.as_deref()) {
+        // The tiers of the workspace the call is made in; a `cwd` that is no directory holds no
+        // project file, so it has none (`check --workspace` refuses one instead).
+        let workspace = env.cwd.as_deref().filter(|c| c.is_absolute() && c.is_dir());
+        let extra = &args.permission_config;
+        let config = match load(args.config.as_ref(), extra, project.as_deref(), workspace) {
             Ok(c) => c,
             Err(e) => return conservative(format!("the config cannot be loaded: {e}")),
         };

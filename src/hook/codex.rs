@@ -38,9 +38,10 @@ pub fn decide(event: Event, args: &HookArgs, load: Loader<'_>) -> (Value, Option
     // A patch is decided once per path, all under the same arguments and `cwd`: the config is
     // loaded once.
     let loaded: RefCell<Option<Result<Config, String>>> = RefCell::new(None);
-    let once = |config: Option<&PathBuf>, extra: &[PathBuf], project: Option<&Path>| {
-        loaded.borrow_mut().get_or_insert_with(|| load(config, extra, project)).clone()
-    };
+    let once =
+        |config: Option<&PathBuf>, extra: &[PathBuf], project: Option<&Path>, workspace: Option<&Path>| {
+            loaded.borrow_mut().get_or_insert_with(|| load(config, extra, project, workspace)).clone()
+        };
     decide_read(event, &bytes, &env, &mut |bytes, env| decide_envelope(event, args, &once, bytes, env))
 }
 

@@ -14,6 +14,8 @@
 //!   [`crate::gate::Guard`], [`answer`] writes Claude Code's JSON.
 //! - [`standalone`] decides in-process and builds only what the call needs; [`client`] hands the
 //!   envelope to a running proxy, whose [`serve`] decides it with the proxy's shared state.
+//! - Both decide with the tiers of the call's workspace (its `cwd`): [`workspace`] keeps the
+//!   proxy's guard per workspace, re-read when a tier file changes.
 //! - [`install`] merges the hooks block into `settings.json`; [`cli`] is the command line.
 //!
 //! - [`codex`] speaks Codex CLI's dialect of the same protocol (`--codex`): [`patch`] reads its
@@ -37,3 +39,4 @@ pub mod search;
 pub mod serve;
 mod shape;
 pub mod standalone;
+pub mod workspace;

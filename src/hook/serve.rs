@@ -119,6 +119,8 @@ pub async fn answer(
 ) -> Result<Answer, String> {
     let env = Envelope::parse(body, event).map_err(|e| e.to_string())?;
     let guard = shared.guard.load_full();
+    // The workspace's tiers (`.portcullis/`, the user's file) on the running guard.
+    let guard = super::workspace::shared().guard_for(&guard, env.cwd.as_deref())?;
     let agent = match agent {
         None => None,
         Some(name) if guard.agent_profile(name).is_some() => Some(Arc::new(Agent::configured(name.into()))),

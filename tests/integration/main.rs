@@ -49,6 +49,7 @@ mod shadow;
 mod shell_differential;
 mod stdio;
 mod support;
+mod tiers;
 mod tool_pins;
 mod upstream_auth;
 mod user_own_task;

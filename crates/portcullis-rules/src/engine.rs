@@ -95,6 +95,15 @@ impl Engine {
         Engine { parts, jail: self.jail.clone(), egress: self.egress.clone(), lineage: self.lineage }
     }
 
+    /// The same engine with `rules` added beside its own (a workspace's tiers, decided per call
+    /// by the hook): posture, profiles and lineage unchanged; deny dominates across all rules,
+    /// so an added allow lifts no deny or ask already there.
+    pub fn with_rules(&self, rules: &[Rule]) -> Engine {
+        let mut parts = self.parts.clone();
+        parts.rules.extend_from_slice(rules);
+        Engine { parts, jail: self.jail.clone(), egress: self.egress.clone(), lineage: self.lineage }
+    }
+
     /// A narrower engine (a delegated agent's): rules added, and the posture and profile each
     /// the narrower of this engine's and the narrowing's. Never decides more leniently than
     /// `self` for any call.

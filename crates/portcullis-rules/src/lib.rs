@@ -60,11 +60,24 @@ impl Effect {
     }
 }
 
-/// Where a rule comes from. Ordered by precedence (`Builtin` lowest).
+/// Where a rule comes from. Ordered by precedence (`Builtin` lowest): Managed > Cli > the
+/// operator's own files (Agent, Config) > LocalProject > SharedProject > User > Builtin.
+///
+/// Precedence only names the rule among equal effects: deny dominates ask dominates allow in
+/// every scope, so no scope's allow lifts another's deny or ask. The workspace tiers (`User`,
+/// `SharedProject`, `LocalProject`) sit below every operator scope, so among equals an
+/// operator's rule is the one a decision names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Scope {
     /// The built-in floor, jail and hard denials.
     Builtin,
+    /// The user's own file (`$XDG_CONFIG_HOME/portcullis/settings.yaml`).
+    User,
+    /// A workspace's `.portcullis/settings.yaml`, shared with the repository (attacker-writable:
+    /// its allows apply only in a trusted workspace).
+    SharedProject,
+    /// A workspace's `.portcullis/settings.local.yaml`, personal (same trust rule).
+    LocalProject,
     /// The main config file.
     Config,
     /// An agent's own `permissions` (and a delegated agent's narrowing), layered on the config's.
@@ -76,16 +89,64 @@ pub enum Scope {
 }
 
 impl Scope {
-    pub const ALL: [Scope; 5] = [Scope::Builtin, Scope::Config, Scope::Agent, Scope::Cli, Scope::Managed];
+    /// Every scope, in order (metrics index by position).
+    pub const ALL: [Scope; 8] = [
+        Scope::Builtin,
+        Scope::User,
+        Scope::SharedProject,
+        Scope::LocalProject,
+        Scope::Config,
+        Scope::Agent,
+        Scope::Cli,
+        Scope::Managed,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Scope::Builtin => "builtin",
+            Scope::User => "user",
+            Scope::SharedProject => "project",
+            Scope::LocalProject => "project-local",
             Scope::Config => "config",
             Scope::Agent => "agent",
             Scope::Cli => "cli",
             Scope::Managed => "managed",
         }
+    }
+
+    /// Whether rules of this scope come from a workspace (a cloned repository may have
+    /// written them): their allows need the workspace to be trusted.
+    pub fn is_project(self) -> bool {
+        matches!(self, Scope::SharedProject | Scope::LocalProject)
+    }
+}
+
+#[cfg(test)]
+mod scope_tests {
+    use super::Scope;
+
+    #[test]
+    fn every_scope_is_listed_once_in_precedence_order_so_metrics_can_index_by_position() {
+        for (i, s) in Scope::ALL.iter().enumerate() {
+            assert_eq!(*s as usize, i, "{s:?}");
+        }
+        assert!(Scope::ALL.windows(2).all(|w| w[0] < w[1]));
+        let names: std::collections::BTreeSet<_> = Scope::ALL.iter().map(|s| s.as_str()).collect();
+        assert_eq!(names.len(), Scope::ALL.len());
+    }
+
+    #[test]
+    fn the_design_precedence_holds_managed_cli_local_shared_user_builtin() {
+        let order = [
+            Scope::Managed,
+            Scope::Cli,
+            Scope::LocalProject,
+            Scope::SharedProject,
+            Scope::User,
+            Scope::Builtin,
+        ];
+        assert!(order.windows(2).all(|w| w[0] > w[1]));
+        assert!(Scope::Config > Scope::LocalProject && Scope::Config < Scope::Cli);
     }
 }
 
