@@ -181,7 +181,7 @@ impl Engine {
             return d;
         }
         match self.egress_with(upstream, qualified, args, connections.0.as_deref()) {
-            Some(e) if e.effect > d.effect => e,
+            Some(e) if outranks(&e, &d) => e,
             _ => d,
         }
     }
@@ -239,11 +239,12 @@ impl Engine {
                 self.unit(qualified, &Unit::Fetch { url: &url, reading }, profile, false)
             }
             Subject::Generic { args } => self.unit(qualified, &Unit::Generic { args: &args }, profile, false),
-            // The worst reading decides (the first of equals, so its reason is the plainest).
+            // The worst reading decides (the first of equals in scope too, so its reason is the
+            // plainest).
             Subject::Readings(all) => all
                 .into_iter()
                 .map(|s| self.subject(qualified, s, profile, net))
-                .reduce(|worst, d| if d.effect > worst.effect { d } else { worst })
+                .reduce(|worst, d| if outranks(&d, &worst) { d } else { worst })
                 .unwrap_or_else(|| self.floor(&Unit::Generic { args: "" }, profile)),
             Subject::Unplaced { reason } => Decision {
                 effect: Effect::Deny,
@@ -381,6 +382,15 @@ impl Engine {
         }
         built(Effect::Ask, "floor: mutating", format!("{unit} is not proven read-only, so it is asked"))
     }
+}
+
+/// Whether `d` is named over `other` when units (or readings, or a line's commands) are combined:
+/// the worse effect, and at equal effect the higher scope. So a decision whose effect is ask
+/// names [`Scope::Builtin`] only when no configured rule asked for (or may have matched) any part
+/// of the call: whoever answers a floor ask on the proxy's behalf (the headless ask reviewer)
+/// reads that from the scope and never answers an operator's `ask`.
+pub(crate) fn outranks(d: &Decision, other: &Decision) -> bool {
+    (d.effect, d.scope) > (other.effect, other.scope)
 }
 
 fn decision(effect: Effect, rule: &Rule, reason: String) -> Decision {

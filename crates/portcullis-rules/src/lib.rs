@@ -15,6 +15,8 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 pub mod allowlist;
+#[cfg(test)]
+mod ask_origin_tests;
 pub mod destination;
 mod effect_match;
 pub mod egress;

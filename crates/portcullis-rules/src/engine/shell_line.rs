@@ -9,7 +9,7 @@ use super::super::destination::{read_url, HostMatch};
 use super::super::effect_match::{self, Hit};
 use super::super::spec::Subject as RuleSubject;
 use super::super::{Decision, Effect, Prefilter, Profile, Rule, Scope};
-use super::{Engine, Unit};
+use super::{outranks, Engine, Unit};
 
 impl Engine {
     /// A shell line as `dialect` runs it: each command is proven read-only for the shell that
@@ -56,12 +56,13 @@ impl Engine {
             // What the command does meets the deny and ask rules too: `cat < //etc/shadow` is a
             // read of /etc/shadow whatever tool performs it, `git -C . push` is a push. Only
             // deny and ask rules: a path rule's allow must not loosen a shell floor.
+            // At equal effect the configured rule is named over the floor (see `outranks`).
             if let Some(e) = self.effect_decision(qualified, cmd, fx) {
-                if e.effect > d.effect {
+                if outranks(&e, &d) {
                     d = e;
                 }
             }
-            if worst.as_ref().is_none_or(|w| d.effect > w.effect) {
+            if worst.as_ref().is_none_or(|w| outranks(&d, w)) {
                 worst = Some(d);
             }
         }
