@@ -7,6 +7,7 @@
 
 mod admin_hosts;
 mod approvals;
+mod ask_reviewer;
 mod attack25;
 mod audit;
 mod authority;
