@@ -21,6 +21,9 @@ use super::kinds::{Subject, ToolKinds};
 use super::spec::Subject as RuleSubject;
 use super::{Decision, Effect, Posture, Prefilter, Profile, Rule, Scope};
 
+/// The rule the opacity floor names (a command that hides what it runs is asked).
+const OPAQUE: &str = "shell: opaque";
+
 /// Programs in these directories are the system's own; elsewhere a path-qualified program
 /// (`./git`) may be anything, so allow rules do not match it (deny and ask rules still do).
 const SYSTEM_BIN: &[&str] = &["/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/"];
@@ -61,6 +64,8 @@ pub struct Engine {
     egress: Egress,
     /// A delegated child's engine never gets the relaxed escape rows ([`crate::escape`]).
     lineage: Lineage,
+    /// `permissions.subagent`: laid over a child's engine when it is narrowed.
+    subagent: std::sync::Arc<super::subagent::SubagentRules>,
 }
 
 impl Default for Engine {
@@ -79,7 +84,13 @@ impl Engine {
             )
             .expect("a jail without a root needs no filesystem")
         });
-        Engine { parts, jail, egress: Egress::default(), lineage: Lineage::Own }
+        Engine { parts, jail, egress: Egress::default(), lineage: Lineage::Own, subagent: Default::default() }
+    }
+
+    /// The same engine, laying `rules` over every delegated child's ([`Engine::narrowed`]).
+    pub fn with_subagent(mut self, rules: super::subagent::SubagentRules) -> Engine {
+        self.subagent = std::sync::Arc::new(rules);
+        self
     }
 
     /// The engine a configured agent decides with: the config's rules and the agent's, the
@@ -92,7 +103,13 @@ impl Engine {
             parts.posture = p;
         }
         parts.agent_profile = agent.profile;
-        Engine { parts, jail: self.jail.clone(), egress: self.egress.clone(), lineage: self.lineage }
+        Engine {
+            parts,
+            jail: self.jail.clone(),
+            egress: self.egress.clone(),
+            lineage: self.lineage,
+            subagent: self.subagent.clone(),
+        }
     }
 
     /// A narrower engine (a delegated agent's): rules added, and the posture and profile each
@@ -100,6 +117,10 @@ impl Engine {
     /// `self` for any call.
     pub fn narrowed(&self, by: &Layered) -> Engine {
         let mut parts = self.parts.clone();
+        // The first narrowing makes a child: `permissions.subagent`'s denies and asks join once.
+        if self.lineage == Lineage::Own {
+            parts.rules.extend(self.subagent.tighten.iter().cloned());
+        }
         parts.rules.extend(by.rules.iter().cloned());
         if let Some(p) = by.posture {
             parts.posture = parts.posture.min(p);
@@ -110,7 +131,13 @@ impl Engine {
                 *upstream = (*upstream).min(p);
             }
         }
-        Engine { parts, jail: self.jail.clone(), egress: self.egress.clone(), lineage: Lineage::Delegated }
+        Engine {
+            parts,
+            jail: self.jail.clone(),
+            egress: self.egress.clone(),
+            lineage: Lineage::Delegated,
+            subagent: self.subagent.clone(),
+        }
     }
 
     /// The agent's own profile (a configured agent's, narrowed by any delegation), if it has one.
@@ -318,7 +345,7 @@ impl Engine {
             let why: Vec<String> = cmd.opaque.iter().map(|o| format!("{o:?}")).collect();
             return Decision {
                 effect: Effect::Ask,
-                rule: "shell: opaque".into(),
+                rule: OPAQUE.into(),
                 scope: Scope::Builtin,
                 reason: format!("{unit} hides what it runs ({}), so it is asked", why.join(", ")),
                 prefilter: None,

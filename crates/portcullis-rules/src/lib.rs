@@ -38,6 +38,9 @@ mod resource_tests;
 #[cfg(test)]
 mod secret_floor_tests;
 pub mod spec;
+pub mod subagent;
+#[cfg(test)]
+mod subagent_tests;
 pub mod subject;
 
 pub use engine::{Engine, EngineParts, Layered};
