@@ -46,6 +46,7 @@ mod routes;
 mod shadow;
 mod shell_differential;
 mod stdio;
+mod subagent;
 mod support;
 mod tool_pins;
 mod upstream_auth;
