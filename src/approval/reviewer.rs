@@ -42,55 +42,11 @@ pub const RUBRIC: &str = "ask_reviewer";
 /// The built-in rubric.
 pub const EMBEDDED_RUBRIC: &str = include_str!("../../rubrics/ask_reviewer.md");
 
-/// How one review ended: the `ask_reviewer_total{outcome}` label.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// A well-formed `safe` verdict: this one call goes on.
-    Allow,
-    /// A well-formed `unsafe` verdict.
-    Deny,
-    /// An answer that is not a verdict (or a refusal to judge).
-    Malformed,
-    /// The model server failed (a 5xx, no connection, a reply that is not a completion).
-    Error,
-    Timeout,
-    /// No review slot came free in time.
-    Overloaded,
-    /// No checker model is configured in the policy in force (a reload removed it).
-    Unavailable,
-    /// The session's breaker is open: not reviewed.
-    Tripped,
-}
+pub use crate::telemetry::reviewer_metrics::Outcome;
 
-impl Outcome {
-    pub const ALL: [Outcome; 8] = [
-        Outcome::Allow,
-        Outcome::Deny,
-        Outcome::Malformed,
-        Outcome::Error,
-        Outcome::Timeout,
-        Outcome::Overloaded,
-        Outcome::Unavailable,
-        Outcome::Tripped,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Allow => "allow",
-            Outcome::Deny => "deny",
-            Outcome::Malformed => "malformed",
-            Outcome::Error => "error",
-            Outcome::Timeout => "timeout",
-            Outcome::Overloaded => "overloaded",
-            Outcome::Unavailable => "unavailable",
-            Outcome::Tripped => "tripped",
-        }
-    }
-
-    /// Whether the model was asked and answered or failed: what the session's streak counts.
-    fn reviewed(self) -> bool {
-        !matches!(self, Outcome::Tripped | Outcome::Unavailable | Outcome::Overloaded)
-    }
+/// Whether the model was asked and answered or failed: what the session's streak counts.
+fn reviewed(o: Outcome) -> bool {
+    !matches!(o, Outcome::Tripped | Outcome::Unavailable | Outcome::Overloaded)
 }
 
 /// The model a review is asked of: the checker's client and the rubric, from the policy in force.
@@ -126,7 +82,7 @@ impl Reviewer {
     pub async fn review(&self, ask: &Ask, key: &str, model: Option<Model>, frame: Frame<'_>) -> Outcome {
         let started = tokio::time::Instant::now();
         let (outcome, why) = self.decide(ask, key, model, frame).await;
-        if outcome.reviewed() {
+        if reviewed(outcome) {
             self.streaks.record(key, outcome == Outcome::Allow);
         }
         self.settle(ask, outcome, why.as_deref(), started.elapsed());
@@ -225,7 +181,7 @@ mod tests {
 
     #[test]
     fn only_answers_of_the_model_count_toward_a_sessions_streak() {
-        let counted: Vec<&str> = Outcome::ALL.iter().filter(|o| o.reviewed()).map(|o| o.as_str()).collect();
+        let counted: Vec<&str> = Outcome::ALL.iter().filter(|o| reviewed(**o)).map(|o| o.as_str()).collect();
         assert_eq!(counted, ["allow", "deny", "malformed", "error", "timeout"]);
     }
 
