@@ -32,8 +32,12 @@ fn script(r: &Request) -> (Reply, Option<Duration>) {
 /// No allow rule (so `echo` asks by the floor), an operator's `ask` on `write_note`, a checker
 /// model whose only guardrail never fires on these calls, and nobody to ask.
 fn reviewed(peer: &Peer, checker: &FakeChecker) -> portcullis::config::Config {
+    reviewed_with(peer, checker, "")
+}
+
+fn reviewed_with(peer: &Peer, checker: &FakeChecker, extra: &str) -> portcullis::config::Config {
     let yaml = format!(
-        "permissions: {{ ask: [\"mcp__py__write_note\"] }}\nguardrails:\n  checker: {{ base_url: \"{}\", model: reviewer, timeout: 1s }}\n  rules: [{{ match: mcp__py__never_called, phases: [post] }}]\n",
+        "permissions: {{ ask: [\"mcp__py__write_note\"] }}\nguardrails:\n  checker: {{ base_url: \"{}\", model: reviewer, timeout: 1s }}\n  rules: [{{ match: mcp__py__never_called, phases: [post] }}]\n{extra}",
         checker.url
     );
     config(&[("py", &peer.url())], &yaml)
@@ -108,7 +112,10 @@ async fn the_reviewer_allows_one_floor_ask_at_a_time_fails_safe_and_trips_after_
 async fn a_configured_ask_never_reaches_the_reviewer() {
     let peer = Peer::python("legacy");
     let checker = FakeChecker::replying(Reply::Safe).await;
-    let p = proxy(&reviewed(&peer, &checker)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("audit.jsonl");
+    let p =
+        proxy(&reviewed_with(&peer, &checker, &format!("audit: {{ to: \"{}\" }}\n", log.display()))).await;
     p.shared.approvals.enable_reviewer();
     let mut s = Session::open(&proxy_url(&p, "py")).await;
     let (_, _, msg) = s.call("write_note", json!({ "path": "x", "text": "allow-me" }), &[]).await;
@@ -120,6 +127,25 @@ async fn a_configured_ask_never_reaches_the_reviewer() {
     let (_, _, msg) = s.call("echo", json!({ "message": "hi" }), &[]).await;
     assert_eq!(text_of(&msg), "hi", "{msg}");
     assert_eq!(chats(&checker), 1);
+    // One audit line names the reviewer, for the echo only.
+    let log = &log;
+    let reviews: Vec<serde_json::Value> =
+        crate::support::eventually("the reviewer's audit line", || async move {
+            let text = std::fs::read_to_string(log).unwrap_or_default();
+            let lines: Vec<serde_json::Value> =
+                text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+            let reviews: Vec<serde_json::Value> =
+                lines.into_iter().filter(|l| l["channel"] == "ask_reviewer").collect();
+            (!reviews.is_empty()).then_some(reviews)
+        })
+        .await;
+    assert_eq!(reviews.len(), 1, "{reviews:?}");
+    assert_eq!(
+        (reviews[0]["tool"].as_str(), reviews[0]["outcome"].as_str(), reviews[0]["rule"].as_str()),
+        (Some("mcp__py__echo"), Some("allow"), Some("ask_reviewer")),
+        "{}",
+        reviews[0]
+    );
 }
 
 #[tokio::test]
