@@ -97,3 +97,12 @@ fn an_escape_over_a_configured_ask_names_the_configured_rule_and_a_bare_escape_n
     assert_eq!(configured.rule, asked, "{configured:?}");
     assert!(configured.reason.contains("outside the jail"), "{configured:?}");
 }
+
+#[test]
+fn no_configured_rule_can_be_named_as_the_jail_escape() {
+    for text in [crate::escape::RULE, "jail:outside", "jail"] {
+        if let Ok(spec) = RuleSpec::parse(text) {
+            assert_ne!(spec.source, crate::escape::RULE, "{text} parses as a rule named like the escape");
+        }
+    }
+}
