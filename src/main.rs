@@ -80,6 +80,12 @@ enum Command {
     Serve {
         #[command(flatten)]
         config: ConfigArgs,
+        /// Where no human can be asked, let the checker's model review the built-in floor's asks
+        /// (never an operator's `ask` rule): its allow lets that one call through, anything else
+        /// refuses it. Needs `guardrails.checker`. A flag, not a config key: whoever starts the
+        /// proxy decides that a model may stand in for a human.
+        #[arg(long)]
+        ask_reviewer: bool,
     },
     /// Guard a stdio MCP server: the agent launches this in place of the server.
     Wrap {
@@ -499,12 +505,21 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Hook { .. } => unreachable!("answered before the runtime starts"),
-        Command::Serve { config } => {
+        Command::Serve { config, ask_reviewer } => {
             let c = config.load()?;
             if let Some(why) = portcullis::sandbox::refusal(&c) {
                 anyhow::bail!(why);
             }
-            let running = portcullis::app::start(&c).await?;
+            if ask_reviewer {
+                portcullis::approval::reviewer::requires_model(&c)?;
+            }
+            let runtime = portcullis::runtime::Runtime::new(&c, portcullis::runtime::admin_token(&c)?)?;
+            if ask_reviewer {
+                // Before the first call is accepted: no window in which a floor ask is refused
+                // as headless only because the reviewer was not on yet.
+                runtime.shared.approvals.enable_reviewer();
+            }
+            let running = portcullis::app::serve(runtime).await?;
             let mut reload = config.reload();
             // A re-pin is a policy change: the lock file is watched with the config.
             reload.files.extend(c.policy.pins.as_ref().map(|p| p.file.clone()));

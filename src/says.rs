@@ -39,6 +39,9 @@ pub enum Said<'a> {
     Headless { tool: &'a str, reason: &'a str, rule: &'a str, scope: &'a str, not: Not },
     /// Any call of a flagged session or caller, before a human is asked.
     Flagged { tool: &'a str },
+    /// A floor ask no human could be asked about, put to the headless ask reviewer (a model)
+    /// instead, which did not allow it; `answer`: how it ended ([`answer`]'s `REVIEWER_*`).
+    Reviewed { tool: &'a str, reason: &'a str, answer: &'a str, not: Not },
     /// A call a human was asked about; `answer`: how it ended ([`answer`]), once it has.
     Asked { tool: &'a str, reason: &'a str, answer: Option<&'a str> },
     /// A check that could not be finished (never a pass).
@@ -98,6 +101,13 @@ impl fmt::Display for Said<'_> {
             Said::Flagged { tool } => {
                 write!(f, "portcullis needs a human to approve {tool}: {FLAGGED}. It was not sent.")
             }
+            Said::Reviewed { tool, reason, answer, not } => write!(
+                f,
+                "portcullis needs approval for {tool}: {reason}. No human can be asked here, so its ask \
+                 reviewer (a model, allowing this one call at most) stands in: {answer} The call was refused \
+                 and not {}; a permissions rule can allow it.",
+                not.as_str()
+            ),
             Said::Asked { tool, reason, answer: None } => {
                 write!(f, "portcullis asked a human to approve {tool}: {reason}.")
             }
@@ -219,6 +229,14 @@ pub mod answer {
         "Too many calls already wait for a human (approvals.max_pending); it was not sent. Retry later.";
     /// Why an ask was refused when the shared approval store could not record it.
     pub const STORE_DOWN: &str = "Nobody could be asked: the approval store is unreachable, so no operator could see this call; it was not sent. Retry later.";
+    /// The ask reviewer answered, and not with an allow.
+    pub const REVIEWER_DENIED: &str = "it did not allow it.";
+    /// The ask reviewer could not be had (an error, a timeout, an answer that was not a verdict, no
+    /// checker model, too many reviews at once): the ask stands refused.
+    pub const REVIEWER_FAILED: &str = "it gave no usable answer, which never allows a call.";
+    /// The session's reviewer breaker is open: the reviewer is not asked again.
+    pub const REVIEWER_TRIPPED: &str =
+        "it did not allow three asks in a row in this session, so it is no longer asked here.";
     /// Inside a batch, an ask stands refused.
     pub const IN_BATCH: &str = "A call in a batch cannot be approved: send it on its own.";
 }

@@ -20,6 +20,8 @@ pub mod fleet;
 mod listen;
 pub mod mrtr;
 pub mod pending;
+pub mod reviewer;
+mod reviewer_streak;
 mod shared;
 pub mod waivers;
 
@@ -168,6 +170,8 @@ pub struct Approvals {
     pub user_tasks: crate::session::tasks::UserTasks,
     metrics: Arc<Metrics>,
     audit: Arc<crate::audit::Audit>,
+    /// The headless ask reviewer, once `serve --ask-reviewer` enabled it.
+    reviewer: std::sync::OnceLock<Arc<reviewer::Reviewer>>,
 }
 
 impl Approvals {
@@ -200,7 +204,20 @@ impl Approvals {
             user_tasks: crate::session::tasks::UserTasks::default(),
             metrics,
             audit: Arc::new(crate::audit::Audit::off()),
+            reviewer: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Turns the headless ask reviewer on (`serve --ask-reviewer`), counting into these
+    /// approvals' metrics and audit log; the first call's reviewer is kept.
+    pub fn enable_reviewer(&self) -> &Arc<reviewer::Reviewer> {
+        self.reviewer
+            .get_or_init(|| Arc::new(reviewer::Reviewer::new(self.metrics.clone(), self.audit.clone())))
+    }
+
+    /// The headless ask reviewer, when it is on.
+    pub fn reviewer(&self) -> Option<&Arc<reviewer::Reviewer>> {
+        self.reviewer.get()
     }
 
     /// The same approvals, keeping what replicas must agree on in `store` when it is shared,

@@ -26,6 +26,7 @@ pub mod presets;
 mod problems;
 mod raw;
 pub mod state;
+pub mod subagent;
 mod suggest;
 pub mod tiers;
 mod tiers_read;
@@ -320,7 +321,8 @@ impl Compiler {
         let upstreams: BTreeMap<String, serde_json::Value> = self.section(&mut doc, "upstreams");
         let posture: Option<String> = self.section(&mut doc, "posture");
         let tools: Vec<serde_json::Value> = self.section(&mut doc, "tools");
-        let perms: permissions::RawPermissions = self.section(&mut doc, "permissions");
+        let mut perms: permissions::RawPermissions = self.section(&mut doc, "permissions");
+        let subagent = perms.subagent.take();
         let jail: permissions::RawJail = self.section(&mut doc, "jail");
         let redact: Vec<String> = self.section(&mut doc, "redact");
         let limits: raw::Limits = self.section(&mut doc, "limits");
@@ -358,6 +360,15 @@ impl Compiler {
         let top_egress = egress::compile(egress, "egress", crate::rules::Scope::Config, None, &mut self.p);
         let engine =
             permissions::compile(sections, &mut self.p).with_egress(top_egress).with_egress(upstream_egress);
+        // Before the agents' engines are made from it: each carries the rules to its children.
+        let engine = match subagent {
+            Some(raw) => {
+                let root = engine.jail_root().map(|r| r.display().to_string());
+                let rules = subagent::compile(raw, engine.kinds(), root.as_deref(), &mut self.p);
+                engine.with_subagent(rules)
+            }
+            None => engine,
+        };
         let identity = agents::compile(agents, auth, delegation, &engine, &mut self.p);
         for (i, r) in redact.iter().enumerate() {
             if r.is_empty() {

@@ -58,6 +58,9 @@ pub struct RawPermissions {
     pub ask: Vec<Value>,
     #[serde(default)]
     pub deny: Vec<Value>,
+    /// `permissions.subagent` (the main config's only: [`super::subagent`]).
+    #[serde(default)]
+    pub subagent: Option<super::subagent::RawSubagent>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -145,6 +148,12 @@ pub fn rules(
     let mut rules = Vec::new();
     let mut examples = Vec::new();
     for (scope, source, perms) in layers {
+        if perms.subagent.is_some() {
+            p.add(
+                format!("{source}permissions.subagent"),
+                "only the main config's permissions hold subagent rules",
+            );
+        }
         for (effect, entries) in
             [(Effect::Allow, perms.allow), (Effect::Ask, perms.ask), (Effect::Deny, perms.deny)]
         {

@@ -15,6 +15,7 @@ use crate::mcp::jsonrpc::{self, code, CallParams, IdKey, Kind, Message, Payload}
 
 mod ask;
 pub mod judge;
+pub mod reviewer;
 mod routes;
 pub mod task;
 pub mod typed;

@@ -218,6 +218,18 @@ impl Guardrails {
         })
     }
 
+    /// The checker model and the named rubric (the loaded set's, else `fallback`), for a caller
+    /// that asks the model something of its own (the headless ask reviewer); `None` without a model.
+    pub fn model_with_rubric(
+        &self,
+        name: &str,
+        fallback: &str,
+    ) -> Option<(Arc<crate::checker::openai::OpenAi>, Arc<str>)> {
+        let model = self.model.as_ref()?;
+        let rubric = self.rubrics.get(name).map_or(fallback, |r| r.text.as_str());
+        Some((model.client.clone(), Arc::from(rubric)))
+    }
+
     /// Writes shadow judgements' lines to `audit` (the first audit log given is kept).
     pub fn audit_to(&self, audit: Arc<crate::audit::Audit>) {
         let _ = self.audit.set(audit);

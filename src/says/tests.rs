@@ -30,9 +30,10 @@ fn arm(s: &Said<'_>) -> usize {
         Said::CannotDecide { .. } => 19,
         Said::CannotInspect { .. } => 20,
         Said::RateLimited { .. } => 21,
+        Said::Reviewed { .. } => 22,
     }
 }
-const ARMS: usize = 22;
+const ARMS: usize = 23;
 
 fn samples() -> Vec<(&'static str, Said<'static>)> {
     let tool = "mcp__fs__write_file";
@@ -106,6 +107,18 @@ fn samples() -> Vec<(&'static str, Said<'static>)> {
         ("asked, overloaded", Said::Asked { tool, reason: "r", answer: Some(answer::OVERLOADED) }),
         ("asked, store down", Said::Asked { tool, reason: "r", answer: Some(answer::STORE_DOWN) }),
         ("asked, in a batch", Said::Asked { tool, reason: "r", answer: Some(answer::IN_BATCH) }),
+        (
+            "reviewed, denied",
+            Said::Reviewed { tool, reason: "r", answer: answer::REVIEWER_DENIED, not: Not::Sent },
+        ),
+        (
+            "reviewed, failed",
+            Said::Reviewed { tool, reason: "r", answer: answer::REVIEWER_FAILED, not: Not::Sent },
+        ),
+        (
+            "reviewed, tripped",
+            Said::Reviewed { tool, reason: "r", answer: answer::REVIEWER_TRIPPED, not: Not::Sent },
+        ),
         ("unfinished", Said::Unfinished { tool, not: Not::Sent }),
         ("unfinished, hook", Said::Unfinished { tool: "Bash", not: Not::Run }),
         ("retry refused", Said::RetryRefused { why: "its seal does not verify" }),

@@ -37,6 +37,8 @@ pub struct Metrics {
     pub checker: super::checker_metrics::CheckerMetrics,
     /// `limits.per_agent`'s metrics, in the same registry.
     pub limits: super::limit_metrics::LimitMetrics,
+    /// The headless ask reviewer's metrics, in the same registry.
+    pub reviewer: super::reviewer_metrics::ReviewerMetrics,
     approvals: IntCounterVec,
     approvals_pending: prometheus::IntGauge,
     sessions_flagged: prometheus::IntCounter,
@@ -135,6 +137,7 @@ impl Metrics {
             .collect();
         let checker = super::checker_metrics::CheckerMetrics::register(&registry);
         let limits = super::limit_metrics::LimitMetrics::register(&registry);
+        let reviewer = super::reviewer_metrics::ReviewerMetrics::register(&registry);
         let approvals = IntCounterVec::new(
             Opts::new(
                 "approvals_total",
@@ -229,6 +232,7 @@ impl Metrics {
             admit: Mutex::default(),
             checker,
             limits,
+            reviewer,
             approvals,
             approvals_pending,
             sessions_flagged,

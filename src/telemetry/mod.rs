@@ -3,6 +3,7 @@
 pub mod checker_metrics;
 pub mod limit_metrics;
 pub mod metrics;
+pub mod reviewer_metrics;
 mod tally;
 
 pub use metrics::Metrics;

@@ -7,6 +7,7 @@
 
 mod admin_hosts;
 mod approvals;
+mod ask_reviewer;
 mod attack25;
 mod attack_round5;
 mod audit;
@@ -48,6 +49,7 @@ mod routes;
 mod shadow;
 mod shell_differential;
 mod stdio;
+mod subagent;
 mod support;
 mod tiers;
 mod tool_pins;

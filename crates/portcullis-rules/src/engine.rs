@@ -21,6 +21,9 @@ use super::kinds::{Subject, ToolKinds};
 use super::spec::Subject as RuleSubject;
 use super::{Decision, Effect, Posture, Prefilter, Profile, Rule, Scope};
 
+/// The rule the opacity floor names (a command that hides what it runs is asked).
+const OPAQUE: &str = "shell: opaque";
+
 /// Programs in these directories are the system's own; elsewhere a path-qualified program
 /// (`./git`) may be anything, so allow rules do not match it (deny and ask rules still do).
 const SYSTEM_BIN: &[&str] = &["/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/"];
@@ -61,6 +64,8 @@ pub struct Engine {
     egress: Egress,
     /// A delegated child's engine never gets the relaxed escape rows ([`crate::escape`]).
     lineage: Lineage,
+    /// `permissions.subagent`: laid over a child's engine when it is narrowed.
+    subagent: std::sync::Arc<super::subagent::SubagentRules>,
 }
 
 impl Default for Engine {
@@ -79,7 +84,13 @@ impl Engine {
             )
             .expect("a jail without a root needs no filesystem")
         });
-        Engine { parts, jail, egress: Egress::default(), lineage: Lineage::Own }
+        Engine { parts, jail, egress: Egress::default(), lineage: Lineage::Own, subagent: Default::default() }
+    }
+
+    /// The same engine, laying `rules` over every delegated child's ([`Engine::narrowed`]).
+    pub fn with_subagent(mut self, rules: super::subagent::SubagentRules) -> Engine {
+        self.subagent = std::sync::Arc::new(rules);
+        self
     }
 
     /// The engine a configured agent decides with: the config's rules and the agent's, the
@@ -92,7 +103,13 @@ impl Engine {
             parts.posture = p;
         }
         parts.agent_profile = agent.profile;
-        Engine { parts, jail: self.jail.clone(), egress: self.egress.clone(), lineage: self.lineage }
+        Engine {
+            parts,
+            jail: self.jail.clone(),
+            egress: self.egress.clone(),
+            lineage: self.lineage,
+            subagent: self.subagent.clone(),
+        }
     }
 
     /// The same engine with `rules` added beside its own (a workspace's tiers, decided per call
@@ -101,7 +118,13 @@ impl Engine {
     pub fn with_rules(&self, rules: &[Rule]) -> Engine {
         let mut parts = self.parts.clone();
         parts.rules.extend_from_slice(rules);
-        Engine { parts, jail: self.jail.clone(), egress: self.egress.clone(), lineage: self.lineage }
+        Engine {
+            parts,
+            jail: self.jail.clone(),
+            egress: self.egress.clone(),
+            lineage: self.lineage,
+            subagent: self.subagent.clone(),
+        }
     }
 
     /// A narrower engine (a delegated agent's): rules added, and the posture and profile each
@@ -109,6 +132,10 @@ impl Engine {
     /// `self` for any call.
     pub fn narrowed(&self, by: &Layered) -> Engine {
         let mut parts = self.parts.clone();
+        // The first narrowing makes a child: `permissions.subagent`'s denies and asks join once.
+        if self.lineage == Lineage::Own {
+            parts.rules.extend(self.subagent.tighten.iter().cloned());
+        }
         parts.rules.extend(by.rules.iter().cloned());
         if let Some(p) = by.posture {
             parts.posture = parts.posture.min(p);
@@ -119,7 +146,13 @@ impl Engine {
                 *upstream = (*upstream).min(p);
             }
         }
-        Engine { parts, jail: self.jail.clone(), egress: self.egress.clone(), lineage: Lineage::Delegated }
+        Engine {
+            parts,
+            jail: self.jail.clone(),
+            egress: self.egress.clone(),
+            lineage: Lineage::Delegated,
+            subagent: self.subagent.clone(),
+        }
     }
 
     /// The agent's own profile (a configured agent's, narrowed by any delegation), if it has one.
@@ -190,7 +223,7 @@ impl Engine {
             return d;
         }
         match self.egress_with(upstream, qualified, args, connections.0.as_deref()) {
-            Some(e) if e.effect > d.effect => e,
+            Some(e) if outranks(&e, &d) => e,
             _ => d,
         }
     }
@@ -248,11 +281,12 @@ impl Engine {
                 self.unit(qualified, &Unit::Fetch { url: &url, reading }, profile, false)
             }
             Subject::Generic { args } => self.unit(qualified, &Unit::Generic { args: &args }, profile, false),
-            // The worst reading decides (the first of equals, so its reason is the plainest).
+            // The worst reading decides (the first of equals in scope too, so its reason is the
+            // plainest).
             Subject::Readings(all) => all
                 .into_iter()
                 .map(|s| self.subject(qualified, s, profile, net))
-                .reduce(|worst, d| if d.effect > worst.effect { d } else { worst })
+                .reduce(|worst, d| if outranks(&d, &worst) { d } else { worst })
                 .unwrap_or_else(|| self.floor(&Unit::Generic { args: "" }, profile)),
             Subject::Unplaced { reason } => Decision {
                 effect: Effect::Deny,
@@ -326,7 +360,7 @@ impl Engine {
             let why: Vec<String> = cmd.opaque.iter().map(|o| format!("{o:?}")).collect();
             return Decision {
                 effect: Effect::Ask,
-                rule: "shell: opaque".into(),
+                rule: OPAQUE.into(),
                 scope: Scope::Builtin,
                 reason: format!("{unit} hides what it runs ({}), so it is asked", why.join(", ")),
                 prefilter: None,
@@ -390,6 +424,15 @@ impl Engine {
         }
         built(Effect::Ask, "floor: mutating", format!("{unit} is not proven read-only, so it is asked"))
     }
+}
+
+/// Whether `d` is named over `other` when units (or readings, or a line's commands) are combined:
+/// the worse effect, and at equal effect the higher scope. So a decision whose effect is ask
+/// names [`Scope::Builtin`] only when no configured rule asked for (or may have matched) any part
+/// of the call: whoever answers a floor ask on the proxy's behalf (the headless ask reviewer)
+/// reads that from the scope and never answers an operator's `ask`.
+pub(crate) fn outranks(d: &Decision, other: &Decision) -> bool {
+    (d.effect, d.scope) > (other.effect, other.scope)
 }
 
 fn decision(effect: Effect, rule: &Rule, reason: String) -> Decision {

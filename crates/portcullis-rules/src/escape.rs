@@ -92,13 +92,18 @@ pub(crate) fn over(
                 Effect::Ask => format!(" ({})", inner.reason),
                 _ => String::new(),
             };
-            escape(
-                Effect::Ask,
-                format!(
-                    "{unit} resolves outside the jail {root}; at posture {} that is asked, and allowed once only{also}",
-                    posture.as_str()
-                ),
-            )
+            let reason = format!(
+                "{unit} resolves outside the jail {root}; at posture {} that is asked, and allowed once only{also}",
+                posture.as_str()
+            );
+            match (effect, inner.scope) {
+                // A configured ask on the path stays named: whoever may answer an escape on the
+                // proxy's behalf (the ask reviewer) must see that an operator asked too.
+                (Effect::Ask, scope) if scope != Scope::Builtin => {
+                    Decision { effect: Effect::Ask, rule: inner.rule, scope, reason, prefilter: None }
+                }
+                _ => escape(Effect::Ask, reason),
+            }
         }
     }
 }

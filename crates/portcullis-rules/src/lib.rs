@@ -15,6 +15,8 @@
 #![cfg_attr(test, allow(clippy::disallowed_methods))]
 
 pub mod allowlist;
+#[cfg(test)]
+mod ask_origin_tests;
 pub mod destination;
 mod effect_match;
 pub mod egress;
@@ -36,6 +38,9 @@ mod resource_tests;
 #[cfg(test)]
 mod secret_floor_tests;
 pub mod spec;
+pub mod subagent;
+#[cfg(test)]
+mod subagent_tests;
 pub mod subject;
 
 pub use engine::{Engine, EngineParts, Layered};

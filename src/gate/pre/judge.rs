@@ -59,7 +59,7 @@ pub async fn judge(call: &ToolCall, cx: &Context<'_>, guard: &Guard, elicits: bo
     };
     let verdict = match outcome {
         Outcome::Forward => Verdict::Forward(allowed, Permit::default()),
-        Outcome::Refuse(d) => human(d, cx, elicits).await,
+        Outcome::Refuse(d) => human(d, call, cx, guard, elicits).await,
         // A check never asks for another; were it to, refusing is the safe reading.
         Outcome::Check(_) => Verdict::Refuse(Denial {
             reason: Said::Unfinished { tool: &call.qualified, not: Not::Sent }.to_string(),
@@ -101,17 +101,21 @@ fn rate_limited(call: &ToolCall, l: &Limited) -> Denial {
 }
 
 /// A refusal, unless a human may overrule it: a session waiver for the exact call forwards it, a
-/// reachable human is asked, and otherwise it stands (headless).
-async fn human(mut d: Denial, cx: &Context<'_>, elicits: bool) -> Verdict {
+/// reachable human is asked, and otherwise — nobody to ask — the headless ask reviewer may answer
+/// a floor ask when it is on ([`super::reviewer`]), else the refusal stands (headless).
+async fn human(mut d: Denial, call: &ToolCall, cx: &Context<'_>, guard: &Guard, elicits: bool) -> Verdict {
     let Some(mut ask) = d.ask.take() else { return Verdict::Refuse(d) };
     ask.definition = cx.approvals.tools.version(&ask.tool);
     if cx.approvals.waived(&ask).await {
         tracing::info!(tool = %ask.tool, "session waiver: forwarded without asking");
         return Verdict::Forward(None, Permit::default());
     }
-    match cx.approvals.route(elicits) {
-        Some(via) => Verdict::Ask { denial: d, ask, via },
-        None => Verdict::Refuse(d),
+    match (cx.approvals.route(elicits), cx.approvals.reviewer()) {
+        (Some(via), _) => Verdict::Ask { denial: d, ask, via },
+        (None, Some(r)) if super::reviewer::reviewable(&ask, &d.rule) => {
+            super::reviewer::reviewed(d, &ask, call, cx, guard, r).await
+        }
+        (None, _) => Verdict::Refuse(d),
     }
 }
 

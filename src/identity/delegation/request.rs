@@ -98,6 +98,7 @@ pub(super) fn compile_rules(
         allow: Vec::new(),
         ask: ask.into_iter().map(Value::String).collect(),
         deny: deny.into_iter().map(Value::String).collect(),
+        subagent: None,
     };
     let mut p = Problems::default();
     let (rules, _) = permissions::rules(vec![(Scope::Agent, String::new(), raw)], kinds, None, &mut p);

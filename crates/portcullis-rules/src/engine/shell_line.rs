@@ -9,7 +9,7 @@ use super::super::destination::{read_url, HostMatch};
 use super::super::effect_match::{self, Hit};
 use super::super::spec::Subject as RuleSubject;
 use super::super::{Decision, Effect, Prefilter, Profile, Rule, Scope};
-use super::{Engine, Unit};
+use super::{outranks, Engine, Unit, OPAQUE};
 
 impl Engine {
     /// A shell line as `dialect` runs it: each command is proven read-only for the shell that
@@ -48,26 +48,65 @@ impl Engine {
         let mut line_read_only = true;
         let effects = shell::effects::effects(&analysis, &self.start(cwd), None);
         connections.0 = Some(effects.iter().flat_map(|fx| fx.network.iter().cloned()).collect());
-        for (cmd, fx) in analysis.commands.iter().zip(&effects) {
-            let read_only = shell::command_proof(cmd, fx, None).is_ok();
+        let proofs: Vec<bool> = analysis
+            .commands
+            .iter()
+            .zip(&effects)
+            .map(|(c, fx)| shell::command_proof(c, fx, None).is_ok())
+            .collect();
+        for (i, (cmd, fx)) in analysis.commands.iter().zip(&effects).enumerate() {
+            let read_only = proofs[i];
             line_read_only &= read_only;
             let opaque = !cmd.opaque.is_empty();
             let mut d = self.unit(qualified, &Unit::Command { cmd, read_only }, profile, opaque);
+            // A delegated child's substitution may be cleared by `permissions.subagent.allow`, when
+            // every other command of the line (the hidden ones among them) is proven read-only.
+            if d.rule == OPAQUE && proofs.iter().enumerate().all(|(j, p)| j == i || *p) {
+                if let Some(allowed) = self.subagent_allow(qualified, cmd) {
+                    d = allowed;
+                }
+            }
             // What the command does meets the deny and ask rules too: `cat < //etc/shadow` is a
             // read of /etc/shadow whatever tool performs it, `git -C . push` is a push. Only
             // deny and ask rules: a path rule's allow must not loosen a shell floor.
+            // At equal effect the configured rule is named over the floor (see `outranks`).
             if let Some(e) = self.effect_decision(qualified, cmd, fx) {
-                if e.effect > d.effect {
+                if outranks(&e, &d) {
                     d = e;
                 }
             }
-            if worst.as_ref().is_none_or(|w| d.effect > w.effect) {
+            if worst.as_ref().is_none_or(|w| outranks(&d, w)) {
                 worst = Some(d);
             }
         }
         let mut d = worst.expect("at least one command");
         d.prefilter = Some(if line_read_only { Prefilter::Skip } else { Prefilter::Inspect });
         d
+    }
+
+    /// The `permissions.subagent.allow` decision for a delegated child's command whose only
+    /// opacity is substitution ([`crate::subagent::only_substituted`]), when a rule matches it.
+    fn subagent_allow(&self, qualified: &str, cmd: &Command) -> Option<Decision> {
+        if self.lineage != crate::escape::Lineage::Delegated || !crate::subagent::only_substituted(cmd) {
+            return None;
+        }
+        let unit = Unit::Command { cmd, read_only: false };
+        let rule = self
+            .subagent
+            .allow
+            .iter()
+            .filter(|r| super::matches(r, qualified, &unit))
+            .max_by_key(|r| r.scope)?;
+        Some(Decision {
+            effect: Effect::Allow,
+            rule: rule.spec.source.clone(),
+            scope: rule.scope,
+            reason: format!(
+                "{unit} is allowed by permissions.subagent.allow {}: every command it substitutes is proven read-only",
+                rule.spec.source
+            ),
+            prefilter: None,
+        })
     }
 
     /// The directory a shell line starts in: the caller's working directory when it is known
