@@ -22,6 +22,7 @@ mod egress;
 mod elicitation;
 mod escape;
 mod eval;
+mod flows;
 mod guardrails;
 mod hook;
 mod host_origin;
