@@ -72,7 +72,7 @@ fn one_layer(text: &[u8]) -> Vec<Vec<u8>> {
         }
         let run = &text[start..i];
         if run.len() >= MIN_RUN {
-            if run.len() % 2 == 0 && run.iter().all(u8::is_ascii_hexdigit) {
+            if run.len().is_multiple_of(2) && run.iter().all(u8::is_ascii_hexdigit) {
                 out.push(hex(run));
             }
             if let Some(d) = base64(run) {

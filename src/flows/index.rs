@@ -259,6 +259,40 @@ mod tests {
         assert_eq!(ix.len(), 3);
     }
 
+    proptest::proptest! {
+        #[test]
+        fn a_copy_is_found_however_it_is_rewrapped_punctuated_or_cased(
+            text in "[a-z0-9]{47,300}",
+            seps in proptest::collection::vec(0usize..5, 300),
+            upper in proptest::bool::ANY,
+        ) {
+            let mut ix = SessionIndex::default();
+            let (t, u) = tagged("mcp__mail__read");
+            ix.add_text((&t, &u, SourceKind::Private), text.as_bytes(), text.len(), B, usize::MAX);
+            let mut copy = String::from("see: ");
+            for (c, sep) in text.chars().zip(seps.iter().cycle()) {
+                copy.push(if upper { c.to_ascii_uppercase() } else { c });
+                copy.push_str(["", " ", "\n  ", "-", ", "][*sep]);
+            }
+            proptest::prop_assert!(ix.find(&norm(&copy)).is_some(), "{copy}");
+        }
+
+        #[test]
+        fn no_text_makes_recording_or_finding_panic(a in proptest::prelude::any::<String>(), b in proptest::prelude::any::<String>()) {
+            let mut ix = SessionIndex::default();
+            let (t, u) = tagged("x");
+            ix.add_text((&t, &u, SourceKind::Private), &norm(&a), a.len(), B, usize::MAX);
+            ix.add_token((&t, &u, SourceKind::Redacted), &norm(&b), b.len(), B, 10);
+            let _ = ix.find(&norm(&b));
+            let mut budget = 1 << 16;
+            for d in super::super::decode::decodings(b.as_bytes(), &mut budget) {
+                let mut n = Vec::new();
+                shingle::normalise_bytes_into(&d, &mut n);
+                let _ = ix.find(&n);
+            }
+        }
+    }
+
     #[test]
     fn sources_past_their_bound_overflow() {
         let mut ix = SessionIndex::default();

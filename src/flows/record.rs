@@ -31,11 +31,7 @@ pub(super) fn strings<'v>(v: &'v Value, budget: usize, each: &mut dyn FnMut(&'v 
             false => false,
         };
         match v {
-            Value::String(s) => {
-                if !take(s) {
-                    return false;
-                }
-            }
+            Value::String(s) if !take(s) => return false,
             Value::Array(a) => stack.extend(a.iter().rev()),
             Value::Object(o) => {
                 for (k, v) in o.iter().rev() {
