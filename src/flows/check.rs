@@ -9,9 +9,9 @@ use std::ops::ControlFlow;
 use serde_json::Value;
 
 use super::index::{SessionIndex, Source, SourceKind};
-use super::metrics::Judged;
 use super::shingle::{normalise_bytes_into, normalise_into};
 use super::store::Lookup;
+use super::Judged;
 use super::{decode, Flows};
 use crate::call::ToolCall;
 use crate::rules::destination::HostMatch;

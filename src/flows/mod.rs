@@ -19,15 +19,14 @@ pub mod check;
 mod decide;
 pub mod decode;
 pub mod index;
-mod metrics;
 pub mod record;
 pub mod shingle;
 pub mod store;
 
 use std::sync::Arc;
 
+pub use crate::telemetry::flow_metrics::{FlowMetrics, Judged};
 pub use check::Flow;
-pub use metrics::{FlowMetrics, Judged};
 
 use crate::call::ToolCall;
 use crate::config::flows::{FlowLimits, FlowSettings};

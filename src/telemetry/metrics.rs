@@ -37,8 +37,8 @@ pub struct Metrics {
     pub checker: super::checker_metrics::CheckerMetrics,
     /// `limits.per_agent`'s metrics, in the same registry.
     pub limits: super::limit_metrics::LimitMetrics,
-    /// The flow index's metrics ([`crate::flows`]), in the same registry.
-    pub flows: crate::flows::FlowMetrics,
+    /// The flow index's metrics (`flows:`), in the same registry.
+    pub flows: super::flow_metrics::FlowMetrics,
     approvals: IntCounterVec,
     approvals_pending: prometheus::IntGauge,
     sessions_flagged: prometheus::IntCounter,
@@ -137,7 +137,7 @@ impl Metrics {
             .collect();
         let checker = super::checker_metrics::CheckerMetrics::register(&registry);
         let limits = super::limit_metrics::LimitMetrics::register(&registry);
-        let flows = crate::flows::FlowMetrics::register(&registry);
+        let flows = super::flow_metrics::FlowMetrics::register(&registry);
         let approvals = IntCounterVec::new(
             Opts::new(
                 "approvals_total",

@@ -1,4 +1,4 @@
-//! The flow index's metrics: sink calls it judged, by what it found (label values from
+//! The flow index's (`crate::flows`) metrics: sink calls it judged, by what it found (label values from
 //! [`Judged::as_str`]), and the fingerprints it holds.
 
 use prometheus::{IntCounter, IntCounterVec, IntGauge, Opts, Registry};
