@@ -14,7 +14,7 @@ pub const LAYERS: &[&[&str]] = &[
     &["identity"],
     &["call", "telemetry"],
     // What the proxy remembers and records.
-    &["audit", "session", "state"],
+    &["audit", "flows", "session", "state"],
     // Layer 2, and the per-agent rate limits (counters here or in the state store).
     &["guardrails", "limits"],
     // Tool definitions: versions, pins, screening.

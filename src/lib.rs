@@ -40,6 +40,7 @@ pub mod config;
 pub mod connect;
 pub mod demo;
 pub mod eval;
+pub mod flows;
 pub mod gate;
 pub mod guardrails;
 pub mod hook;

@@ -16,6 +16,7 @@ pub mod egress;
 #[cfg(test)]
 mod engine_tests;
 pub mod env_vars;
+pub mod flows;
 mod guardrails;
 pub mod hosts;
 pub mod layered;
@@ -112,6 +113,8 @@ pub struct Policy {
     pub pins: Option<std::sync::Arc<crate::config::pins::Pins>>,
     /// The operator's descriptions of tools in `tools/list` answers (`tool_descriptions:`).
     pub descriptions: descriptions::Descriptions,
+    /// The flow index's settings (`flows:`); `None` when no `flows:` section is configured.
+    pub flows: Option<flows::FlowSettings>,
 }
 
 #[derive(Debug, Clone)]
@@ -175,6 +178,7 @@ const TOP_KEYS: &[&str] = &[
     "pins",
     "tool_descriptions",
     "egress",
+    "flows",
 ];
 
 /// An extra permissions file and its scope (`--permission-config`, the managed file).
@@ -336,6 +340,7 @@ impl Compiler {
         let pins: Option<pins::Raw> = self.section(&mut doc, "pins");
         let described: Vec<serde_json::Value> = self.section(&mut doc, "tool_descriptions");
         let egress: egress::Raw = self.section(&mut doc, "egress");
+        let flows: Option<flows::Raw> = self.section(&mut doc, "flows");
         let yolo = posture.as_deref() == Some("yolo");
 
         let listen = self.addr("listen", listen.as_deref().unwrap_or("127.0.0.1:8686"));
@@ -383,6 +388,7 @@ impl Compiler {
         let state = state::compile(state, &mut self.p);
         let pins = pins::compile(pins, self.read_lock, &mut self.p);
         let descriptions = descriptions::compile(described, &identity.agents, &mut self.p);
+        let flows = flows::compile(flows, &mut self.p);
         if state.shared() && approvals.seal_key_env.is_none() {
             self.problem(
                 "approvals.seal_key_env",
@@ -404,7 +410,7 @@ impl Compiler {
             admin: Admin { listen: admin_listen?, token_env: admin.token_env },
             upstreams,
             stdio_servers,
-            policy: Policy { engine, redact, guardrails, identity, pins, descriptions },
+            policy: Policy { engine, redact, guardrails, identity, pins, descriptions, flows },
             limits,
             approvals,
             audit,

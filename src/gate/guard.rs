@@ -54,6 +54,8 @@ pub struct Guard {
     listed: lists::Filtering,
     /// `limits.per_agent` (the process's, built at start and kept across reloads).
     limits: Arc<crate::limits::Limiter>,
+    /// The flow index (`flows:`; its store is the process's, kept across reloads).
+    flows: Option<Arc<crate::flows::Flows>>,
 }
 
 /// Delegated engines kept per guard (as many as the store holds grants).
@@ -77,6 +79,7 @@ impl Guard {
             Some(g) => Some(Arc::new(Guardrails::new(g, metrics.clone())?)),
             None => None,
         };
+        let metrics_flows = metrics.flows.clone();
         Ok(Guard {
             engine: Arc::new(policy.engine.clone()),
             agents: Arc::new(agent_engines(policy)),
@@ -93,6 +96,7 @@ impl Guard {
             descriptions: policy.descriptions.clone(),
             listed: lists::Filtering::of(policy),
             limits: Arc::default(),
+            flows: policy.flows.clone().map(|s| Arc::new(crate::flows::Flows::new(s, metrics_flows.clone()))),
         })
     }
 
@@ -171,6 +175,12 @@ impl Guard {
             descriptions: policy.descriptions.clone(),
             listed: lists::Filtering::of(policy),
             limits: self.limits.clone(),
+            flows: policy.flows.clone().map(|s| {
+                Arc::new(match &self.flows {
+                    Some(kept) => kept.reloaded(s),
+                    None => crate::flows::Flows::new(s, self.metrics.flows.clone()),
+                })
+            }),
         })
     }
 
@@ -389,16 +399,28 @@ impl Guard {
         let checker = self.guardrails.as_ref().filter(|g| g.covers(&call.qualified, kind, Phase::Pre));
         // Parsed once, and only when Layer 1 or a guardrail rule reads them.
         let engine = self.engine_for(call);
+        let flows = self.flows.as_ref().filter(|f| f.watches(call));
         let parsed = checker.is_some()
             || call.mode == Mode::Plan
+            || flows.is_some()
             || engine.as_ref().is_ok_and(|e| e.needs_args(&call.qualified));
-        let (args, d) = match (engine, self.args(call, parsed)) {
-            (Err(refused), _) => (Value::Null, refused),
+        let (args, d) = match (&engine, self.args(call, parsed)) {
+            (Err(refused), _) => (Value::Null, refused.clone()),
             (Ok(engine), Ok(args)) => {
-                let d = Self::layer1_decision(&engine, call, &args);
+                let d = Self::layer1_decision(engine, call, &args);
                 (args, d)
             }
             (Ok(_), Err(unreadable)) => (Value::Null, unreadable),
+        };
+        // Beside egress, before any model: private text bound for an unallowed destination.
+        let (d, prefilter) = match (flows, &engine) {
+            (Some(f), Ok(engine)) if d.effect != Effect::Deny && !args.is_null() => {
+                f.judge(call, &args, engine, d, checker.is_some())
+            }
+            _ => {
+                let p = d.prefilter;
+                (d, p)
+            }
         };
         let d = Self::attributed(call, d);
         self.metrics.rule_decision(d.effect, d.scope);
@@ -407,7 +429,7 @@ impl Guard {
         let outcome = match d.effect {
             Effect::Allow => match checker {
                 None => Outcome::Forward,
-                Some(g) => match g.pre_job(&call.qualified, kind, &args, d.prefilter) {
+                Some(g) => match g.pre_job(&call.qualified, kind, &args, prefilter) {
                     None => Outcome::Forward,
                     Some(job) => Outcome::Check(Box::new(PreCheck {
                         guardrails: g.clone(),
@@ -460,7 +482,14 @@ impl Guard {
 
     /// True when results need to be held and inspected at all; lets the proxy skip the post path.
     pub fn inspects_results(&self) -> bool {
-        !self.redact.is_empty() || self.guardrails.as_ref().is_some_and(|g| g.watches_results())
+        !self.redact.is_empty()
+            || self.flows.is_some()
+            || self.guardrails.as_ref().is_some_and(|g| g.watches_results())
+    }
+
+    /// True when results are recorded in the flow index (`flows:`).
+    pub fn records_flows(&self) -> bool {
+        self.flows.is_some()
     }
 
     /// True when a guardrail rule judges `call`'s result (no allocation: asked per SSE event).

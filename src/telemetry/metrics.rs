@@ -39,6 +39,8 @@ pub struct Metrics {
     pub limits: super::limit_metrics::LimitMetrics,
     /// The headless ask reviewer's metrics, in the same registry.
     pub reviewer: super::reviewer_metrics::ReviewerMetrics,
+    /// The flow index's metrics (`flows:`), in the same registry.
+    pub flows: super::flow_metrics::FlowMetrics,
     approvals: IntCounterVec,
     approvals_pending: prometheus::IntGauge,
     sessions_flagged: prometheus::IntCounter,
@@ -138,6 +140,7 @@ impl Metrics {
         let checker = super::checker_metrics::CheckerMetrics::register(&registry);
         let limits = super::limit_metrics::LimitMetrics::register(&registry);
         let reviewer = super::reviewer_metrics::ReviewerMetrics::register(&registry);
+        let flows = super::flow_metrics::FlowMetrics::register(&registry);
         let approvals = IntCounterVec::new(
             Opts::new(
                 "approvals_total",
@@ -233,6 +236,7 @@ impl Metrics {
             checker,
             limits,
             reviewer,
+            flows,
             approvals,
             approvals_pending,
             sessions_flagged,

@@ -1,6 +1,7 @@
 //! Metrics (Prometheus) and, later, the audit log.
 
 pub mod checker_metrics;
+pub mod flow_metrics;
 pub mod limit_metrics;
 pub mod metrics;
 pub mod reviewer_metrics;

@@ -24,6 +24,7 @@ mod egress;
 mod elicitation;
 mod escape;
 mod eval;
+mod flows;
 mod guardrails;
 mod hook;
 mod hook_codex;

@@ -18,6 +18,11 @@ impl Guard {
         call: &ToolCall,
         result: &mut Value,
     ) -> (PostOutcome, Option<crate::guardrails::Report<crate::guardrails::PostJudgement>>) {
+        // What the agent is shown is recorded before the redact list rewrites it: a value the
+        // operator listed as secret is watched for on its way out too.
+        if let Some(flows) = &self.flows {
+            flows.record(call, result, &self.redact);
+        }
         let redacted = self.post(call, result);
         let report = match self.post_check(call) {
             Some(check) => Some(check.report(call, result).await),

@@ -34,6 +34,7 @@ impl Guard {
             // Tool lists are never answered through a workspace's guard (the hook decides calls).
             listed: lists::Filtering::default(),
             limits: self.limits.clone(),
+            flows: self.flows.clone(),
         }
     }
 }

@@ -333,7 +333,7 @@ async fn judged(
     // is work nobody configured. It is always redacted.
     let plumbing = call.method == crate::call::Method::Unrouted && !carries_model_text(raw.get());
     let checked = !plumbing && guard.checks_result_of(&call);
-    if !guard.inspects_results() || (!checked && !guard.redacts()) {
+    if !guard.inspects_results() || (!checked && !guard.redacts() && !guard.records_flows()) {
         if guard.audit().is_on() {
             let raw_text = Value::String(raw.get().to_owned());
             audit_post(guard, &call, PostOutcome::Pass, &raw_text, started);

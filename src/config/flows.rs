@@ -1,0 +1,139 @@
+//! `flows:`: which tools' results must not leave (`private`), what a flow of them to a sink
+//! whose destination egress does not allow meets (`mode`), and the index's memory bounds.
+
+use serde::Deserialize;
+
+use super::Problems;
+use crate::rules::glob::{Flavour, Glob};
+
+/// As written.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Raw {
+    /// Globs over qualified tool names whose results are private (`mcp__mail__*`).
+    #[serde(default)]
+    pub private: Vec<String>,
+    /// `deny` (the default) or `ask`.
+    pub mode: Option<String>,
+    #[serde(default)]
+    pub limits: RawLimits,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLimits {
+    pub per_session: Option<u64>,
+    pub sessions: Option<u64>,
+    pub total: Option<u64>,
+    pub sources_per_session: Option<u64>,
+    pub evicted: Option<u64>,
+}
+
+/// What a flow of private text to a sink with an unallowed destination meets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FlowMode {
+    #[default]
+    Deny,
+    Ask,
+}
+
+/// The index's bounds. Each fingerprint costs about 16 bytes in its session's table (a 64-bit
+/// hash, a source index, the table's slack), so the defaults hold at most ~1 MiB per session
+/// and ~16 MiB in total.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlowLimits {
+    pub per_session: usize,
+    pub sessions: usize,
+    pub total: usize,
+    pub sources_per_session: usize,
+    pub evicted: usize,
+}
+
+impl Default for FlowLimits {
+    fn default() -> Self {
+        FlowLimits {
+            per_session: 65_536,
+            sessions: 10_000,
+            total: 1 << 20,
+            sources_per_session: 64,
+            evicted: 65_536,
+        }
+    }
+}
+
+/// `flows:` compiled.
+#[derive(Debug, Clone)]
+pub struct FlowSettings {
+    pub private: Vec<Glob>,
+    pub mode: FlowMode,
+    pub limits: FlowLimits,
+}
+
+impl FlowSettings {
+    /// Whether `qualified`'s results are private.
+    pub fn is_private(&self, qualified: &str) -> bool {
+        self.private.iter().any(|g| g.matches(qualified))
+    }
+}
+
+pub(crate) fn compile(raw: Option<Raw>, p: &mut Problems) -> Option<FlowSettings> {
+    let raw = raw?;
+    let mut private = Vec::new();
+    for (i, glob) in raw.private.iter().enumerate() {
+        match glob.trim().is_empty() {
+            true => p.add(format!("flows.private[{i}]"), "an empty glob names no tool"),
+            false => private.push(Glob::new(glob, Flavour::Text)),
+        }
+    }
+    let mode = match raw.mode.as_deref() {
+        None | Some("deny") => FlowMode::Deny,
+        Some("ask") => FlowMode::Ask,
+        Some(other) => {
+            p.add("flows.mode", format!("{other:?} is not deny or ask"));
+            FlowMode::Deny
+        }
+    };
+    let d = FlowLimits::default();
+    let mut bound = |key: &str, v: Option<u64>, default: usize| match v {
+        None => default,
+        Some(0) => {
+            p.add(format!("flows.limits.{key}"), "must be at least 1");
+            default
+        }
+        Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
+    };
+    let l = raw.limits;
+    let limits = FlowLimits {
+        per_session: bound("per_session", l.per_session, d.per_session),
+        sessions: bound("sessions", l.sessions, d.sessions),
+        total: bound("total", l.total, d.total),
+        sources_per_session: bound("sources_per_session", l.sources_per_session, d.sources_per_session),
+        evicted: bound("evicted", l.evicted, d.evicted),
+    };
+    Some(FlowSettings { private, mode, limits })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bad_entry_is_reported_with_its_path() {
+        let mut p = Problems::default();
+        let raw = Raw {
+            private: vec!["mcp__mail__*".into(), " ".into()],
+            mode: Some("block".into()),
+            limits: RawLimits { sessions: Some(0), ..Default::default() },
+        };
+        let s = compile(Some(raw), &mut p).expect("compiled");
+        let paths: Vec<&str> = p.problems.iter().map(|x| x.path.as_str()).collect();
+        assert_eq!(paths, ["flows.private[1]", "flows.mode", "flows.limits.sessions"]);
+        assert!(s.is_private("mcp__mail__read_inbox"));
+        assert!(!s.is_private("mcp__web__post"));
+    }
+
+    #[test]
+    fn no_section_is_no_flow_index() {
+        assert!(compile(None, &mut Problems::default()).is_none());
+    }
+}

@@ -1,0 +1,255 @@
+//! The pre phase's side of the index: a call with outward reach (a configured sink, a fetch
+//! tool, a shell line that connects) from a session that read something private is scanned for
+//! it — every argument string as written, decoded ([`super::decode`]), reversed, and all of them
+//! joined (a copy split across arguments) — and a copy bound for a destination no egress rule
+//! allows is a [`Flow::Refuse`], before any model.
+
+use std::ops::ControlFlow;
+
+use serde_json::Value;
+
+use super::index::{SessionIndex, Source, SourceKind};
+use super::shingle::{normalise_bytes_into, normalise_into};
+use super::store::Lookup;
+use super::Judged;
+use super::{decode, Flows};
+use crate::call::ToolCall;
+use crate::rules::destination::HostMatch;
+use crate::rules::egress::scan::{self, Found, What};
+use crate::rules::egress::{Egress, Outward, Reach};
+use crate::rules::{Effect, Engine};
+
+/// Bytes of argument text (as written and decoded) scanned per call; a call past it from a
+/// session that read something private is refused as unscannable.
+pub const SCAN_BUDGET: usize = 4 << 20;
+
+/// What the flow check makes of one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Flow {
+    /// Nothing private read, no outward reach, every destination allowed, or no copy found.
+    Clear,
+    /// Refused (or asked, by `flows.mode`): the reason names the source, the argument and the
+    /// destination.
+    Refuse { judged: Judged, rule: String, reason: String },
+    /// The session forgot part of what it read: the model rule judges the call.
+    ToModel { reason: String },
+}
+
+/// How a copy was found, for the reason.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Spelling {
+    AsWritten,
+    Decoded,
+    Reversed,
+    Joined,
+}
+
+impl Flows {
+    /// The flow check of `call` with `args`, under `engine`'s egress rules and tool kinds.
+    pub fn check(&self, call: &ToolCall, args: &Value, engine: &Engine) -> Flow {
+        let (ix, evicted) = match self.store.lookup(self.key(call)) {
+            Lookup::Nothing => return Flow::Clear,
+            Lookup::Held(ix) => (Some(ix), false),
+            Lookup::Evicted => (None, true),
+        };
+        let egress = engine.egress();
+        let reach = Reach::of(engine.kinds(), egress, &call.upstream, &call.qualified, args, None);
+        if !matches!(reach, Reach::Outward(_)) {
+            return Flow::Clear;
+        }
+        let Some(bound_for) = unallowed(egress, &call.upstream, args, &reach) else { return Flow::Clear };
+        let ix = ix.as_ref().map(|ix| ix.lock().unwrap_or_else(|p| p.into_inner()));
+        let overflowed = evicted || ix.as_ref().is_some_and(|ix| ix.overflowed);
+        let held = ix.as_deref().filter(|ix| !ix.is_empty());
+        if let Some(ix) = held {
+            match scan_args(ix, args) {
+                Scan::Found(source, pointer, spelling) => {
+                    self.metrics.judged(Judged::Leak);
+                    let rule = format!("flows: {}", source.tool);
+                    let reason = leak_reason(source, &pointer, spelling, &call.qualified, &bound_for);
+                    return Flow::Refuse { judged: Judged::Leak, rule, reason };
+                }
+                Scan::TooLarge => {
+                    self.metrics.judged(Judged::Unscanned);
+                    let reason = format!(
+                        "its arguments are too large to scan for the private text this session read \
+                         (past {} MiB), and {} sends them to {bound_for}",
+                        SCAN_BUDGET >> 20,
+                        call.qualified
+                    );
+                    return Flow::Refuse {
+                        judged: Judged::Unscanned,
+                        rule: "flows: unscanned".into(),
+                        reason,
+                    };
+                }
+                Scan::Clean => {}
+            }
+        }
+        if overflowed {
+            self.metrics.judged(Judged::Overflowed);
+            let reason = format!(
+                "this session read more private text than the flow index holds, so a copy of it in \
+                 {} to {bound_for} cannot be ruled out",
+                call.qualified
+            );
+            return Flow::ToModel { reason };
+        }
+        Flow::Clear
+    }
+}
+
+/// The first destination of the call that no egress `allow` surely names (or that a deny or
+/// ask may name), described; `None` when every one is allowed. A call with outward reach that
+/// names no destination sends wherever the tool sends, which no rule allows.
+fn unallowed(egress: &Egress, upstream: &str, args: &Value, reach: &Reach) -> Option<String> {
+    let mine = |r: &&crate::rules::egress::EgressRule| r.upstream.as_deref().is_none_or(|u| u == upstream);
+    let allowed = |found: &Found| {
+        let rules = || egress.rules.iter().filter(mine);
+        rules().any(|r| r.effect == Effect::Allow && r.target.matches(&found.what) == HostMatch::Yes)
+            && !rules().any(|r| r.effect > Effect::Allow && r.target.matches(&found.what) != HostMatch::No)
+    };
+    let mut any = false;
+    let mut first: Option<String> = None;
+    let mut judge = |found: Found| {
+        any = true;
+        match allowed(&found) {
+            true => ControlFlow::Continue(()),
+            false => {
+                first = Some(destination(&found));
+                ControlFlow::Break(())
+            }
+        }
+    };
+    if let Reach::Outward(Outward::Shell(dests)) = reach {
+        for d in dests {
+            if judge(d.clone()).is_break() {
+                return first;
+            }
+        }
+    }
+    let _ = scan::walk(args, &mut judge);
+    match (first, any) {
+        (Some(d), _) => Some(d),
+        (None, true) => None,
+        (None, false) => {
+            Some("wherever it sends (no destination in its arguments that egress allows)".into())
+        }
+    }
+}
+
+fn destination(found: &Found) -> String {
+    match &found.what {
+        What::Url { text, reading } => match reading.destinations().first() {
+            Some(d) => d.host.to_string(),
+            None => text.chars().take(80).collect(),
+        },
+        What::Host(h) | What::Email(h) => h.to_string(),
+        What::Iban(_) => "a bank account".into(),
+    }
+}
+
+enum Scan<'a> {
+    Clean,
+    Found(&'a Source, String, Spelling),
+    TooLarge,
+}
+
+/// The scan's state: the index, the bytes it may still read, and every string normalised and
+/// joined (for a copy split across arguments).
+struct Scanner<'a> {
+    ix: &'a SessionIndex,
+    budget: usize,
+    joined: Vec<u8>,
+    buf: Vec<u8>,
+}
+
+impl<'a> Scanner<'a> {
+    /// One string: as written, reversed, then each decoding.
+    fn one(&mut self, s: &str, at: &str) -> Option<(&'a Source, String, Spelling)> {
+        self.budget = self.budget.saturating_sub(s.len());
+        let ix = self.ix;
+        self.buf.clear();
+        normalise_into(s, &mut self.buf);
+        self.joined.extend_from_slice(&self.buf);
+        if let Some(src) = ix.find(&self.buf) {
+            return Some((src, at.to_owned(), Spelling::AsWritten));
+        }
+        let reversed: String = s.chars().rev().collect();
+        self.buf.clear();
+        normalise_into(&reversed, &mut self.buf);
+        if let Some(src) = ix.find(&self.buf) {
+            return Some((src, at.to_owned(), Spelling::Reversed));
+        }
+        for d in decode::decodings(s.as_bytes(), &mut self.budget) {
+            self.buf.clear();
+            normalise_bytes_into(&d, &mut self.buf);
+            if let Some(src) = ix.find(&self.buf) {
+                return Some((src, at.to_owned(), Spelling::Decoded));
+            }
+        }
+        None
+    }
+}
+
+/// Every string of `args` (keys too), as written, decoded and reversed; then all of them joined.
+fn scan_args<'a>(ix: &'a SessionIndex, args: &Value) -> Scan<'a> {
+    let mut sc = Scanner { ix, budget: SCAN_BUDGET, joined: Vec::new(), buf: Vec::new() };
+    let mut stack: Vec<(&Value, String)> = vec![(args, String::new())];
+    while let Some((v, at)) = stack.pop() {
+        let found = match v {
+            Value::String(s) => sc.one(s, &at),
+            Value::Array(a) => {
+                stack.extend(a.iter().enumerate().rev().map(|(i, v)| (v, format!("{at}/{i}"))));
+                None
+            }
+            Value::Object(o) => {
+                let mut f = None;
+                for (k, v) in o.iter().rev() {
+                    let here = format!("{at}/{}", k.replace('~', "~0").replace('/', "~1"));
+                    if f.is_none() {
+                        f = sc.one(k, &here);
+                    }
+                    stack.push((v, here));
+                }
+                f
+            }
+            _ => None,
+        };
+        if let Some((src, at, sp)) = found {
+            return Scan::Found(src, at, sp);
+        }
+        if sc.budget == 0 {
+            return Scan::TooLarge;
+        }
+    }
+    if let Some(src) = ix.find(&sc.joined) {
+        return Scan::Found(src, String::new(), Spelling::Joined);
+    }
+    sc.joined.reverse();
+    match ix.find(&sc.joined) {
+        Some(src) => Scan::Found(src, String::new(), Spelling::Joined),
+        None => Scan::Clean,
+    }
+}
+
+fn leak_reason(source: &Source, pointer: &str, spelling: Spelling, sink: &str, bound_for: &str) -> String {
+    let what = match source.kind {
+        SourceKind::Private => {
+            format!("text from {}, {} bytes read this session,", source.tool, source.bytes)
+        }
+        SourceKind::Secret(detector) => format!("a secret ({detector}) shown by {}", source.tool),
+        SourceKind::Redacted => format!("a redacted value held by a result of {}", source.tool),
+    };
+    let place = match (pointer, spelling) {
+        (_, Spelling::Joined) => "split across the arguments".to_owned(),
+        ("", _) => "in the arguments".to_owned(),
+        (p, Spelling::AsWritten) => format!("in argument {p}"),
+        (p, Spelling::Decoded) => format!("encoded in argument {p}"),
+        (p, Spelling::Reversed) => format!("reversed in argument {p}"),
+    };
+    format!(
+        "{what} is {place} of {sink} to {bound_for}, which no egress rule allows; private results \
+         leave only for destinations `egress: {{allow: [...]}}` names"
+    )
+}

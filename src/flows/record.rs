@@ -1,0 +1,112 @@
+//! The post phase's side of the index: what a result showed the agent that must not leave —
+//! the whole text of a private tool's result, the spans the local detectors mark as secrets in
+//! any result, and the `redact` entries a result held — recorded under the call's session.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::index::{Added, SourceKind};
+use super::shingle::normalise_into;
+use super::Flows;
+use crate::call::ToolCall;
+use crate::checker::detect::{self, Category, Direction};
+
+/// Text of one result read for recording; past it the session is marked overflowed (what was
+/// not read cannot be recognised later, so its sinks go to the model rule).
+pub const RECORD_BUDGET: usize = 4 << 20;
+
+/// The strings of a value, depth first, keys included, until `budget` bytes; false when the
+/// budget ran out first.
+pub(super) fn strings<'v>(v: &'v Value, budget: usize, each: &mut dyn FnMut(&'v str)) -> bool {
+    let mut left = budget;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        let mut take = |s: &'v str| match s.len() <= left {
+            true => {
+                left -= s.len();
+                each(s);
+                true
+            }
+            false => false,
+        };
+        match v {
+            Value::String(s) if !take(s) => return false,
+            Value::Array(a) => stack.extend(a.iter().rev()),
+            Value::Object(o) => {
+                for (k, v) in o.iter().rev() {
+                    if !take(k) {
+                        return false;
+                    }
+                    stack.push(v);
+                }
+            }
+            _ => {}
+        }
+    }
+    true
+}
+
+impl Flows {
+    /// Records what `result` (of `call`) showed the agent. Nothing is stored for a result with
+    /// nothing private in it.
+    pub fn record(&self, call: &ToolCall, result: &Value, redact: &[String]) {
+        let private = self.settings.is_private(&call.qualified);
+        let mut text = Vec::new();
+        let mut bytes = 0;
+        let mut tokens: Vec<(Vec<u8>, usize, SourceKind)> = Vec::new();
+        let complete = strings(result, RECORD_BUDGET, &mut |s| {
+            if private {
+                normalise_into(s, &mut text);
+                bytes += s.len();
+            }
+            for f in
+                detect::scan(s, Direction::Inbound).into_iter().filter(|f| f.category == Category::Secret)
+            {
+                if let Some(span) = s.get(f.span.clone()) {
+                    let mut t = Vec::new();
+                    normalise_into(span, &mut t);
+                    tokens.push((t, span.len(), SourceKind::Secret(f.detector)));
+                }
+            }
+            for r in redact.iter().filter(|r| s.contains(r.as_str())) {
+                let mut t = Vec::new();
+                normalise_into(r, &mut t);
+                tokens.push((t, r.len(), SourceKind::Redacted));
+            }
+        });
+        if text.is_empty() && tokens.is_empty() && complete {
+            return;
+        }
+        let key = self.key(call);
+        let ix = self.store.entry(key);
+        let mut ix = ix.lock().unwrap_or_else(|p| p.into_inner());
+        let tool: Arc<str> = call.qualified.as_str().into();
+        let bounds = self.store.bounds.session;
+        let kept_of = |a: Added| match a {
+            Added::Kept(n) => n,
+            Added::Overflowed => 0,
+        };
+        let mut kept = 0;
+        if !text.is_empty() {
+            let room = self.store.room();
+            kept += kept_of(ix.add_text(
+                (&tool, &call.upstream, SourceKind::Private),
+                &text,
+                bytes,
+                bounds,
+                room,
+            ));
+        }
+        for (t, len, kind) in tokens {
+            let room = self.store.room().saturating_sub(kept);
+            kept += kept_of(ix.add_token((&tool, &call.upstream, kind), &t, len, bounds, room));
+        }
+        if !complete {
+            ix.overflowed = true;
+        }
+        drop(ix);
+        self.store.added(kept);
+        self.metrics.held.set(i64::try_from(self.store.total()).unwrap_or(i64::MAX));
+    }
+}
