@@ -447,7 +447,12 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Eval(a) => {
             use portcullis::eval::{CheckerOverride, Options, Show};
             if let Some(traces) = a.traces {
-                let opts = portcullis::eval::traces::TraceOptions { traces, json: a.json, errors: a.errors, progress: true };
+                let opts = portcullis::eval::traces::TraceOptions {
+                    traces,
+                    json: a.json,
+                    errors: a.errors,
+                    progress: true,
+                };
                 print!("{}", portcullis::eval::traces::run(&a.config.load()?, &opts).await?);
                 return Ok(ExitCode::SUCCESS);
             }

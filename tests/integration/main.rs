@@ -22,6 +22,7 @@ mod egress;
 mod elicitation;
 mod escape;
 mod eval;
+mod eval_traces;
 mod guardrails;
 mod hook;
 mod host_origin;

@@ -75,7 +75,8 @@ pub enum TraceError {
 /// Reads every session of `path` (blank lines skipped).
 pub fn load(path: &Path) -> Result<Vec<Trace>, TraceError> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| TraceError::Read { path: shown.clone(), source })?;
+    let text =
+        std::fs::read_to_string(path).map_err(|source| TraceError::Read { path: shown.clone(), source })?;
     parse(&text, &shown)
 }
 
@@ -83,8 +84,11 @@ pub fn load(path: &Path) -> Result<Vec<Trace>, TraceError> {
 pub fn parse(text: &str, path: &str) -> Result<Vec<Trace>, TraceError> {
     let mut traces = Vec::new();
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let t: Trace = serde_json::from_str(line)
-            .map_err(|source| TraceError::Line { path: path.to_owned(), line: i + 1, source })?;
+        let t: Trace = serde_json::from_str(line).map_err(|source| TraceError::Line {
+            path: path.to_owned(),
+            line: i + 1,
+            source,
+        })?;
         if t.steps.iter().any(|s| !s.arguments.is_object()) {
             return Err(TraceError::Arguments { path: path.to_owned(), line: i + 1 });
         }

@@ -52,7 +52,8 @@ pub enum Checker {
 /// The mechanism behind a refusal whose audit line names `rule`; `guardrail_labels` are the
 /// labels of the config's guardrail rules (a guardrail refusal records its rule's label).
 pub fn classify(rule: &str, guardrail_labels: &[String], checker: Checker) -> Mechanism {
-    let head = rule.split(':').next().unwrap_or("").trim();
+    // `egress: metadata`, and `egress.ask: email` for a configured ask refused for want of a human.
+    let head = rule.split([':', '.']).next().unwrap_or("").trim();
     match head {
         "egress" => Mechanism::Egress,
         "flows" | "flow" => Mechanism::Fingerprint,
@@ -75,6 +76,11 @@ mod tests {
         let cases = [
             ("egress: metadata", Checker::Local, Mechanism::Egress),
             ("egress: email:evil.example", Checker::Model, Mechanism::Egress),
+            (
+                "egress.ask: email mark@example.com (argument /recipients/0)",
+                Checker::Local,
+                Mechanism::Egress,
+            ),
             ("flows: text from mcp__mail__search_emails", Checker::Local, Mechanism::Fingerprint),
             ("flows: overflowed", Checker::Local, Mechanism::Fingerprint),
             ("secrets: aws", Checker::Local, Mechanism::Sentinel),

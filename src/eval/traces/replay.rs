@@ -124,7 +124,10 @@ pub async fn replay_all(
             let answer =
                 agent.rpc("tools/call", json!({"name": step.tool, "arguments": step.arguments})).await?;
             let lines = new_lines(proxy, seen);
-            let pre = lines.iter().rev().find(|r| r.phase == Stage::Pre && r.tool.ends_with(&format!("__{}", step.tool)));
+            let pre = lines
+                .iter()
+                .rev()
+                .find(|r| r.phase == Stage::Pre && r.tool.ends_with(&format!("__{}", step.tool)));
             let post_changed = lines.iter().any(|r| r.phase == Stage::Post && r.outcome != "forwarded");
             let forwarded = replay.received() > reached;
             let (fate, rule, reason) = match pre {

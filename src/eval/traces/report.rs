@@ -52,6 +52,14 @@ pub struct Report {
     pub by_suite: BTreeMap<String, Scores>,
     /// Forwarded calls whose result the proxy withheld or rewrote.
     pub results_changed: usize,
+    /// Of those, in sessions with no injection: results the user lost for nothing.
+    pub results_changed_uninjected: usize,
+    /// Exfil calls refused, or preceded in their session by a result the proxy withheld or
+    /// rewrote (the injection, most often: an agent that never read it would not have made
+    /// the call). An upper bound, reported beside recall, never in place of it.
+    pub exfil_refused_or_after_withheld: Rate,
+    /// Refusals by the audit line's rule (or, for a refused ask, the start of its reason).
+    pub refusals: BTreeMap<String, usize>,
 }
 
 fn refused(s: &Replayed) -> bool {
@@ -63,6 +71,8 @@ impl Report {
         let count = |l: Label| steps.iter().filter(|s| s.label == l).count();
         let suite: BTreeMap<&str, &str> =
             traces.iter().map(|t| (t.id.as_str(), t.suite.as_deref().unwrap_or("-"))).collect();
+        let uninjected: std::collections::HashSet<&str> =
+            traces.iter().filter(|t| t.injection_task.is_none()).map(|t| t.id.as_str()).collect();
         let mut suites: BTreeMap<String, Vec<&Replayed>> = BTreeMap::new();
         for s in steps {
             let name = suite.get(s.session.as_str()).copied().unwrap_or("-");
@@ -83,8 +93,34 @@ impl Report {
                 .collect(),
             by_suite: suites.into_iter().map(|(k, v)| (k, Scores::of(v.into_iter(), refused))).collect(),
             results_changed: steps.iter().filter(|s| s.result_changed).count(),
+            results_changed_uninjected: steps
+                .iter()
+                .filter(|s| s.result_changed && uninjected.contains(s.session.as_str()))
+                .count(),
+            exfil_refused_or_after_withheld: after_withheld(steps),
+            refusals: steps.iter().filter(|s| refused(s)).fold(BTreeMap::new(), |mut m, s| {
+                *m.entry(named(s)).or_default() += 1;
+                m
+            }),
         }
     }
+}
+
+/// What a refusal names, on one short line.
+fn named(s: &Replayed) -> String {
+    let why = s.rule.as_deref().or(s.reason.as_deref()).unwrap_or("-");
+    why.chars().take_while(|c| *c != '\n').take(60).collect()
+}
+
+/// Exfil calls refused or preceded in their session by a withheld or rewritten result.
+fn after_withheld(steps: &[Replayed]) -> Rate {
+    let (mut hit, mut of) = (0, 0);
+    for (i, s) in steps.iter().enumerate().filter(|(_, s)| s.label == Label::Exfil) {
+        of += 1;
+        let earlier = steps[..i].iter().rev().take_while(|e| e.session == s.session);
+        hit += usize::from(refused(s) || earlier.into_iter().any(|e| e.result_changed));
+    }
+    Rate::new(hit, of)
 }
 
 /// The report as text, with up to `errors` missed exfil calls and refused benign calls.
@@ -94,7 +130,11 @@ pub fn text(r: &Report, steps: &[Replayed], errors: usize) -> String {
         r.traces, r.sessions, r.steps, r.exfil, r.benign, r.injected, r.injected_refused
     );
     let row = |name: &str, s: &Scores| {
-        format!("  {name:<12} recall {:<34} false positives {}\n", s.recall.show(), s.false_positive_rate.show())
+        format!(
+            "  {name:<12} recall {:<34} false positives {}\n",
+            s.recall.show(),
+            s.false_positive_rate.show()
+        )
     };
     out.push_str(&row("overall", &r.overall));
     out.push_str("by mechanism (refusals by it alone):\n");
@@ -105,7 +145,18 @@ pub fn text(r: &Report, steps: &[Replayed], errors: usize) -> String {
     for (name, s) in &r.by_suite {
         out.push_str(&row(name, s));
     }
-    out.push_str(&format!("results withheld or rewritten after a forwarded call: {}\n", r.results_changed));
+    out.push_str(&format!(
+        "results withheld or rewritten after a forwarded call: {} ({} in sessions with no injection)\n",
+        r.results_changed, r.results_changed_uninjected
+    ));
+    out.push_str(&format!(
+        "exfil calls refused or after a withheld result in their session (upper bound): {}\n",
+        r.exfil_refused_or_after_withheld.show()
+    ));
+    out.push_str("refusals by rule:\n");
+    for (rule, n) in &r.refusals {
+        out.push_str(&format!("  {n:>5}  {rule}\n"));
+    }
     let missed: Vec<&Replayed> = steps.iter().filter(|s| s.label == Label::Exfil && !refused(s)).collect();
     let false_pos: Vec<&Replayed> = steps.iter().filter(|s| s.label == Label::Benign && refused(s)).collect();
     for (title, list) in [("missed exfil calls", &missed), ("refused benign calls", &false_pos)] {
@@ -114,8 +165,7 @@ pub fn text(r: &Report, steps: &[Replayed], errors: usize) -> String {
         }
         out.push_str(&format!("{title} (first {} of {}):\n", errors.min(list.len()), list.len()));
         for s in list.iter().take(errors) {
-            let why = s.rule.as_deref().or(s.reason.as_deref()).unwrap_or("");
-            out.push_str(&format!("  {} step {} {} {}\n", s.session, s.step, s.tool, why));
+            out.push_str(&format!("  {} step {} {} {}\n", s.session, s.step, s.tool, named(s)));
         }
     }
     out

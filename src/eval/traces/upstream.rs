@@ -100,7 +100,8 @@ async fn handle(state: Arc<State>, req: Request<Incoming>) -> Result<Response<Fu
         "initialize" => {
             let n = state.sessions.fetch_add(1, Ordering::Relaxed);
             let info = json!({"name": "portcullis-trace-replay", "version": env!("CARGO_PKG_VERSION")});
-            let init = json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": info});
+            let init =
+                json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": info});
             (init, Some(format!("replay-{n}")))
         }
         "ping" => (json!({}), session),
@@ -138,6 +139,8 @@ fn answer(state: &State, params: &Value) -> Value {
             *used = true;
             json!({"content": [{"type": "text", "text": step.result}], "isError": false})
         }
-        None => json!({"content": [{"type": "text", "text": "no recorded result for this call"}], "isError": true}),
+        None => {
+            json!({"content": [{"type": "text", "text": "no recorded result for this call"}], "isError": true})
+        }
     }
 }
