@@ -263,8 +263,12 @@ struct EvalArgs {
     #[command(flatten)]
     config: ConfigArgs,
     /// The labelled rows: a `.tsv` shell corpus or JSONL (`{"text"|"tool"+"args", "label"}`).
+    #[arg(long, required_unless_present = "traces", conflicts_with = "traces")]
+    data: Option<PathBuf>,
+    /// Recorded sessions (JSONL, one a line) to replay through the proxy: exfiltration recall
+    /// and benign false positives per mechanism (see docs/checker.md, "Traces").
     #[arg(long)]
-    data: PathBuf,
+    traces: Option<PathBuf>,
     /// Judge as calls (pre) or results (post); default: text rows post, calls and commands pre.
     #[arg(long, value_parser = ["pre", "post"])]
     phase: Option<String>,
@@ -467,6 +471,16 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
         }
         Command::Eval(a) => {
             use portcullis::eval::{CheckerOverride, Options, Show};
+            if let Some(traces) = a.traces {
+                let opts = portcullis::eval::traces::TraceOptions {
+                    traces,
+                    json: a.json,
+                    errors: a.errors,
+                    progress: true,
+                };
+                print!("{}", portcullis::eval::traces::run(&a.config.load()?, &opts).await?);
+                return Ok(ExitCode::SUCCESS);
+            }
             let phase = a.phase.as_deref().map(|p| match p {
                 "post" => portcullis::checker::Phase::Post,
                 _ => portcullis::checker::Phase::Pre,
@@ -477,7 +491,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 context_tokens: a.context_tokens,
             });
             let opts = Options {
-                data: a.data,
+                data: a.data.unwrap_or_default(),
                 phase,
                 rubrics: a.rubrics,
                 concurrency: a.concurrency,

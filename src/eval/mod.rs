@@ -19,6 +19,7 @@ pub mod data;
 mod placed;
 pub mod report;
 pub mod stats;
+pub mod traces;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

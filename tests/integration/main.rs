@@ -24,6 +24,7 @@ mod egress;
 mod elicitation;
 mod escape;
 mod eval;
+mod eval_traces;
 mod flows;
 mod guardrails;
 mod hook;
