@@ -175,6 +175,9 @@ impl Config {
         if let Some(var) = &self.approvals.seal_key_env {
             s.add(var, "approvals.seal_key_env");
         }
+        for (i, secret) in self.policy.secrets.entries.iter().enumerate() {
+            s.add(&secret.env, format!("secrets[{i}].env"));
+        }
         if let super::state::Backend::Redis { url_env } = &self.state.backend {
             s.add(url_env, "state.url_env");
         }

@@ -24,6 +24,7 @@ pub mod pins;
 mod problems;
 mod raw;
 pub mod state;
+pub mod secrets;
 pub mod units;
 mod upstream_auth;
 mod upstreams;
@@ -102,6 +103,8 @@ pub struct Policy {
     pub pins: Option<std::sync::Arc<crate::config::pins::Pins>>,
     /// The operator's descriptions of tools in `tools/list` answers (`tool_descriptions:`).
     pub descriptions: descriptions::Descriptions,
+    /// Credentials the proxy holds; the agent sees sentinels (`secrets:`, [`crate::secrets`]).
+    pub secrets: secrets::Secrets,
 }
 
 #[derive(Debug, Clone)]
@@ -165,6 +168,7 @@ const TOP_KEYS: &[&str] = &[
     "pins",
     "tool_descriptions",
     "egress",
+    "secrets",
 ];
 
 /// An extra permissions file and its scope (`--permission-config`, the managed file).
@@ -321,6 +325,7 @@ impl Compiler {
         let pins: Option<pins::Raw> = self.section(&mut doc, "pins");
         let described: Vec<serde_json::Value> = self.section(&mut doc, "tool_descriptions");
         let egress: egress::Raw = self.section(&mut doc, "egress");
+        let secrets: Vec<secrets::Raw> = self.section(&mut doc, "secrets");
         let yolo = posture.as_deref() == Some("yolo");
 
         let listen = self.addr("listen", listen.as_deref().unwrap_or("127.0.0.1:8686"));
@@ -352,6 +357,8 @@ impl Compiler {
         let state = state::compile(state, &mut self.p);
         let pins = pins::compile(pins, self.read_lock, &mut self.p);
         let descriptions = descriptions::compile(described, &identity.agents, &mut self.p);
+        let bases = upstreams.iter().map(|(n, u)| (n.clone(), u.url.to_string())).collect();
+        let secrets = secrets::compile(secrets, bases, &|var| std::env::var_os(var), &mut self.p);
         if state.shared() && approvals.seal_key_env.is_none() {
             self.problem(
                 "approvals.seal_key_env",
@@ -373,7 +380,7 @@ impl Compiler {
             admin: Admin { listen: admin_listen?, token_env: admin.token_env },
             upstreams,
             stdio_servers,
-            policy: Policy { engine, redact, guardrails, identity, pins, descriptions },
+            policy: Policy { engine, redact, guardrails, identity, pins, descriptions, secrets },
             limits,
             approvals,
             audit,
