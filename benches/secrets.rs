@@ -45,7 +45,9 @@ fn bench(c: &mut Criterion) {
     let plain = result(false);
     let hit = result(true);
     let mut g = c.benchmark_group("secrets_post");
-    for (name, guard, r) in [("none", &none, &plain), ("held_no_hit", &held, &plain), ("held_hit", &held, &hit)] {
+    for (name, guard, r) in
+        [("none", &none, &plain), ("held_no_hit", &held, &plain), ("held_hit", &held, &hit)]
+    {
         g.bench_function(name, |b| {
             b.iter(|| {
                 let mut v = r.clone();

@@ -111,7 +111,13 @@ impl UrlPrefix {
 /// with no `.` or `..` segment. `None` for anything else.
 fn plain_path(text: &str) -> Option<String> {
     let text = text.trim_matches(|c: char| c <= ' ');
-    if text.contains('\\') {
+    // The URL Standard removes dot segments before anyone can look; a prefix or a URL written
+    // with one (or an escape of a dot) is not plain, whatever it resolves to.
+    let lower = text.to_ascii_lowercase();
+    let dotted = ["/./", "/../", "%2e"].iter().any(|d| lower.contains(d))
+        || lower.ends_with("/.")
+        || lower.ends_with("/..");
+    if text.contains('\\') || dotted {
         return None;
     }
     let url = url::Url::parse(text).ok()?;

@@ -393,7 +393,13 @@ impl Guard {
         // or model reads the arguments.
         if let Some(r) = self.secrets.as_ref().and_then(|s| s.refusal(call, self.engine.kinds())) {
             self.metrics.rule_decision(Effect::Deny, Scope::Builtin);
-            let d = Decision { effect: Effect::Deny, rule: r.rule, scope: Scope::Builtin, reason: r.reason, prefilter: None };
+            let d = Decision {
+                effect: Effect::Deny,
+                rule: r.rule,
+                scope: Scope::Builtin,
+                reason: r.reason,
+                prefilter: None,
+            };
             return (Self::denied(call, d.clone()), keep.then_some(d));
         }
         let kind = self.engine.kinds().kind_of(&call.qualified);

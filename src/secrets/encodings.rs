@@ -67,7 +67,10 @@ mod tests {
                 let text = format!("{prefix}{value}{suffix}");
                 for engine in [&STANDARD, &URL_SAFE, &STANDARD_NO_PAD] {
                     let enc = engine.encode(&text);
-                    assert!(runs[1..].iter().any(|r| enc.contains(r.as_str())), "{prefix:?} {suffix:?} {enc}");
+                    assert!(
+                        runs[1..].iter().any(|r| enc.contains(r.as_str())),
+                        "{prefix:?} {suffix:?} {enc}"
+                    );
                 }
             }
         }

@@ -47,13 +47,20 @@ impl Held {
         }
         let sentinel_text: Vec<String> =
             config.entries.iter().map(|s| format!("{SENTINEL_PREFIX}{}", s.name)).collect();
-        let build = |p: &[String]| {
-            AhoCorasick::builder().match_kind(MatchKind::LeftmostLongest).build(p).expect("bounded patterns")
+        // Built from env-sized patterns: far below the automaton's size limits.
+        let build = |p: &[String], fold: bool| {
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .ascii_case_insensitive(fold)
+                .build(p)
+                .expect("bounded patterns")
         };
         Some(Held {
-            values: build(&patterns),
+            // Case-folded: a host name, a hex dump or a shouting log line changes the case of a
+            // value and still carries it.
+            values: build(&patterns, true),
             owner,
-            sentinels: build(&sentinel_text),
+            sentinels: build(&sentinel_text, false),
             sentinel_text,
             secrets: config.entries.clone(),
             http_bases: config.http_bases.clone(),
@@ -68,6 +75,11 @@ impl Held {
     /// The sentinel of secret `i`.
     pub fn sentinel(&self, i: usize) -> &str {
         &self.sentinel_text[i]
+    }
+
+    /// True when `text` holds some secret's sentinel as written (no JSON escapes).
+    pub fn carries_sentinel(&self, text: &str) -> bool {
+        self.sentinels.is_match(text)
     }
 
     /// True when `text` holds some spelling of some value.
@@ -97,7 +109,10 @@ pub(crate) mod tests {
         };
         let bases = BTreeMap::from([("gh".to_owned(), "https://api.github.com/".to_owned())]);
         let s = crate::config::secrets::compile(
-            vec![raw("github", "GH", &["mcp__github__*", "https://api.github.com/"]), raw("stripe", "ST", &[])],
+            vec![
+                raw("github", "GH", &["mcp__github__*", "https://api.github.com/"]),
+                raw("stripe", "ST", &[]),
+            ],
             bases,
             &env,
             &mut p,

@@ -9,6 +9,7 @@
 //! last step before forwarding ([`unmask`]).
 
 pub mod encodings;
+pub mod forward;
 pub mod held;
 pub mod mask;
 pub mod unmask;

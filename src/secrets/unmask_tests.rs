@@ -10,7 +10,12 @@ use crate::secrets::held::tests::held;
 
 fn mcp(tool: &str, args: &str) -> ToolCall {
     let raw = RawValue::from_string(args.to_owned()).unwrap();
-    ToolCall::mcp(Arc::from(tool.split("__").nth(1).unwrap()), tool.split("__").nth(2).unwrap(), Some(&raw), Era::Legacy)
+    ToolCall::mcp(
+        Arc::from(tool.split("__").nth(1).unwrap()),
+        tool.split("__").nth(2).unwrap(),
+        Some(&raw),
+        Era::Legacy,
+    )
 }
 
 fn http(upstream: &str, path: &str, args: &str) -> ToolCall {
@@ -53,6 +58,7 @@ fn a_refusal_names_the_destination_url_by_its_reading_never_the_value() {
     let h = Held::new(&secrets).unwrap();
     let r = h.refusal(&call, &ToolKinds::default()).unwrap();
     assert!(r.reason.contains("https://portcullis:secret:github.evil.example:443"), "{}", r.reason);
+    assert!(!r.reason.to_ascii_lowercase().contains("ghp_zq8"), "{}", r.reason);
 }
 
 #[test]

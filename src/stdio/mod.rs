@@ -252,12 +252,15 @@ async fn agent_to_server<R>(
             }
             Plan::Rewrite(watched, body) => {
                 relay.watch(watched);
+                let body = crate::secrets::forward::unmasked(&relay.guard, &relay.upstream, era, body);
                 if to_server.send(with_newline(body)).await.is_err() {
                     return;
                 }
             }
             Plan::Forward(watched) => {
                 relay.watch(watched);
+                // Held secrets go in after every check, as the last step before forwarding.
+                let line = crate::secrets::forward::unmasked(&relay.guard, &relay.upstream, era, line);
                 if to_server.send(with_newline(line)).await.is_err() {
                     return;
                 }
@@ -291,6 +294,9 @@ async fn ask_the_user(
     };
     let Some((why, outcome)) = crate::gate::answer::refusal(&resolution, Via::Client) else {
         let line = pending.body.take().unwrap_or(line);
+        // Held secrets go in after every check, as the last step before forwarding (the era
+        // only names the transport of the call the destination is worked out for).
+        let line = crate::secrets::forward::unmasked(&relay.guard, &relay.upstream, era::Era::Legacy, line);
         relay.watch(pending.allowed());
         let _ = to_server.send(with_newline(line)).await;
         return;
