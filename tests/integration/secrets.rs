@@ -1,0 +1,90 @@
+//! `secrets:` against real peers: a Python SDK server that shows its token in a result, and a
+//! plain HTTP tool server; the agent sees sentinels, allowed destinations get the value.
+
+use base64::Engine;
+
+use crate::support::*;
+
+fn b64(s: &str) -> String {
+    base64::engine::general_purpose::STANDARD.encode(s)
+}
+
+#[tokio::test]
+async fn the_agent_sees_a_sentinel_and_only_the_allowed_tool_receives_the_value() {
+    let token = "ghp_Integr4tionT0ken9xQ";
+    std::env::set_var("SECRET_PEER_TOKEN", token);
+    std::env::set_var("PORTCULLIS_IT_SECRET_GH", token);
+    let peer = Peer::start("python3", &["secret_server.py"]);
+    let secrets = "secrets: [{ name: github, env: PORTCULLIS_IT_SECRET_GH, to: [\"mcp__gh__use_token\"] }]\n";
+    let p = proxy(&config(&[("gh", &peer.url())], &format!("{ALLOW_ALL}{secrets}"))).await;
+    let leaked = format!(r#"{{"text":"x {token}"}}"#);
+    let out = py_client(
+        &proxy_url(&p, "gh"),
+        "legacy",
+        &[
+            "call",
+            "whoami",
+            "{}",
+            "call",
+            "use_token",
+            r#"{"auth":"Bearer portcullis:secret:github"}"#,
+            "call",
+            "note",
+            r#"{"text":"portcullis:secret:github"}"#,
+            "call",
+            "note",
+            &leaked,
+        ],
+    )
+    .await;
+    let all = serde_json::to_string(&out).unwrap();
+    assert!(!all.contains(token), "the agent never sees the value: {all}");
+    assert!(!all.contains(&b64(token)[..16]), "nor its base64: {all}");
+    let shown = text_of(&out[0]);
+    assert!(shown.starts_with("logged in as octocat with portcullis:secret:github "), "{shown}");
+    assert_eq!(text_of(&out[1]), "used", "{:?}", out[1]);
+    for refused in &out[2..4] {
+        assert_eq!(refused["result"]["isError"], true, "{refused}");
+        let why = text_of(refused);
+        assert!(why.contains("github") && why.contains("mcp__gh__note"), "{why}");
+    }
+    let received: Vec<serde_json::Value> =
+        peer.journal().into_iter().filter(|l| l["tool"] == "use_token" || l["tool"] == "note").collect();
+    assert_eq!(received.len(), 1, "the refused calls never reached the upstream: {received:?}");
+    assert_eq!(received[0]["args"]["auth"], format!("Bearer {token}"), "the upstream got the value");
+}
+
+#[tokio::test]
+async fn a_plain_http_tool_under_the_to_url_gets_the_value_and_another_host_is_refused() {
+    let value = "svc-T0ken-4-http-tools";
+    std::env::set_var("PORTCULLIS_IT_SECRET_SVC", value);
+    let allowed = crate::http_tools::tool_server().await;
+    let other = crate::http_tools::tool_server().await;
+    let extra = format!(
+        "{ALLOW_ALL}secrets: [{{ name: svc, env: PORTCULLIS_IT_SECRET_SVC, to: [\"{}/v1/\"] }}]\n",
+        allowed.url
+    );
+    let p = proxy(&config(&[("svc", &allowed.url), ("other", &other.url)], &extra)).await;
+    let base = format!("http://{}/http", p.addr);
+    let sentinel = r#"{"auth":"portcullis:secret:svc"}"#;
+
+    let (status, _, body) = post(&format!("{base}/svc/v1/issues"), &[], sentinel).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(!body.contains(value), "the echoed value comes back as its sentinel: {body}");
+    assert!(body.contains("portcullis:secret:svc"), "{body}");
+    let seen = allowed.seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].2, format!(r#"{{"auth":"{value}"}}"#), "the upstream got the value in valid JSON");
+
+    for (url, args) in [
+        (format!("{base}/svc/v2/issues"), sentinel.to_owned()),
+        (format!("{base}/other/v1/issues"), sentinel.to_owned()),
+        (format!("{base}/svc/v1/issues"), format!(r#"{{"auth":"{value}"}}"#)),
+    ] {
+        let (status, _, body) = post(&url, &[], &args).await;
+        assert_eq!(status, 403, "{url} {args}: {body}");
+        assert!(body.contains("svc") && !body.contains(value), "{body}");
+    }
+    assert_eq!(allowed.seen.lock().unwrap().len(), 1, "no refused call reached the allowed host");
+    assert!(other.seen.lock().unwrap().is_empty(), "nothing reached the other host");
+}
