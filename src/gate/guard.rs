@@ -137,6 +137,7 @@ impl Guard {
         if let Some(g) = &self.guardrails {
             g.audit_to(audit.clone());
         }
+        audit.mask_with(self.secrets.clone());
         self.audit = audit;
         self
     }
@@ -158,11 +159,13 @@ impl Guard {
         if let Some(g) = &guardrails {
             g.audit_to(self.audit.clone());
         }
+        let secrets = crate::secrets::Held::new(&policy.secrets).map(Arc::new);
+        self.audit.mask_with(secrets.clone());
         Ok(Guard {
             engine: Arc::new(policy.engine.clone()),
             agents: Arc::new(agent_engines(policy)),
             redact: policy.redact.clone(),
-            secrets: crate::secrets::Held::new(&policy.secrets).map(Arc::new),
+            secrets,
             metrics: self.metrics.clone(),
             guardrails,
             audit: self.audit.clone(),

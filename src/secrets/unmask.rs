@@ -78,7 +78,11 @@ impl Held {
         let args = serde_json::from_str::<Value>(text).unwrap_or_else(|_| Value::String(text.to_owned()));
         let mut found = Found::default();
         self.scan(&args, &mut found);
+        // What else of the call a model or a log line reads: its name, the task it says it is on.
         self.scan_str(&call.qualified, &mut found);
+        for task in [call.task.as_deref(), call.user_task.as_deref()].into_iter().flatten() {
+            self.scan_str(task, &mut found);
+        }
         if found.values.is_empty() && found.sentinels.is_empty() {
             return None;
         }
