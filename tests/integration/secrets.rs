@@ -12,9 +12,8 @@ fn b64(s: &str) -> String {
 #[tokio::test]
 async fn the_agent_sees_a_sentinel_and_only_the_allowed_tool_receives_the_value() {
     let token = "ghp_Integr4tionT0ken9xQ";
-    std::env::set_var("SECRET_PEER_TOKEN", token);
     std::env::set_var("PORTCULLIS_IT_SECRET_GH", token);
-    let peer = Peer::start("python3", &["secret_server.py"]);
+    let peer = Peer::start("python3", &["secret_server.py", "--token-env", "PORTCULLIS_IT_SECRET_GH"]);
     let secrets = "secrets: [{ name: github, env: PORTCULLIS_IT_SECRET_GH, to: [\"mcp__gh__use_token\"] }]\n";
     let p = proxy(&config(&[("gh", &peer.url())], &format!("{ALLOW_ALL}{secrets}"))).await;
     let leaked = format!(r#"{{"text":"x {token}"}}"#);
@@ -87,4 +86,34 @@ async fn a_plain_http_tool_under_the_to_url_gets_the_value_and_another_host_is_r
     }
     assert_eq!(allowed.seen.lock().unwrap().len(), 1, "no refused call reached the allowed host");
     assert!(other.seen.lock().unwrap().is_empty(), "nothing reached the other host");
+}
+
+#[tokio::test]
+async fn the_checker_reads_the_sentinel_in_both_phases_and_never_the_value() {
+    use crate::support::fake_checker::{FakeChecker, Reply};
+    let token = "ghp_Ch3ckerNeverSeesIt7";
+    std::env::set_var("PORTCULLIS_IT_SECRET_CHECKED", token);
+    let peer = Peer::start("python3", &["secret_server.py", "--token-env", "PORTCULLIS_IT_SECRET_CHECKED"]);
+    let fake = FakeChecker::replying(Reply::Safe).await;
+    let yaml = format!(
+        "{ALLOW_ALL}secrets: [{{ name: github, env: PORTCULLIS_IT_SECRET_CHECKED, to: [\"mcp__gh__use_token\"] }}]\n\
+         guardrails:\n  checker: {{ base_url: \"{}\", model: fake-judge, timeout: 5s }}\n  min_content_bytes: 0\n  \
+         rules: [{{ match: \"mcp__gh__*\", phases: [pre, post] }}]\n",
+        fake.url
+    );
+    let p = proxy(&config(&[("gh", &peer.url())], &yaml)).await;
+    let out = py_client(
+        &proxy_url(&p, "gh"),
+        "legacy",
+        &["call", "whoami", "{}", "call", "use_token", r#"{"auth":"portcullis:secret:github"}"#],
+    )
+    .await;
+    assert!(text_of(&out[0]).contains("portcullis:secret:github"), "{:?}", out[0]);
+    assert_eq!(text_of(&out[1]), "used", "{:?}", out[1]);
+    let seen: Vec<String> = fake.requests().iter().map(|r| r.data().to_owned()).collect();
+    assert!(seen.len() >= 3, "whoami's result, use_token's arguments and result were checked: {seen:?}");
+    assert!(seen.iter().all(|d| !d.contains(token)), "{seen:?}");
+    assert!(seen.iter().filter(|d| d.contains("portcullis:secret:github")).count() >= 2, "{seen:?}");
+    let used = peer.journal().into_iter().find(|l| l["tool"] == "use_token").expect("use_token ran");
+    assert_eq!(used["args"]["auth"], token, "the value went in after the check");
 }

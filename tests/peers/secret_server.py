@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Upstream MCP server for portcullis's `secrets:` tests, on the official Python SDK (mcp==2.3.0).
 
-It holds a token (env SECRET_PEER_TOKEN) the way a real tool server does, and shows it in its
+It holds a token (from the variable `--token-env NAME` names, SECRET_PEER_TOKEN by default) the way a real tool server does, and shows it in its
 results; the proxy must show the agent a sentinel instead. Serves Streamable HTTP (SSE answers)
 at /mcp on 127.0.0.1 with an OS-chosen port and prints `LISTENING <port>` once it accepts.
 
@@ -82,6 +82,9 @@ async def serve() -> None:
 
 
 if __name__ == "__main__":
+    # Tests run in parallel in one process: each names its own variable.
+    if len(sys.argv) == 3 and sys.argv[1] == "--token-env":
+        TOKEN = os.environ.get(sys.argv[2], "")
     if len(TOKEN) < 8:
-        sys.exit("secret_server: set SECRET_PEER_TOKEN (8+ bytes)")
+        sys.exit("secret_server: the token variable must hold 8+ bytes")
     anyio.run(serve)
