@@ -495,10 +495,26 @@ impl Guard {
         !self.redact.is_empty() || self.secrets.is_some()
     }
 
-    /// The held secrets, when `secrets:` is configured: the transports swap values in with it as
-    /// the last step before forwarding ([`crate::secrets::unmask`]).
+    /// The held secrets, when `secrets:` is configured.
     pub fn secrets(&self) -> Option<&crate::secrets::Held> {
         self.secrets.as_deref()
+    }
+
+    /// A decided JSON-RPC payload for `upstream` with held values swapped in for the sentinels
+    /// its calls may carry: the transports' last step before forwarding
+    /// ([`crate::secrets::forward`]). `None` when nothing changes or no secret is held.
+    pub fn unmask_payload(
+        &self,
+        upstream: &Arc<str>,
+        era: crate::mcp::era::Era,
+        body: &[u8],
+    ) -> Option<Vec<u8>> {
+        crate::secrets::forward::unmask_payload(self.secrets.as_deref()?, self.kinds(), upstream, era, body)
+    }
+
+    /// [`Self::unmask_payload`] for a plain HTTP tool's body.
+    pub fn unmask_http(&self, call: &ToolCall, body: &[u8]) -> Option<Vec<u8>> {
+        crate::secrets::forward::unmask_http(self.secrets.as_deref()?, self.kinds(), call, body)
     }
 
     /// The Layer 2 check for `call`'s result, if a rule covers it.

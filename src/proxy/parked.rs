@@ -107,8 +107,7 @@ async fn decide<S>(
         // Held secrets go in after every check and the human's yes, the last step before
         // forwarding, under the policy snapshot the call was decided with.
         let guard = req.extensions().get::<super::watch::Snapshot>().map(|s| s.0.clone());
-        let unmasked =
-            guard.and_then(|g| crate::secrets::forward::unmask_payload(&g, &upstream, era, req.body()));
+        let unmasked = guard.and_then(|g| g.unmask_payload(&upstream, era, req.body()));
         if let Some(body) = unmasked {
             let len = http::HeaderValue::from(body.len());
             *req.body_mut() = bytes::Bytes::from(body);

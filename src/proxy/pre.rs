@@ -326,7 +326,7 @@ where
             };
             drop(payload);
             // Held secrets go in after every check, as the last step before forwarding.
-            *req.body_mut() = Bytes::from(crate::secrets::forward::unmasked(&guard, &upstream, era, body));
+            *req.body_mut() = Bytes::from(guard.unmask_payload(&upstream, era, &body).unwrap_or(body));
             let len = http::HeaderValue::from(req.body().len());
             req.headers_mut().insert(http::header::CONTENT_LENGTH, len);
             drop(_entered);
@@ -349,7 +349,7 @@ where
         matches!(&payload, Payload::Single(m) if m.method() == Some("notifications/initialized"));
     drop(payload);
     // Held secrets go in after every check, as the last step before forwarding.
-    if let Some(body) = crate::secrets::forward::unmask_payload(&guard, &upstream, era, req.body()) {
+    if let Some(body) = guard.unmask_payload(&upstream, era, req.body()) {
         let len = http::HeaderValue::from(body.len());
         *req.body_mut() = Bytes::from(body);
         req.headers_mut().insert(http::header::CONTENT_LENGTH, len);
@@ -493,7 +493,7 @@ where
         // Counted when the post gate is done with the answer, or as failed if none comes.
         None => {
             // Held secrets go in after every check, as the last step before forwarding.
-            if let Some(body) = crate::secrets::forward::unmask_http(&guard, &call, req.body()) {
+            if let Some(body) = guard.unmask_http(&call, req.body()) {
                 let len = http::HeaderValue::from(body.len());
                 *req.body_mut() = Bytes::from(body);
                 req.headers_mut().insert(http::header::CONTENT_LENGTH, len);

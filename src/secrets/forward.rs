@@ -1,21 +1,28 @@
 //! The last step before forwarding: each `tools/call` in a decided payload gets the values of
 //! the sentinels its destination may receive, every other byte of the payload as the agent sent
-//! it. Every transport calls this after the gate decided (HTTP, parked approvals, stdio).
+//! it. Every transport calls this (through the guard) after the gate decided: HTTP, parked
+//! approvals, stdio, plain HTTP tools.
 
 use std::sync::Arc;
 
 use serde_json::value::RawValue;
 
+use super::Held;
 use crate::call::ToolCall;
-use crate::gate::Guard;
 use crate::mcp::era::Era;
 use crate::mcp::jsonrpc::{CallParams, Message};
+use crate::rules::kinds::ToolKinds;
 
 /// `body` (one JSON-RPC message or a batch of them) with its calls' arguments unmasked for
-/// `upstream`; `None` when no secret is held or nothing changes (the common case costs one
-/// automaton pass over the body).
-pub fn unmask_payload(guard: &Guard, upstream: &Arc<str>, era: Era, body: &[u8]) -> Option<Vec<u8>> {
-    let held = guard.secrets()?;
+/// `upstream`; `None` when nothing changes (the common case costs one automaton pass over the
+/// body).
+pub fn unmask_payload(
+    held: &Held,
+    kinds: &ToolKinds,
+    upstream: &Arc<str>,
+    era: Era,
+    body: &[u8],
+) -> Option<Vec<u8>> {
     let text = std::str::from_utf8(body).ok()?;
     // A sentinel may be written with JSON escapes; a body with neither needs no parse.
     if !held.carries_sentinel(text) && !text.contains('\\') {
@@ -36,7 +43,7 @@ pub fn unmask_payload(guard: &Guard, upstream: &Arc<str>, era: Era, body: &[u8])
         };
         let Some(args) = params.arguments else { continue };
         let call = ToolCall::mcp(upstream.clone(), &params.name, Some(args), era);
-        if let Some(new) = held.unmask_args(&call, guard.kinds(), args.get()) {
+        if let Some(new) = held.unmask_args(&call, kinds, args.get()) {
             let start = (args.get().as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
             edits.push((start, start + args.get().len(), new));
         }
@@ -55,19 +62,13 @@ pub fn unmask_payload(guard: &Guard, upstream: &Arc<str>, era: Era, body: &[u8])
     Some(out.into_bytes())
 }
 
-/// [`unmask_payload`] on an owned body: the same body when nothing changes.
-pub fn unmasked(guard: &Guard, upstream: &Arc<str>, era: Era, body: Vec<u8>) -> Vec<u8> {
-    unmask_payload(guard, upstream, era, &body).unwrap_or(body)
-}
-
 /// A plain HTTP tool's body: its JSON strings unmasked, or (not JSON) its text.
-pub fn unmask_http(guard: &Guard, call: &ToolCall, body: &[u8]) -> Option<Vec<u8>> {
-    let held = guard.secrets()?;
+pub fn unmask_http(held: &Held, kinds: &ToolKinds, call: &ToolCall, body: &[u8]) -> Option<Vec<u8>> {
     let text = std::str::from_utf8(body).ok()?;
     if serde_json::from_str::<&RawValue>(text).is_ok() {
-        return held.unmask_args(call, guard.kinds(), text).map(String::into_bytes);
+        return held.unmask_args(call, kinds, text).map(String::into_bytes);
     }
-    let url = held.destination(call, guard.kinds(), &serde_json::Value::Null);
+    let url = held.destination(call, kinds, &serde_json::Value::Null);
     let allowed = |i: usize| held.allows(i, &call.qualified, url.as_deref());
     held.unmask_str(text, &allowed).map(String::into_bytes)
 }

@@ -252,7 +252,7 @@ async fn agent_to_server<R>(
             }
             Plan::Rewrite(watched, body) => {
                 relay.watch(watched);
-                let body = crate::secrets::forward::unmasked(&relay.guard, &relay.upstream, era, body);
+                let body = relay.guard.unmask_payload(&relay.upstream, era, &body).unwrap_or(body);
                 if to_server.send(with_newline(body)).await.is_err() {
                     return;
                 }
@@ -260,7 +260,7 @@ async fn agent_to_server<R>(
             Plan::Forward(watched) => {
                 relay.watch(watched);
                 // Held secrets go in after every check, as the last step before forwarding.
-                let line = crate::secrets::forward::unmasked(&relay.guard, &relay.upstream, era, line);
+                let line = relay.guard.unmask_payload(&relay.upstream, era, &line).unwrap_or(line);
                 if to_server.send(with_newline(line)).await.is_err() {
                     return;
                 }
@@ -296,7 +296,7 @@ async fn ask_the_user(
         let line = pending.body.take().unwrap_or(line);
         // Held secrets go in after every check, as the last step before forwarding (the era
         // only names the transport of the call the destination is worked out for).
-        let line = crate::secrets::forward::unmasked(&relay.guard, &relay.upstream, era::Era::Legacy, line);
+        let line = relay.guard.unmask_payload(&relay.upstream, era::Era::Legacy, &line).unwrap_or(line);
         relay.watch(pending.allowed());
         let _ = to_server.send(with_newline(line)).await;
         return;
