@@ -117,3 +117,69 @@ async fn the_checker_reads_the_sentinel_in_both_phases_and_never_the_value() {
     let used = peer.journal().into_iter().find(|l| l["tool"] == "use_token").expect("use_token ran");
     assert_eq!(used["args"]["auth"], token, "the value went in after the check");
 }
+
+#[tokio::test]
+async fn over_wrap_the_agent_sees_the_sentinel_and_the_stdio_server_gets_the_value() {
+    let token = "ghp_Stdi0WrapT0kenQ9x";
+    let dir = tempfile::tempdir().unwrap();
+    let (cfg, journal, token_file) =
+        (dir.path().join("portcullis.yaml"), dir.path().join("journal.jsonl"), dir.path().join("token"));
+    std::fs::write(&token_file, token).unwrap();
+    std::fs::write(
+        &cfg,
+        "permissions: { allow: [\"mcp__*\"] }\n\
+         secrets: [{ name: github, env: PORTCULLIS_IT_SECRET_STDIO, to: [\"mcp__gh__use_token\"] }]\n",
+    )
+    .unwrap();
+    let server = peers_dir().join("secret_server.py");
+    let var = format!("PORTCULLIS_IT_SECRET_STDIO={token}");
+    // The SDK's stdio client passes the child only a few variables: `env` sets the proxy's.
+    let argv = serde_json::to_string(&[
+        "env",
+        &var,
+        env!("CARGO_BIN_EXE_portcullis"),
+        "wrap",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--name",
+        "gh",
+        "--",
+        "python3",
+        server.to_str().unwrap(),
+        "--stdio",
+        "--token-file",
+        token_file.to_str().unwrap(),
+        "--journal",
+        journal.to_str().unwrap(),
+    ])
+    .unwrap();
+    let out = py_client_stdio(
+        &argv,
+        &[
+            "call",
+            "whoami",
+            "{}",
+            "call",
+            "use_token",
+            r#"{"auth":"portcullis:secret:github"}"#,
+            "call",
+            "note",
+            r#"{"text":"portcullis:secret:github"}"#,
+        ],
+    )
+    .await;
+    assert_eq!(out.len(), 3, "{out:?}");
+    let all = serde_json::to_string(&out).unwrap();
+    assert!(!all.contains(token), "{all}");
+    assert!(text_of(&out[0]).contains("with portcullis:secret:github"), "{}", out[0]);
+    assert_eq!(text_of(&out[1]), "used", "{}", out[1]);
+    assert_eq!(out[2]["result"]["isError"], true, "{}", out[2]);
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&journal)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|l: &serde_json::Value| l["tool"] != "whoami")
+        .collect();
+    assert_eq!(lines.len(), 1, "the refused note never reached the server: {lines:?}");
+    assert_eq!(lines[0]["args"]["auth"], token);
+}

@@ -81,10 +81,25 @@ async def serve() -> None:
         print(f"secret_server: url=http://127.0.0.1:{port}/mcp", file=sys.stderr)
 
 
-if __name__ == "__main__":
-    # Tests run in parallel in one process: each names its own variable.
-    if len(sys.argv) == 3 and sys.argv[1] == "--token-env":
-        TOKEN = os.environ.get(sys.argv[2], "")
+def main() -> None:
+    """`[--token-env NAME | --token-file FILE] [--journal FILE] [--stdio]`: tests run in parallel in
+    one process, so each names its own variable; a stdio server started by `wrap` inherits no
+    variable holding a guard credential's value, so it reads the token from a file instead."""
+    global TOKEN, JOURNAL
+    args = sys.argv[1:]
+    stdio = "--stdio" in args
+    for flag, value in zip(args, args[1:]):
+        if flag == "--token-env":
+            TOKEN = os.environ.get(value, "")
+        elif flag == "--token-file":
+            with open(value, encoding="utf-8") as f:
+                TOKEN = f.read().strip()
+        elif flag == "--journal":
+            JOURNAL = value
     if len(TOKEN) < 8:
-        sys.exit("secret_server: the token variable must hold 8+ bytes")
-    anyio.run(serve)
+        sys.exit("secret_server: the token must hold 8+ bytes")
+    anyio.run(mcp.run_stdio_async if stdio else serve)
+
+
+if __name__ == "__main__":
+    main()
