@@ -99,6 +99,30 @@ mod tests {
         assert_eq!(h.mask_str("nothing"), None);
     }
 
+    proptest::proptest! {
+        #[test]
+        fn no_masked_text_holds_the_value_in_any_searched_spelling(
+            before in "\\PC{0,24}",
+            after in "\\PC{0,24}",
+            how in 0usize..5,
+        ) {
+            let h = held();
+            let value = "ghp_Zq8LmN3vT0xY";
+            let plain = format!("{before}{value}{after}");
+            let text = match how {
+                0 => plain.clone(),
+                1 => plain.to_ascii_uppercase(),
+                2 => base64::engine::general_purpose::STANDARD.encode(&plain),
+                3 => base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&plain),
+                _ => plain.bytes().map(|b| format!("{b:02x}")).collect(),
+            };
+            let masked = h.mask_str(&text).expect("a spelling was found");
+            let lower = masked.to_ascii_lowercase();
+            proptest::prop_assert!(!lower.contains(&value.to_ascii_lowercase()), "{}", masked);
+            proptest::prop_assert!(masked.contains("portcullis:secret:github"));
+        }
+    }
+
     #[test]
     fn a_value_split_by_json_escapes_is_masked_once_decoded() {
         let h = held();
