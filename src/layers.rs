@@ -13,6 +13,8 @@ pub const LAYERS: &[&[&str]] = &[
     &["connect", "oauth", "sandbox"],
     &["identity"],
     &["call", "telemetry"],
+    // Held credentials: masked in results, swapped into arguments (the audit masks with them).
+    &["secrets"],
     // What the proxy remembers and records.
     &["audit", "flows", "session", "state"],
     // Layer 2, and the per-agent rate limits (counters here or in the state store).

@@ -59,6 +59,7 @@ mod read_mostly;
 pub mod runtime;
 pub mod sandbox;
 pub mod says;
+pub mod secrets;
 pub mod session;
 pub mod state;
 pub use portcullis_shell as shell;

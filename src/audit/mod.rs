@@ -124,6 +124,9 @@ pub struct Audit {
     keep_recent: usize,
     dropped: AtomicU64,
     metrics: Option<Arc<Metrics>>,
+    /// The policy's held secrets: arguments are written with their values masked (a call that
+    /// carried one is refused, and its line must not carry it either).
+    secrets: arc_swap::ArcSwapOption<crate::secrets::Held>,
 }
 
 impl std::fmt::Debug for Audit {
@@ -165,6 +168,7 @@ impl Audit {
             keep_recent: 0,
             dropped: AtomicU64::new(0),
             metrics: None,
+            secrets: Default::default(),
         }
     }
 
@@ -191,7 +195,13 @@ impl Audit {
             keep_recent: settings.recent,
             dropped: AtomicU64::new(0),
             metrics: Some(metrics),
+            secrets: Default::default(),
         })
+    }
+
+    /// Masks held values in the arguments it writes from now on (a policy's, set by its guard).
+    pub fn mask_with(&self, secrets: Option<Arc<crate::secrets::Held>>) {
+        self.secrets.store(secrets);
     }
 
     pub fn is_on(&self) -> bool {
@@ -271,9 +281,14 @@ impl Audit {
         let subject = match (phase, subject) {
             (_, Some(v)) => Some(v),
             (Stage::Pre | Stage::Approval, None) => {
+                let held = self.secrets.load();
                 args = call.args.as_deref().map(|a| {
-                    serde_json::from_str::<Value>(a.get())
-                        .unwrap_or_else(|_| Value::String(a.get().to_owned()))
+                    let mut v = serde_json::from_str::<Value>(a.get())
+                        .unwrap_or_else(|_| Value::String(a.get().to_owned()));
+                    if let Some(h) = held.as_deref() {
+                        h.mask_value(&mut v);
+                    }
+                    v
                 });
                 args.as_ref()
             }

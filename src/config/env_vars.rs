@@ -67,6 +67,9 @@ impl Config {
         if let Some(var) = &self.approvals.seal_key_env {
             add(var, "approvals.seal_key_env".into(), Holds::SealKey);
         }
+        for (i, secret) in self.policy.secrets.entries.iter().enumerate() {
+            add(&secret.env, format!("secrets[{i}].env"), Holds::Other);
+        }
         if let super::state::Backend::Redis { url_env } = &self.state.backend {
             add(url_env, "state.url_env".into(), Holds::Other);
         }

@@ -26,6 +26,7 @@ pub mod pins;
 pub mod presets;
 mod problems;
 mod raw;
+pub mod secrets;
 pub mod state;
 pub mod subagent;
 mod suggest;
@@ -115,6 +116,8 @@ pub struct Policy {
     pub descriptions: descriptions::Descriptions,
     /// The flow index's settings (`flows:`); `None` when no `flows:` section is configured.
     pub flows: Option<flows::FlowSettings>,
+    /// Credentials the proxy holds; the agent sees sentinels (`secrets:`, [`crate::secrets`]).
+    pub secrets: secrets::Secrets,
 }
 
 #[derive(Debug, Clone)]
@@ -179,6 +182,7 @@ const TOP_KEYS: &[&str] = &[
     "tool_descriptions",
     "egress",
     "flows",
+    "secrets",
 ];
 
 /// An extra permissions file and its scope (`--permission-config`, the managed file).
@@ -341,6 +345,7 @@ impl Compiler {
         let described: Vec<serde_json::Value> = self.section(&mut doc, "tool_descriptions");
         let egress: egress::Raw = self.section(&mut doc, "egress");
         let flows: Option<flows::Raw> = self.section(&mut doc, "flows");
+        let secrets: Vec<secrets::Raw> = self.section(&mut doc, "secrets");
         let yolo = posture.as_deref() == Some("yolo");
 
         let listen = self.addr("listen", listen.as_deref().unwrap_or("127.0.0.1:8686"));
@@ -389,6 +394,8 @@ impl Compiler {
         let pins = pins::compile(pins, self.read_lock, &mut self.p);
         let descriptions = descriptions::compile(described, &identity.agents, &mut self.p);
         let flows = flows::compile(flows, &mut self.p);
+        let bases = upstreams.iter().map(|(n, u)| (n.clone(), u.url.to_string())).collect();
+        let secrets = secrets::compile(secrets, bases, &|var| std::env::var_os(var), &mut self.p);
         if state.shared() && approvals.seal_key_env.is_none() {
             self.problem(
                 "approvals.seal_key_env",
@@ -410,7 +417,7 @@ impl Compiler {
             admin: Admin { listen: admin_listen?, token_env: admin.token_env },
             upstreams,
             stdio_servers,
-            policy: Policy { engine, redact, guardrails, identity, pins, descriptions, flows },
+            policy: Policy { engine, redact, guardrails, identity, pins, descriptions, flows, secrets },
             limits,
             approvals,
             audit,

@@ -33,6 +33,8 @@ pub struct Guard {
     /// Each configured agent's engine: the config's with the agent's layer on it.
     agents: Arc<HashMap<Arc<str>, Arc<Engine>>>,
     redact: Vec<String>,
+    /// `secrets:` compiled (none configured: `None`, and nothing is searched).
+    secrets: Option<Arc<crate::secrets::Held>>,
     metrics: Arc<Metrics>,
     guardrails: Option<Arc<Guardrails>>,
     audit: Arc<crate::audit::Audit>,
@@ -84,6 +86,7 @@ impl Guard {
             engine: Arc::new(policy.engine.clone()),
             agents: Arc::new(agent_engines(policy)),
             redact: policy.redact.clone(),
+            secrets: crate::secrets::Held::new(&policy.secrets).map(Arc::new),
             metrics,
             guardrails,
             audit: Arc::new(crate::audit::Audit::off()),
@@ -138,6 +141,7 @@ impl Guard {
         if let Some(g) = &self.guardrails {
             g.audit_to(audit.clone());
         }
+        audit.mask_with(self.secrets.clone());
         self.audit = audit;
         self
     }
@@ -159,10 +163,13 @@ impl Guard {
         if let Some(g) = &guardrails {
             g.audit_to(self.audit.clone());
         }
+        let secrets = crate::secrets::Held::new(&policy.secrets).map(Arc::new);
+        self.audit.mask_with(secrets.clone());
         Ok(Guard {
             engine: Arc::new(policy.engine.clone()),
             agents: Arc::new(agent_engines(policy)),
             redact: policy.redact.clone(),
+            secrets,
             metrics: self.metrics.clone(),
             guardrails,
             audit: self.audit.clone(),
@@ -395,6 +402,19 @@ impl Guard {
             });
             return (Outcome::Refuse(withheld), d);
         }
+        // A held secret bound where it may not go (or its value itself): refused before any rule
+        // or model reads the arguments.
+        if let Some(r) = self.secrets.as_ref().and_then(|s| s.refusal(call, self.engine.kinds())) {
+            self.metrics.rule_decision(Effect::Deny, Scope::Builtin);
+            let d = Decision {
+                effect: Effect::Deny,
+                rule: r.rule,
+                scope: Scope::Builtin,
+                reason: r.reason,
+                prefilter: None,
+            };
+            return (Self::denied(call, d.clone()), keep.then_some(d));
+        }
         let kind = self.engine.kinds().kind_of(&call.qualified);
         let checker = self.guardrails.as_ref().filter(|g| g.covers(&call.qualified, kind, Phase::Pre));
         // Parsed once, and only when Layer 1 or a guardrail rule reads them.
@@ -482,7 +502,7 @@ impl Guard {
 
     /// True when results need to be held and inspected at all; lets the proxy skip the post path.
     pub fn inspects_results(&self) -> bool {
-        !self.redact.is_empty()
+        self.redacts()
             || self.flows.is_some()
             || self.guardrails.as_ref().is_some_and(|g| g.watches_results())
     }
@@ -498,9 +518,32 @@ impl Guard {
         self.guardrails.as_ref().is_some_and(|g| g.covers(&call.qualified, kind, Phase::Post))
     }
 
-    /// True when a `redact` list is configured.
+    /// True when a `redact` list or a `secrets:` section is configured: every result is
+    /// rewritten before anyone reads it.
     pub fn redacts(&self) -> bool {
-        !self.redact.is_empty()
+        !self.redact.is_empty() || self.secrets.is_some()
+    }
+
+    /// The held secrets, when `secrets:` is configured.
+    pub fn secrets(&self) -> Option<&crate::secrets::Held> {
+        self.secrets.as_deref()
+    }
+
+    /// A decided JSON-RPC payload for `upstream` with held values swapped in for the sentinels
+    /// its calls may carry: the transports' last step before forwarding
+    /// ([`crate::secrets::forward`]). `None` when nothing changes or no secret is held.
+    pub fn unmask_payload(
+        &self,
+        upstream: &Arc<str>,
+        era: crate::mcp::era::Era,
+        body: &[u8],
+    ) -> Option<Vec<u8>> {
+        crate::secrets::forward::unmask_payload(self.secrets.as_deref()?, self.kinds(), upstream, era, body)
+    }
+
+    /// [`Self::unmask_payload`] for a plain HTTP tool's body.
+    pub fn unmask_http(&self, call: &ToolCall, body: &[u8]) -> Option<Vec<u8>> {
+        crate::secrets::forward::unmask_http(self.secrets.as_deref()?, self.kinds(), call, body)
     }
 
     /// The Layer 2 check for `call`'s result, if a rule covers it.

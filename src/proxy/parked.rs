@@ -104,6 +104,15 @@ async fn decide<S>(
             *req.body_mut() = bytes::Bytes::from(body);
             req.headers_mut().insert(http::header::CONTENT_LENGTH, len);
         }
+        // Held secrets go in after every check and the human's yes, the last step before
+        // forwarding, under the policy snapshot the call was decided with.
+        let guard = req.extensions().get::<super::watch::Snapshot>().map(|s| s.0.clone());
+        let unmasked = guard.and_then(|g| g.unmask_payload(&upstream, era, req.body()));
+        if let Some(body) = unmasked {
+            let len = http::HeaderValue::from(body.len());
+            *req.body_mut() = bytes::Bytes::from(body);
+            req.headers_mut().insert(http::header::CONTENT_LENGTH, len);
+        }
         // Forwarded under the slot the parked stream holds (taking a second one could wait
         // forever once every slot is a parked stream).
         req.extensions_mut().insert(PostWatch::Mcp { watched: pending.allowed(), upstream, era });

@@ -310,7 +310,7 @@ where
     let guard = shared.guard.load_full();
     let decision = decide_to_forward(&body, &payload, &cx, &guard).await;
     // The post layer inspects the answer under the same snapshot.
-    req.extensions_mut().insert(Snapshot(guard));
+    req.extensions_mut().insert(Snapshot(guard.clone()));
     // One span per tool call (session, tool, outcome): whatever is logged while it is forwarded,
     // held or answered carries them, and JSON logs close it with a line of its own.
     let span = call_span(&decision, session.as_deref(), agent.as_deref());
@@ -331,7 +331,8 @@ where
                 Payload::Batch(_) => None,
             };
             drop(payload);
-            *req.body_mut() = Bytes::from(body);
+            // Held secrets go in after every check, as the last step before forwarding.
+            *req.body_mut() = Bytes::from(guard.unmask_payload(&upstream, era, &body).unwrap_or(body));
             let len = http::HeaderValue::from(req.body().len());
             req.headers_mut().insert(http::header::CONTENT_LENGTH, len);
             drop(_entered);
@@ -353,6 +354,12 @@ where
     let initialized =
         matches!(&payload, Payload::Single(m) if m.method() == Some("notifications/initialized"));
     drop(payload);
+    // Held secrets go in after every check, as the last step before forwarding.
+    if let Some(body) = guard.unmask_payload(&upstream, era, req.body()) {
+        let len = http::HeaderValue::from(body.len());
+        *req.body_mut() = Bytes::from(body);
+        req.headers_mut().insert(http::header::CONTENT_LENGTH, len);
+    }
     drop(_entered);
     shared.stream_order.settled(session.as_deref()).await;
     let answer = forward(inner, req, upstream, era, watched, id).instrument(span).await;
@@ -490,6 +497,12 @@ where
         }
         // Counted when the post gate is done with the answer, or as failed if none comes.
         None => {
+            // Held secrets go in after every check, as the last step before forwarding.
+            if let Some(body) = guard.unmask_http(&call, req.body()) {
+                let len = http::HeaderValue::from(body.len());
+                *req.body_mut() = Bytes::from(body);
+                req.headers_mut().insert(http::header::CONTENT_LENGTH, len);
+            }
             req.extensions_mut().insert(PostWatch::Http { call });
             req.extensions_mut().insert(Snapshot(guard.clone()));
             inner.call(req).await

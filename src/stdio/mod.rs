@@ -254,12 +254,15 @@ async fn agent_to_server<R>(
             }
             Plan::Rewrite(watched, body) => {
                 relay.watch(watched);
+                let body = relay.guard.unmask_payload(&relay.upstream, era, &body).unwrap_or(body);
                 if to_server.send(with_newline(body)).await.is_err() {
                     return;
                 }
             }
             Plan::Forward(watched) => {
                 relay.watch(watched);
+                // Held secrets go in after every check, as the last step before forwarding.
+                let line = relay.guard.unmask_payload(&relay.upstream, era, &line).unwrap_or(line);
                 if to_server.send(with_newline(line)).await.is_err() {
                     return;
                 }
@@ -293,6 +296,9 @@ async fn ask_the_user(
     };
     let Some((why, outcome)) = crate::gate::answer::refusal(&resolution, Via::Client) else {
         let line = pending.body.take().unwrap_or(line);
+        // Held secrets go in after every check, as the last step before forwarding (the era
+        // only names the transport of the call the destination is worked out for).
+        let line = relay.guard.unmask_payload(&relay.upstream, era::Era::Legacy, &line).unwrap_or(line);
         relay.watch(pending.allowed());
         let _ = to_server.send(with_newline(line)).await;
         return;

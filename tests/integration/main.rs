@@ -48,6 +48,7 @@ mod real_checker;
 mod replicas;
 mod replicas_cache;
 mod routes;
+mod secrets;
 mod shadow;
 mod shell_differential;
 mod stdio;

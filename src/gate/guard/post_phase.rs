@@ -60,8 +60,14 @@ impl Guard {
 
     /// The synchronous part of the post-call decision: the `redact` list, in place.
     pub fn post(&self, _call: &ToolCall, result: &mut Value) -> PostOutcome {
+        // Held secrets first: nothing after this (redact, detectors, the checker, the audit
+        // line) ever reads a held value, only its sentinel.
+        let masked = self.secrets.as_ref().map_or(0, |s| s.mask_result(result));
         if self.redact.is_empty() {
-            return PostOutcome::Pass;
+            return match masked {
+                0 => PostOutcome::Pass,
+                n => PostOutcome::Rewritten { replacements: n },
+            };
         }
         // A text blob (an embedded resource, a resource read) is redacted where a client decodes it.
         let mut in_blobs = 0;
@@ -76,7 +82,7 @@ impl Guard {
                 _ => Some(None),
             }
         });
-        match in_blobs + replace_everywhere(result, &self.redact, REDACTED) {
+        match masked + in_blobs + replace_everywhere(result, &self.redact, REDACTED) {
             0 => PostOutcome::Pass,
             n => PostOutcome::Rewritten { replacements: n },
         }
@@ -84,8 +90,9 @@ impl Guard {
 
     /// The same rewrite over raw text (plain HTTP tools whose results are not JSON).
     pub fn post_text(&self, text: &str) -> Option<String> {
-        let mut s = text.to_owned();
-        let mut hit = false;
+        let masked = self.secrets.as_ref().and_then(|s| s.mask_str(text));
+        let mut hit = masked.is_some();
+        let mut s = masked.unwrap_or_else(|| text.to_owned());
         for r in &self.redact {
             if s.contains(r.as_str()) {
                 s = s.replace(r.as_str(), REDACTED);

@@ -35,6 +35,7 @@ impl Guard {
             listed: lists::Filtering::default(),
             limits: self.limits.clone(),
             flows: self.flows.clone(),
+            secrets: self.secrets.clone(),
         }
     }
 }
