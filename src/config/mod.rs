@@ -7,6 +7,7 @@
 pub mod agents;
 pub mod approvals;
 pub mod audit;
+pub mod authority;
 pub mod child_env;
 #[cfg(test)]
 mod child_env_tests;
@@ -102,6 +103,8 @@ pub struct Policy {
     pub pins: Option<std::sync::Arc<crate::config::pins::Pins>>,
     /// The operator's descriptions of tools in `tools/list` answers (`tool_descriptions:`).
     pub descriptions: descriptions::Descriptions,
+    /// What vets a call the rule engine allowed (`authority:`; local by default).
+    pub authority: authority::Evaluator,
 }
 
 #[derive(Debug, Clone)]
@@ -165,6 +168,7 @@ const TOP_KEYS: &[&str] = &[
     "pins",
     "tool_descriptions",
     "egress",
+    "authority",
 ];
 
 /// An extra permissions file and its scope (`--permission-config`, the managed file).
@@ -309,6 +313,7 @@ impl Compiler {
         let tools: Vec<serde_json::Value> = self.section(&mut doc, "tools");
         let perms: permissions::RawPermissions = self.section(&mut doc, "permissions");
         let jail: permissions::RawJail = self.section(&mut doc, "jail");
+        let resolve = jail.resolve.clone();
         let redact: Vec<String> = self.section(&mut doc, "redact");
         let limits: raw::Limits = self.section(&mut doc, "limits");
         let guardrails: Option<guardrails::Raw> = self.section(&mut doc, "guardrails");
@@ -321,6 +326,7 @@ impl Compiler {
         let pins: Option<pins::Raw> = self.section(&mut doc, "pins");
         let described: Vec<serde_json::Value> = self.section(&mut doc, "tool_descriptions");
         let egress: egress::Raw = self.section(&mut doc, "egress");
+        let authority: authority::Raw = self.section(&mut doc, "authority");
         let yolo = posture.as_deref() == Some("yolo");
 
         let listen = self.addr("listen", listen.as_deref().unwrap_or("127.0.0.1:8686"));
@@ -339,6 +345,12 @@ impl Compiler {
         let engine =
             permissions::compile(sections, &mut self.p).with_egress(top_egress).with_egress(upstream_egress);
         let identity = agents::compile(agents, auth, delegation, &engine, &mut self.p);
+        let inputs = authority::Inputs {
+            jail_root: engine.jail_root(),
+            resolve: resolve.as_deref(),
+            require_auth: identity.require,
+        };
+        let authority = authority::compile(authority, inputs, &mut self.p);
         for (i, r) in redact.iter().enumerate() {
             if r.is_empty() {
                 self.problem(format!("redact[{i}]"), "empty string would match everywhere");
@@ -373,7 +385,7 @@ impl Compiler {
             admin: Admin { listen: admin_listen?, token_env: admin.token_env },
             upstreams,
             stdio_servers,
-            policy: Policy { engine, redact, guardrails, identity, pins, descriptions },
+            policy: Policy { engine, redact, guardrails, identity, pins, descriptions, authority },
             limits,
             approvals,
             audit,
