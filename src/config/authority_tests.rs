@@ -96,13 +96,15 @@ fn accesses_below_context_args_are_left_to_the_call_and_policies_keep_their_ids(
     let f = policy_file(
         "@id(\"many-replicas\")\nforbid (principal, action, resource) when { context.args.replicas > 10 };\n\
          forbid (principal, action, resource) when { context[\"args\"][\"mode\"] == \"x\" };\n\
+         @id(\"guarded\") forbid (principal, action, resource) when { context.args has n && context.args.n > 1 };\n\
          forbid (principal, action == Portcullis::Action::\"read\", resource)\n  when { context.path like \"/srv/secret/*\" };\n",
     );
     let c = Config::parse(&cedar_yaml(&f), "test").unwrap_or_else(|e| panic!("{e}"));
     let Evaluator::Cedar(p) = c.policy.authority else { panic!("not cedar") };
     let mut ids: Vec<String> = p.policies.policies().map(|p| p.id().to_string()).collect();
     ids.sort();
-    assert_eq!(ids, ["many-replicas", "policy1", "policy2"]);
+    assert_eq!(ids, ["guarded", "many-replicas", "policy1", "policy3"]);
+    assert!(c.warnings.is_empty(), "a guarded argument condition is not called impossible: {:?}", c.warnings);
 }
 
 #[test]

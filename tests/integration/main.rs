@@ -10,6 +10,7 @@ mod approvals;
 mod attack25;
 mod audit;
 mod authority;
+mod authority_cedar;
 mod checker_offswitch;
 mod checker_openai;
 mod cli;
