@@ -158,7 +158,7 @@ pub(crate) fn policies(file: &str, text: &str, p: &mut Problems) -> Option<Polic
     let mut all: Vec<_> = parsed.policies().collect();
     all.sort_by_key(|p| position(p.id()));
     for policy in all {
-        let id = policy.annotation("id").map(|s| PolicyId::new(s)).unwrap_or_else(|| policy.id().clone());
+        let id = policy.annotation("id").map(PolicyId::new).unwrap_or_else(|| policy.id().clone());
         if let Err(e) = named.add(policy.new_id(id.clone())) {
             p.add("authority.policy", format!("{file}: policy {id}: {e}"));
             ok = false;
