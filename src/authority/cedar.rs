@@ -38,7 +38,7 @@ pub struct Asked<'a> {
 /// Why the policy refused a call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
-    /// These forbid policies hold for the call (ids in file order of evaluation).
+    /// These forbid policies hold for the call (as Cedar reports them).
     Forbidden(Vec<PolicyId>),
     /// These policies could not be evaluated for the call (a missing argument, a type
     /// mismatch): Cedar would skip them, which would let a call through a forbid by sending an
@@ -65,11 +65,6 @@ impl Cedar {
             tool: type_name("Portcullis::Tool"),
             action: type_name("Portcullis::Action"),
         }
-    }
-
-    /// The policy file this evaluator was built from.
-    pub fn file(&self) -> &std::path::Path {
-        &self.policy.file
     }
 
     /// `Ok` when no policy denies the call. Only ever consulted for a call the carried set

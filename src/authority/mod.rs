@@ -65,20 +65,21 @@ impl Authority {
                 };
                 match c.vet(kinds, &asked) {
                     Ok(()) => d,
-                    Err(refusal) => denial(refusal, &c.file().display().to_string()),
+                    Err(refusal) => denial(refusal),
                 }
             }
         }
     }
 }
 
-/// The deny decision for a Cedar refusal: its rule names the policy (`authority: no-prod`).
-fn denial(refusal: Refusal, file: &str) -> Decision {
+/// The deny decision for a Cedar refusal: its rule names the policy (`authority: no-prod`). The
+/// file's path is the operator's business, not the agent's: it is not in the reason.
+fn denial(refusal: Refusal) -> Decision {
     let names = |ids: Vec<String>| ids.join(", ");
     let (rule, reason) = match refusal {
         Refusal::Forbidden(ids) => {
             let ids = names(ids.iter().map(|i| i.to_string()).collect());
-            (format!("authority: {ids}"), format!("the authority policy {ids} in {file} forbids it"))
+            (format!("authority: {ids}"), format!("the authority policy {ids} forbids it"))
         }
         Refusal::Failed(failed) => {
             let ids = names(failed.iter().map(|(i, _)| i.to_string()).collect());
@@ -86,7 +87,7 @@ fn denial(refusal: Refusal, file: &str) -> Decision {
             (
                 format!("authority: {ids}"),
                 format!(
-                    "the authority policy {ids} in {file} cannot be evaluated for this call ({}), so it \
+                    "the authority policy {ids} cannot be evaluated for this call ({}), so it \
                      is refused",
                     why.join("; ")
                 ),
