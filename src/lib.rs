@@ -33,6 +33,7 @@ pub mod admin;
 pub mod app;
 pub mod approval;
 pub mod audit;
+pub mod authority;
 pub mod call;
 pub mod check;
 pub use portcullis_checker as checker;

@@ -7,6 +7,7 @@
 pub mod agents;
 pub mod approvals;
 pub mod audit;
+pub mod authority;
 pub mod child_env;
 #[cfg(test)]
 mod child_env_tests;
@@ -118,6 +119,8 @@ pub struct Policy {
     pub flows: Option<flows::FlowSettings>,
     /// Credentials the proxy holds; the agent sees sentinels (`secrets:`, [`crate::secrets`]).
     pub secrets: secrets::Secrets,
+    /// What vets a call the rule engine allowed (`authority:`; local by default).
+    pub authority: authority::Evaluator,
 }
 
 #[derive(Debug, Clone)]
@@ -183,6 +186,7 @@ const TOP_KEYS: &[&str] = &[
     "egress",
     "flows",
     "secrets",
+    "authority",
 ];
 
 /// An extra permissions file and its scope (`--permission-config`, the managed file).
@@ -332,6 +336,7 @@ impl Compiler {
         let mut perms: permissions::RawPermissions = self.section(&mut doc, "permissions");
         let subagent = perms.subagent.take();
         let jail: permissions::RawJail = self.section(&mut doc, "jail");
+        let resolve = jail.resolve.clone();
         let redact: Vec<String> = self.section(&mut doc, "redact");
         let limits: raw::Limits = self.section(&mut doc, "limits");
         let guardrails: Option<guardrails::Raw> = self.section(&mut doc, "guardrails");
@@ -346,6 +351,7 @@ impl Compiler {
         let egress: egress::Raw = self.section(&mut doc, "egress");
         let flows: Option<flows::Raw> = self.section(&mut doc, "flows");
         let secrets: Vec<secrets::Raw> = self.section(&mut doc, "secrets");
+        let authority: authority::Raw = self.section(&mut doc, "authority");
         let yolo = posture.as_deref() == Some("yolo");
 
         let listen = self.addr("listen", listen.as_deref().unwrap_or("127.0.0.1:8686"));
@@ -380,6 +386,12 @@ impl Compiler {
             None => engine,
         };
         let identity = agents::compile(agents, auth, delegation, &engine, &mut self.p);
+        let inputs = authority::Inputs {
+            jail_root: engine.jail_root(),
+            resolve: resolve.as_deref(),
+            require_auth: identity.require,
+        };
+        let authority = authority::compile(authority, inputs, &mut self.p);
         for (i, r) in redact.iter().enumerate() {
             if r.is_empty() {
                 self.problem(format!("redact[{i}]"), "empty string would match everywhere");
@@ -417,7 +429,17 @@ impl Compiler {
             admin: Admin { listen: admin_listen?, token_env: admin.token_env },
             upstreams,
             stdio_servers,
-            policy: Policy { engine, redact, guardrails, identity, pins, descriptions, flows, secrets },
+            policy: Policy {
+                engine,
+                redact,
+                guardrails,
+                identity,
+                pins,
+                descriptions,
+                flows,
+                secrets,
+                authority,
+            },
             limits,
             approvals,
             audit,

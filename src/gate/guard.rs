@@ -58,6 +58,8 @@ pub struct Guard {
     limits: Arc<crate::limits::Limiter>,
     /// The flow index (`flows:`; its store is the process's, kept across reloads).
     flows: Option<Arc<crate::flows::Flows>>,
+    /// What vets a call the rules allowed (`authority:`; this policy's).
+    authority: Arc<crate::authority::Authority>,
 }
 
 /// Delegated engines kept per guard (as many as the store holds grants).
@@ -100,6 +102,7 @@ impl Guard {
             listed: lists::Filtering::of(policy),
             limits: Arc::default(),
             flows: policy.flows.clone().map(|s| Arc::new(crate::flows::Flows::new(s, metrics_flows.clone()))),
+            authority: Arc::new(crate::authority::Authority::new(&policy.authority)),
         })
     }
 
@@ -188,6 +191,7 @@ impl Guard {
                     None => crate::flows::Flows::new(s, self.metrics.flows.clone()),
                 })
             }),
+            authority: Arc::new(crate::authority::Authority::new(&policy.authority)),
         })
     }
 
@@ -326,20 +330,23 @@ impl Guard {
             Ok(e) => e,
             Err(refused) => return Self::attributed(call, refused),
         };
-        let needs = engine.needs_args(&call.qualified) || call.mode == Mode::Plan;
+        let needs =
+            engine.needs_args(&call.qualified) || call.mode == Mode::Plan || self.authority.reads_args();
         let d = match self.args(call, needs) {
-            Ok(args) => Self::layer1_decision(&engine, call, &args),
+            Ok(args) => self.layer1_decision(&engine, call, &args),
             Err(unreadable) => unreadable,
         };
         Self::attributed(call, d)
     }
 
-    /// The engine's decision for `call` in the mode the agent says it is in.
-    fn layer1_decision(engine: &crate::rules::Engine, call: &ToolCall, args: &Value) -> Decision {
-        match call.mode {
+    /// The engine's decision for `call` in the mode the agent says it is in, vetted by the
+    /// authority evaluator ([`crate::authority`]), which can only turn it into a denial.
+    fn layer1_decision(&self, engine: &crate::rules::Engine, call: &ToolCall, args: &Value) -> Decision {
+        let d = match call.mode {
             Mode::Act => engine.decide(&call.upstream, &call.qualified, args),
             Mode::Plan => engine.decide_planning(&call.upstream, &call.qualified, args),
-        }
+        };
+        self.authority.vet(d, engine.kinds(), call, args)
     }
 
     /// Egress's refusal of the redirect a plain HTTP tool's answer points to (`Location`),
@@ -423,11 +430,12 @@ impl Guard {
         let parsed = checker.is_some()
             || call.mode == Mode::Plan
             || flows.is_some()
+            || self.authority.reads_args()
             || engine.as_ref().is_ok_and(|e| e.needs_args(&call.qualified));
         let (args, d) = match (&engine, self.args(call, parsed)) {
             (Err(refused), _) => (Value::Null, refused.clone()),
             (Ok(engine), Ok(args)) => {
-                let d = Self::layer1_decision(engine, call, &args);
+                let d = self.layer1_decision(&engine, call, &args);
                 (args, d)
             }
             (Ok(_), Err(unreadable)) => (Value::Null, unreadable),

@@ -12,6 +12,7 @@ mod attack25;
 mod attack_round5;
 mod audit;
 mod authority;
+mod authority_cedar;
 mod checker_offswitch;
 mod checker_openai;
 mod cli;

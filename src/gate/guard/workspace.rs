@@ -36,6 +36,7 @@ impl Guard {
             limits: self.limits.clone(),
             flows: self.flows.clone(),
             secrets: self.secrets.clone(),
+            authority: self.authority.clone(),
         }
     }
 }

@@ -1,0 +1,136 @@
+//! What a Cedar policy is told about one call: the operation, the normalised target and the
+//! arguments as a Cedar record — built once per call, never from a credential or a header.
+
+use cedar_policy::RestrictedExpression;
+use serde_json::Value;
+
+use crate::rules::destination::{read_url, Reading};
+use crate::rules::jail::{Jail, Placed};
+use crate::rules::kinds::{Subject, ToolKinds};
+use crate::rules::subject::Access;
+
+/// Arguments nested deeper than this are not turned into a record: the call is refused.
+pub const MAX_DEPTH: usize = 32;
+
+/// What a tool does to its target: the Cedar action (`Portcullis::Action::"read"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    Shell,
+    Read,
+    Write,
+    Search,
+    Fetch,
+    Resource,
+    /// Any other tool.
+    Call,
+}
+
+impl Operation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operation::Shell => "shell",
+            Operation::Read => "read",
+            Operation::Write => "write",
+            Operation::Search => "search",
+            Operation::Fetch => "fetch",
+            Operation::Resource => "resource",
+            Operation::Call => "call",
+        }
+    }
+}
+
+/// A call's operation and its target after normalisation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Facts {
+    pub operation: Operation,
+    /// A file tool's path as the jail resolves it.
+    pub path: Option<String>,
+    /// A fetch tool's host, as every fetcher reads it.
+    pub host: Option<String>,
+}
+
+/// Why a call's facts cannot be given to a policy: the call is refused, since a condition on
+/// its target could not be held.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unjudged {
+    #[error("its target cannot be normalised ({0}), so the authority policy cannot be held to it")]
+    Target(String),
+    #[error(
+        "its arguments are nested deeper than {MAX_DEPTH} levels, so the authority policy cannot read them"
+    )]
+    TooDeep,
+    #[error("its arguments cannot be made a Cedar record ({0})")]
+    Record(String),
+}
+
+/// The operation and normalised target of `qualified` called with `args`.
+pub fn facts(kinds: &ToolKinds, jail: &Jail, qualified: &str, args: &Value) -> Result<Facts, Unjudged> {
+    let bare = |operation| Ok(Facts { operation, path: None, host: None });
+    match kinds.classify(qualified, args) {
+        Subject::Shell { .. } => bare(Operation::Shell),
+        Subject::Generic { .. } => bare(Operation::Call),
+        // A resource URI's readings are the rule engine's; the policy sees the URI in the args.
+        Subject::Readings(_) => bare(Operation::Resource),
+        Subject::File { path, access } => {
+            let operation = match access {
+                Access::Read => Operation::Read,
+                Access::Write => Operation::Write,
+                Access::Search => Operation::Search,
+            };
+            match jail.place(&path) {
+                Placed::Inside(p) | Placed::Outside { resolved: p, .. } => {
+                    Ok(Facts { operation, path: Some(p), host: None })
+                }
+                Placed::Refused(why) => Err(Unjudged::Target(why)),
+            }
+        }
+        Subject::Fetch { url } => match read_url(&url) {
+            Reading::One(d) => {
+                Ok(Facts { operation: Operation::Fetch, path: None, host: Some(d.host.to_string()) })
+            }
+            other => Err(Unjudged::Target(other.doubt().unwrap_or_default())),
+        },
+        Subject::Unplaced { reason } => Err(Unjudged::Target(reason)),
+        Subject::Malformed { kind, pointer } => Err(Unjudged::Target(format!(
+            "a {kind} tool whose argument {pointer} is missing or not a string"
+        ))),
+    }
+}
+
+/// `args` as a Cedar value. JSON has what Cedar lacks, each given a value a comparison cannot
+/// mistake for a number: a number that is not a 64-bit integer becomes its text (so
+/// `context.args.n > 10` is an evaluation error, which denies, never a silent pass), `null` an
+/// empty record; an array becomes a set (Cedar has no lists: order and repeats are lost).
+pub fn value(args: &Value) -> Result<RestrictedExpression, Unjudged> {
+    value_at(args, 0)
+}
+
+fn value_at(v: &Value, depth: usize) -> Result<RestrictedExpression, Unjudged> {
+    if depth > MAX_DEPTH {
+        return Err(Unjudged::TooDeep);
+    }
+    Ok(match v {
+        Value::Null => empty_record(),
+        Value::Bool(b) => RestrictedExpression::new_bool(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => RestrictedExpression::new_long(i),
+            None => RestrictedExpression::new_string(n.to_string()),
+        },
+        Value::String(s) => RestrictedExpression::new_string(s.clone()),
+        Value::Array(a) => RestrictedExpression::new_set(
+            a.iter().map(|e| value_at(e, depth + 1)).collect::<Result<Vec<_>, _>>()?,
+        ),
+        Value::Object(m) => {
+            let fields = m
+                .iter()
+                .map(|(k, e)| Ok((k.clone(), value_at(e, depth + 1)?)))
+                .collect::<Result<Vec<_>, Unjudged>>()?;
+            RestrictedExpression::new_record(fields).map_err(|e| Unjudged::Record(e.to_string()))?
+        }
+    })
+}
+
+fn empty_record() -> RestrictedExpression {
+    RestrictedExpression::new_record(std::iter::empty::<(String, RestrictedExpression)>())
+        .expect("an empty record has no duplicate keys")
+}
