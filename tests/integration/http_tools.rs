@@ -134,7 +134,7 @@ async fn a_plain_http_ask_is_held_for_an_operator_and_a_session_waiver_answers_t
     );
     let p = proxy(&portcullis::config::Config::parse(&yaml, "test").unwrap()).await;
     let (base, admin) = (format!("http://{}/http/weather", p.addr), format!("http://{}", p.admin_addr));
-    let auth = [("authorization", "Bearer http-operator")];
+    let auth = [("authorization", "Bearer http-operator-token")];
     // Decides the one parked call with `decision`, once it shows up.
     let decide = |decision: &'static str| {
         let admin = admin.clone();

@@ -139,7 +139,7 @@ async fn one_agents_waiver_and_flag_never_answer_for_another() {
     ));
     let p = proxy(&portcullis::config::Config::parse(&yaml, "test").unwrap_or_else(|e| panic!("{e}"))).await;
     let (base, admin) = (format!("http://{}/http/web", p.addr), format!("http://{}", p.admin_addr));
-    let operator = [("authorization", "Bearer agents-operator")];
+    let operator = [("authorization", "Bearer agents-operator-token")];
     let dev = format!("Bearer {}", DEV.1);
     let ops = format!("Bearer {}", CI.1);
     let as_dev = [("authorization", dev.as_str()), ("x-portcullis-session", "shared")];
