@@ -11,14 +11,17 @@ pub const LAYERS: &[&[&str]] = &[
     // `connect` writes clients' configurations from the validated config alone; `sandbox`
     // reads the postures it asks for.
     &["connect", "oauth", "sandbox"],
+    // `/readyz`'s look at the upstreams: a TCP connect to each, from the config alone.
+    &["readiness"],
     &["identity"],
     &["call", "telemetry"],
     // Held credentials: masked in results, swapped into arguments (the audit masks with them).
     &["secrets"],
     // What the proxy remembers and records.
     &["audit", "flows", "session", "state"],
-    // Layer 2, and the per-agent rate limits (counters here or in the state store).
-    &["guardrails", "limits"],
+    // Layer 2, the per-agent rate limits (counters here or in the state store), and the
+    // authority evaluator that may add a denial to Layer 1's decision.
+    &["authority", "guardrails", "limits"],
     // Tool definitions: versions, pins, screening.
     &["tooldefs"],
     &["approval"],
@@ -27,11 +30,12 @@ pub const LAYERS: &[&[&str]] = &[
     // The process state every transport shares.
     &["runtime"],
     // Transports and the offline entrances.
-    &["check", "eval", "proxy", "reload", "stdio"],
+    &["check", "proxy", "reload", "stdio"],
     &["hook", "pins", "upstream"],
     &["admin"],
     &["app"],
-    &["demo"],
+    // The offline entrances that start a whole proxy: the demo, and eval's trace replay.
+    &["demo", "eval"],
 ];
 
 #[cfg(test)]
