@@ -20,6 +20,8 @@ mod unescape;
 #[cfg(test)]
 mod corpus_tests;
 #[cfg(test)]
+mod spelling_tests;
+#[cfg(test)]
 mod tests;
 
 use std::ops::ControlFlow;

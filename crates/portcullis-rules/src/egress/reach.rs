@@ -106,23 +106,32 @@ fn connection(n: &str) -> Vec<Found> {
         };
         return host.ok().map(|h| found(What::Host(h))).into_iter().collect();
     }
-    if super::scan::starts_url(n) && !n.contains(char::is_whitespace) {
-        return vec![found(What::Url { text: n.to_owned(), reading: read_url(n) })];
-    }
-    // `host:path` (scp, rsync, git over ssh): the host is before the first colon.
-    let host = match n.starts_with('[') {
-        true => n,
-        false => n.split_once(':').map_or(n, |(h, _)| h),
-    };
-    let reading = read_url(host);
-    if !n.contains(char::is_whitespace) && !reading.destinations().is_empty() {
-        return vec![found(What::Url { text: n.to_owned(), reading })];
-    }
-    // Anything else: what the scan finds in it, a whole word read loosely (`localhost`).
     let mut all = Vec::new();
+    if super::scan::starts_url(n) && !n.contains(char::is_whitespace) {
+        all.push(found(What::Url { text: n.to_owned(), reading: read_url(n) }));
+    } else if let Some(host) = remote_host(n) {
+        // `host:path` (scp, rsync, git over ssh): the host is before the first colon.
+        let reading = read_url(host);
+        if !reading.destinations().is_empty() {
+            all.push(found(What::Url { text: n.to_owned(), reading }));
+        }
+    }
+    // And what the scan finds in it, a whole word read loosely (`localhost`).
     let _ = super::scan::text(n, &|| "(the command's connection)".to_owned(), &mut |f: Found| {
         all.push(f);
         ControlFlow::<()>::Continue(())
     });
     all
+}
+
+/// The host of a `[user@]host[:path]` word, when the word has that shape: host characters,
+/// then nothing or one `:` that starts no second one (`IO::Socket` is code, not a host).
+fn remote_host(n: &str) -> Option<&str> {
+    if n.starts_with('[') {
+        return Some(n);
+    }
+    let (host, path) = n.split_once(':').map_or((n, None), |(h, p)| (h, Some(p)));
+    let host_chars = |b: u8| b.is_ascii_alphanumeric() || b"._-@%".contains(&b);
+    let ok = !host.is_empty() && host.bytes().all(host_chars) && !path.is_some_and(|p| p.starts_with(':'));
+    ok.then_some(host)
 }

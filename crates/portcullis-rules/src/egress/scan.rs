@@ -123,6 +123,10 @@ pub fn text<B>(
     ControlFlow::Continue(())
 }
 
+/// Where a host written in program text or an assignment ends (never inside a URL, whose
+/// userinfo may hold any of these: a URL is read from its scheme on, whole).
+const CODE_PUNCTUATION: &[char] = &['"', '\'', '(', ')', '<', '>', '{', '}', '=', '`'];
+
 /// How many times a string is read again with its JSON escapes undone.
 const MAX_UNESCAPES: usize = 4;
 
@@ -154,8 +158,18 @@ fn once<B>(s: &str, each: &mut impl FnMut(What, bool) -> ControlFlow<B>) -> Cont
                 each(What::Url { text: url.to_owned(), reading: read_url(url) }, false)?;
             }
             if urls(piece).next().is_none() {
-                if let Some((what, _)) = token(piece, Loose::No) {
-                    each(what, false)?;
+                match token(piece, Loose::No) {
+                    Some((what, _)) => each(what, false)?,
+                    // Code and assignments: `new("127.0.0.1:6379")`, `http_proxy=10.0.0.5:3128`.
+                    None => {
+                        for sub in
+                            piece.split(CODE_PUNCTUATION).filter(|s| !s.is_empty() && s.len() < piece.len())
+                        {
+                            if let Some((what, _)) = token(sub, Loose::No) {
+                                each(what, false)?;
+                            }
+                        }
+                    }
                 }
             }
         }

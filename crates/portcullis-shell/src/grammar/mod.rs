@@ -52,6 +52,7 @@ mod listing;
 mod make;
 mod net;
 mod printing;
+mod routes;
 mod scripts;
 mod search;
 mod shell;

@@ -1,6 +1,7 @@
 //! curl and wget: URLs are destinations, and the options that write downloads, logs and
-//! cookies, upload files (`-T`, `-d @file`, `--post-file`: exfiltration) or load configuration
-//! (`-K`, `--config`, `-e`) are given their roles. Both tables are partial: an option not
+//! cookies, upload files (`-T`, `-d @file`, `--post-file`: exfiltration) are given their roles;
+//! curl's connection overrides (`--resolve`, `--connect-to`, proxies, `--doh-url`) connect to
+//! the address they name, and a config file (`-K`) leaves the command unread. Both tables are partial: an option not
 //! listed is not read. curl's long names are read exactly (curl also takes abbreviations);
 //! wget's by GNU rules (its switches take `=on`/`=off`), which is safe with a partial table because every listed option exists in
 //! wget, so the program's candidates for an abbreviation include this table's.
@@ -53,8 +54,16 @@ pub(crate) const CURL: Grammar = Grammar {
         v("", "retry", Inert),
         v("r", "range", Inert),
         v("C", "continue-at", Inert),
-        v("", "resolve", Inert),
-        v("", "connect-to", Inert),
+        // Where the connection goes instead of the URL's host ([`super::routes`]).
+        v("", "resolve", Connects),
+        v("", "connect-to", Connects),
+        v("", "preproxy", Connects),
+        v("", "proxy1.0", Connects),
+        v("", "socks4", Connects),
+        v("", "socks4a", Connects),
+        v("", "socks5", Connects),
+        v("", "socks5-hostname", Connects),
+        v("", "doh-url", Connects),
         v("", "unix-socket", Connects),
         v("", "limit-rate", Inert),
         v("", "max-filesize", Inert),
@@ -89,7 +98,24 @@ pub(crate) const CURL: Grammar = Grammar {
 /// URLs connect; `-O` writes a file named after the URL in the working directory; data and
 /// header values starting with `@` (form values with `@` or `<`) are files read and sent.
 fn curl_operands(p: &mut Parsed<'_>) -> Result<(), Unread> {
+    // A config file holds options this table never sees (`url =`, `connect-to =`): the command
+    // is not read.
+    if let Some(file) = p.values("config").next() {
+        return Err(Unread::Unplaced(format!("-K {file}")));
+    }
     p.all(Connects);
+    for item in p.items.iter_mut() {
+        let route = match item.option {
+            Some("resolve") => super::routes::resolve(item.text),
+            Some("connect-to") => super::routes::connect_to(item.text),
+            _ => continue,
+        };
+        match route {
+            Some(super::routes::Route::To(to)) => item.text = to,
+            Some(super::routes::Route::Nowhere) => item.role = Inert,
+            None => return Err(Unread::Unplaced(item.text.to_string())),
+        }
+    }
     // `file://` URLs are local files: read, or written by an upload (`-T secret file:///x`).
     let upload = p.has("upload-file");
     let globs = !p.has("globoff");
