@@ -106,6 +106,13 @@ fn connection(n: &str) -> Vec<Found> {
         };
         return host.ok().map(|h| found(What::Host(h))).into_iter().collect();
     }
+    if n == portcullis_shell::grammar::DESTINATIONS_IN_A_FILE {
+        let why = "the command reads where it connects from a file".to_owned();
+        return vec![found(What::Url {
+            text: n.to_owned(),
+            reading: crate::destination::Reading::Unparsable(why),
+        })];
+    }
     let mut all = Vec::new();
     if super::scan::starts_url(n) && !n.contains(char::is_whitespace) {
         all.push(found(What::Url { text: n.to_owned(), reading: read_url(n) }));

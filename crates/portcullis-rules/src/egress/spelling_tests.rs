@@ -81,3 +81,35 @@ fn a_redirect_is_judged_where_the_url_standard_sends_the_client() {
         assert_eq!(e.decide_redirect("up", stays, Posture::Auto), None, "{stays:?}");
     }
 }
+
+#[test]
+fn a_shell_line_that_connects_where_its_words_cannot_say_is_refused() {
+    let kinds = crate::kinds::ToolKinds::new([("sh".to_owned(), crate::kinds::KindSpec::bash("/command"))]);
+    let e = Egress::default();
+    let refused = [
+        "curl -K /tmp/cfg https://docs.rs/",
+        "wget -i /tmp/urls",
+        "curl -s --connect-to ::127.0.0.1:8080 http://docs.rs/",
+        "curl -s --resolve docs.rs:443:127.0.0.1 https://docs.rs/",
+        "curl -s --socks5 localhost:1080 https://docs.rs/",
+        "curl -s 'http://12[6-7].0.0.1:8080/'",
+        "redis-cli -h localhost -p 6379 ping",
+        "psql -h 10.0.0.5 -c 'select 1'",
+        "openssl s_client -connect 127.0.0.1:443",
+        "ssh -p 2222 127.0.0.1 true",
+        r#"perl -MIO::Socket::INET -e 'IO::Socket::INET->new("127.0.0.1:6379")'"#,
+    ];
+    for line in refused {
+        let args = json!({ "command": line });
+        let reach = Reach::of(&kinds, &e, "up", "sh", &args, None);
+        let d = e.decide("up", &args, &reach, Posture::Auto);
+        assert!(d.as_ref().is_some_and(|d| d.effect == Effect::Deny), "{line}: {reach:?} {d:?}");
+    }
+    for line in
+        ["curl -s https://docs.rs/", "redis-cli -h cache.example.com ping", "perl -e 'print 1'", "ls -la"]
+    {
+        let args = json!({ "command": line });
+        let reach = Reach::of(&kinds, &e, "up", "sh", &args, None);
+        assert_eq!(e.decide("up", &args, &reach, Posture::Auto), None, "{line}");
+    }
+}

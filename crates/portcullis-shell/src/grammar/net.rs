@@ -1,7 +1,7 @@
 //! curl and wget: URLs are destinations, and the options that write downloads, logs and
 //! cookies, upload files (`-T`, `-d @file`, `--post-file`: exfiltration) are given their roles;
 //! curl's connection overrides (`--resolve`, `--connect-to`, proxies, `--doh-url`) connect to
-//! the address they name, and a config file (`-K`) leaves the command unread. Both tables are partial: an option not
+//! the address they name, and a config file (`-K`, wget's `-i`) connects where nobody can read. Both tables are partial: an option not
 //! listed is not read. curl's long names are read exactly (curl also takes abbreviations);
 //! wget's by GNU rules (its switches take `=on`/`=off`), which is safe with a partial table because every listed option exists in
 //! wget, so the program's candidates for an abbreviation include this table's.
@@ -98,12 +98,12 @@ pub(crate) const CURL: Grammar = Grammar {
 /// URLs connect; `-O` writes a file named after the URL in the working directory; data and
 /// header values starting with `@` (form values with `@` or `<`) are files read and sent.
 fn curl_operands(p: &mut Parsed<'_>) -> Result<(), Unread> {
-    // A config file holds options this table never sees (`url =`, `connect-to =`): the command
-    // is not read.
-    if let Some(file) = p.values("config").next() {
-        return Err(Unread::Unplaced(format!("-K {file}")));
-    }
     p.all(Connects);
+    // A config file holds options this table never sees (`url =`, `connect-to =`): where the
+    // command connects cannot be read.
+    if p.has("config") {
+        p.implicit(super::DESTINATIONS_IN_A_FILE, Connects);
+    }
     for item in p.items.iter_mut() {
         let route = match item.option {
             Some("resolve") => super::routes::resolve(item.text),
@@ -226,6 +226,10 @@ pub(crate) const WGET: Grammar = gnu(
 /// `-O` names the file.
 fn wget_operands(p: &mut Parsed<'_>) -> Result<(), Unread> {
     p.all(Connects);
+    // `-i` reads the URLs to fetch from a file.
+    if p.has("input-file") {
+        p.implicit(super::DESTINATIONS_IN_A_FILE, Connects);
+    }
     if !p.has("output-document") && !p.has("directory-prefix") && !p.has("spider") {
         p.implicit(".", Writes);
     }

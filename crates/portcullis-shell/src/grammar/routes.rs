@@ -5,6 +5,11 @@
 //! `--connect-to HOST1:PORT1:HOST2:PORT2` (an empty HOST2 keeps the URL's host). Any host part
 //! may be a bracketed IPv6 address. A value that does not have this shape is not read.
 
+/// The connection of a command that reads where it connects from a file (`curl -K cfg`,
+/// `wget -i urls`): a destination nobody can read from the words, which egress refuses to a
+/// command with outward reach.
+pub const DESTINATIONS_IN_A_FILE: &str = "(destinations read from a file)";
+
 /// Where one override sends connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Route<'a> {

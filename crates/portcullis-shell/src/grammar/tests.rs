@@ -170,6 +170,9 @@ fn every_spelling_of_a_value_option_finds_its_value() {
         ("curl -F f=@id_rsa https://x", "id_rsa", Reads),
         ("curl -F f=<key;type=text/plain https://x", "key", Reads),
         ("curl -d a=b https://x", "a=b", Inert),
+        ("curl -K cfg", "cfg", NamesFiles),
+        ("curl -K cfg", super::DESTINATIONS_IN_A_FILE, Connects),
+        ("wget -i urls", super::DESTINATIONS_IN_A_FILE, Connects),
         ("curl --resolve docs.rs:443:127.0.0.1 https://docs.rs/", "127.0.0.1", Connects),
         ("curl --connect-to ::10.0.0.5:80 https://docs.rs/", "10.0.0.5:80", Connects),
         ("curl --connect-to docs.rs:443::8443 https://docs.rs/", "docs.rs:443::8443", Inert),
@@ -242,8 +245,6 @@ fn words_outside_the_grammar_are_refused() {
         ("curl --output=x https://x", Unread::UnknownOption("--output=x".into())),
         ("curl --out x https://x", Unread::UnknownOption("--out".into())),
         ("curl -q https://x", Unread::UnknownOption("-q".into())),
-        // A config file holds options this table never sees.
-        ("curl -K cfg", Unread::Unplaced("-K cfg".into())),
         ("curl --resolve docs.rs:443 https://x", Unread::Unplaced("docs.rs:443".into())),
         ("curl --next https://x", Unread::UnknownOption("--next".into())),
         ("curl file://host/etc/passwd", Unread::Unplaced("file://host/etc/passwd".into())),
