@@ -154,14 +154,16 @@ fn once<B>(s: &str, each: &mut impl FnMut(What, bool) -> ControlFlow<B>) -> Cont
             if read.len() < MAX_SEEN && piece.contains(['.', ':', '@', '[']) {
                 read.push(piece);
             }
+            let mut any_url = false;
             for url in urls(piece) {
+                any_url = true;
                 each(What::Url { text: url.to_owned(), reading: read_url(url) }, false)?;
             }
-            if urls(piece).next().is_none() {
+            if !any_url {
                 match token(piece, Loose::No) {
                     Some((what, _)) => each(what, false)?,
                     // Code and assignments: `new("127.0.0.1:6379")`, `http_proxy=10.0.0.5:3128`.
-                    None => {
+                    None if piece.contains(CODE_PUNCTUATION) => {
                         for sub in
                             piece.split(CODE_PUNCTUATION).filter(|s| !s.is_empty() && s.len() < piece.len())
                         {
@@ -170,6 +172,7 @@ fn once<B>(s: &str, each: &mut impl FnMut(What, bool) -> ControlFlow<B>) -> Cont
                             }
                         }
                     }
+                    None => {}
                 }
             }
         }
@@ -207,29 +210,35 @@ const SPECIAL_SCHEMES: &[&str] = &["http", "https", "ws", "wss", "ftp", "file"];
 /// to a tool with outward reach; `egress:` rules name its host as they name an `https:` one.
 fn urls(piece: &str) -> impl Iterator<Item = &str> {
     let bytes = piece.as_bytes();
-    let starts: Vec<usize> = piece
-        .match_indices(':')
-        .filter_map(|(at, _)| {
-            let head = &bytes[..at];
-            let n = head.iter().rev().take_while(|b| b.is_ascii_alphanumeric() || b"+-.".contains(b)).count();
-            let start = at - n;
-            // The scheme starts with a letter (skip leading `+-.` and digits).
-            let skip = head[start..].iter().take_while(|b| !b.is_ascii_alphabetic()).count();
-            let start = start + skip;
-            if start >= at {
-                return None;
-            }
-            let scheme = &piece[start..at];
-            let after = bytes.get(at + 1).copied();
-            let special = SPECIAL_SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(scheme));
-            let authority = match after {
-                Some(b'/') => true,
-                Some(_) => special,
-                None => false,
-            };
-            authority.then_some(start)
-        })
-        .collect();
+    // Most words hold no colon: nothing to collect.
+    let starts: Vec<usize> = if !piece.contains(':') {
+        Vec::new()
+    } else {
+        piece
+            .match_indices(':')
+            .filter_map(|(at, _)| {
+                let head = &bytes[..at];
+                let n =
+                    head.iter().rev().take_while(|b| b.is_ascii_alphanumeric() || b"+-.".contains(b)).count();
+                let start = at - n;
+                // The scheme starts with a letter (skip leading `+-.` and digits).
+                let skip = head[start..].iter().take_while(|b| !b.is_ascii_alphabetic()).count();
+                let start = start + skip;
+                if start >= at {
+                    return None;
+                }
+                let scheme = &piece[start..at];
+                let after = bytes.get(at + 1).copied();
+                let special = SPECIAL_SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(scheme));
+                let authority = match after {
+                    Some(b'/') => true,
+                    Some(_) => special,
+                    None => false,
+                };
+                authority.then_some(start)
+            })
+            .collect()
+    };
     let ends: Vec<usize> = starts.iter().skip(1).copied().chain([piece.len()]).collect();
     starts.into_iter().zip(ends).map(move |(s, e)| &piece[s..e])
 }
