@@ -269,3 +269,46 @@ async fn a_line_that_connects_to_loopback_by_a_bare_host_is_refused_whatever_the
     }
     assert!(allowed.is_empty(), "allowed, and each connects to loopback: {allowed:#?}");
 }
+
+#[tokio::test]
+async fn every_way_curl_or_wget_is_sent_to_loopback_besides_its_url_is_refused() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            drop(stream);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("cfg");
+    std::fs::write(&cfg, format!("url = \"http://127.0.0.1:{port}/from-config\"\n")).unwrap();
+    let urls = dir.path().join("urls");
+    std::fs::write(&urls, format!("http://127.0.0.1:{port}/from-list\n")).unwrap();
+    let (cfg, urls) = (cfg.display(), urls.display());
+    let lines = [
+        format!("curl -s --max-time 3 --proxy 127.0.0.1:{port} http://docs.rs/"),
+        format!("curl -s --max-time 3 --socks5 localhost:{port} http://docs.rs/"),
+        format!("curl -s --max-time 3 --socks5-hostname 127.0.0.1:{port} http://docs.rs/"),
+        format!("curl -s --max-time 3 --doh-url https://127.0.0.1:{port}/dns-query http://docs.rs/"),
+        format!("http_proxy=http://127.0.0.1:{port} curl -s --max-time 3 http://docs.rs/"),
+        format!("http_proxy=127.0.0.1:{port} curl -s --max-time 3 http://docs.rs/"),
+        format!("curl -s --max-time 3 -K {cfg}"),
+        format!("wget -q -T 3 -t 1 -O /dev/null -i {urls}"),
+    ];
+    let mut allowed = Vec::new();
+    for line in &lines {
+        // The premise: real bash and curl or wget connect to the listener with this exact line.
+        let before = accepted.load(std::sync::atomic::Ordering::SeqCst);
+        // (Each line bounds its own time: a `timeout` prefix would make `http_proxy=` a program.)
+        let _ = Command::new("bash").args(["-c", line.as_str()]).kill_on_drop(true).output().await.unwrap();
+        assert!(accepted.load(std::sync::atomic::Ordering::SeqCst) > before, "{line} connects");
+        let answer = bash_at_auto(line).await;
+        if answer["hookSpecificOutput"]["permissionDecision"] != "deny" {
+            allowed.push(line.clone());
+        }
+    }
+    assert!(allowed.is_empty(), "allowed, and each connects to loopback: {allowed:#?}");
+}
