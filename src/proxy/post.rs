@@ -383,21 +383,16 @@ async fn http_tool(
     Ok(Resp::from_parts(parts, full(body)))
 }
 
-/// A 3xx answer whose `Location` egress refuses, replaced by a refusal. A relative `Location`
-/// stays on the upstream; a scheme-relative one (`//host/…`) is read with `http:`.
+/// A 3xx answer whose `Location` egress refuses, replaced by a refusal. Egress resolves the
+/// Location as the client would (relative, scheme-relative, backslashed, tab-split) and withholds
+/// one that does not resolve.
 fn redirect_refused(resp: &Resp, call: &crate::call::ToolCall, guard: &crate::gate::Guard) -> Option<Resp> {
     if !resp.status().is_redirection() {
         return None;
     }
     let location =
         String::from_utf8_lossy(resp.headers().get(http::header::LOCATION)?.as_bytes()).into_owned();
-    let trimmed = location.trim_matches(|c: char| c <= ' ');
-    let absolute = match trimmed.strip_prefix("//").or_else(|| trimmed.strip_prefix(r"\\")) {
-        Some(_) => format!("http:{trimmed}"),
-        None if trimmed.contains("://") => trimmed.to_owned(),
-        None => return None,
-    };
-    let d = guard.redirect_refusal(call, &absolute)?;
+    let d = guard.redirect_refusal(call, &location)?;
     let why = format!("it redirects where egress refuses: {} (rule {})", d.reason, d.rule);
     let message = crate::says::Said::AnswerWithheld { why: &why }.to_string();
     let body = serde_json::json!({ "error": { "kind": "blocked", "message": message } }).to_string();

@@ -12,6 +12,7 @@
 //! follows it with `&&`, which runs in `/usr` or not at all. More than [`MAX_BASES`] collapse
 //! to "unknown". `CDPATH` set on the line makes a relative `cd` unknown.
 
+mod connections;
 mod conservative;
 mod cwd;
 mod git;
@@ -215,7 +216,8 @@ fn command_effects(cmd: &Command, bases: &[Base], home: Option<&str>) -> Command
             for piece in cmd.args.iter().flat_map(|a| conservative::pieces(a)) {
                 put(&mut out, piece, Access::Any, bases);
             }
-            out.network.extend(cmd.args.iter().filter(|a| a.contains("://")).cloned());
+            // A program no grammar read may connect to any host its words name.
+            out.network.extend(cmd.args.iter().filter(|a| connections::may_name_host(a)).cloned());
         }
     }
     out
@@ -251,6 +253,11 @@ fn apply_reading(
     let mut here: std::borrow::Cow<'_, [Base]> = std::borrow::Cow::Borrowed(bases);
     for item in &reading.items {
         let access = match item.role {
+            // Program text (awk, sed, jq) may open a connection to a host it names.
+            Role::Script if connections::may_name_host(item.text) => {
+                out.network.push(item.text.to_string());
+                continue;
+            }
             Role::Flag | Role::Inert | Role::Script => continue,
             Role::Reads => Access::Read,
             Role::ReadsTree => Access::ReadTree,

@@ -58,11 +58,14 @@ fn an_allow_on_a_domain_allows_it_and_never_a_url_read_two_ways() {
         "https://docs.rs.evil.example/",
         "https://docs.rs@evil.example/",
         "docs.rs:443@evil.example",
-        "http://docs.rs../",
     ] {
         let d = fetch(&e, url);
         assert_eq!(d.effect, Effect::Ask, "{url:?}: {}", d.reason);
     }
+    // No reader reads it: a fetch tool is never sent there, whatever an allow names.
+    let d = fetch(&e, "http://docs.rs../");
+    assert_eq!(d.effect, Effect::Deny, "{}", d.reason);
+    assert!(d.reason.contains("cannot be read"), "{}", d.reason);
     let rule = &e.rules()[0];
     assert!(e.rule_matches_example(rule, "https://docs.rs/"));
     assert!(!e.rule_matches_example(rule, r"https://evil.example\@docs.rs/"));

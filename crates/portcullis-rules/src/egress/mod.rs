@@ -11,12 +11,16 @@
 
 mod iban;
 mod reach;
+mod redirect;
 pub mod scan;
 mod special;
 mod target;
+mod unescape;
 
 #[cfg(test)]
 mod corpus_tests;
+#[cfg(test)]
+mod spelling_tests;
 #[cfg(test)]
 mod tests;
 
@@ -24,7 +28,7 @@ use std::ops::ControlFlow;
 
 use serde_json::Value;
 
-use crate::destination::{Host, HostMatch};
+use crate::destination::{Host, HostMatch, Reading};
 use crate::glob::{Flavour, Glob};
 use crate::{Decision, Effect, Posture, Scope};
 pub use reach::{Outward, Reach};
@@ -98,8 +102,36 @@ impl Egress {
     /// the client follows as a fetch.
     pub fn decide_redirect(&self, upstream: &str, location: &str, posture: Posture) -> Option<Decision> {
         let reach = Reach::Outward(Outward::Redirect);
+        let follows = redirect::follow(location);
+        if posture != Posture::Yolo {
+            if let Some(why) = follows.iter().find_map(|f| match f {
+                redirect::Follow::Unresolvable(why) => Some(why),
+                _ => None,
+            }) {
+                let shown: String = location.chars().take(120).collect();
+                return Some(Decision {
+                    effect: Effect::Deny,
+                    rule: UNREADABLE_RULE.to_owned(),
+                    scope: Scope::Builtin,
+                    reason: format!(
+                        "the redirect to {shown:?} cannot be resolved as a URL ({why}), and a client \
+                         may still follow it"
+                    ),
+                    prefilter: None,
+                });
+            }
+        }
+        // The Location as written (curl and urllib read an absolute one by RFC 3986), then
+        // every place the standard's resolution leaves for.
+        let at = || "(its Location header)".to_owned();
         self.worst(upstream, &reach, posture, |judge| {
-            scan::text(location, &|| "(its Location header)".to_owned(), judge)
+            scan::text(location, &at, judge)?;
+            for f in &follows {
+                if let redirect::Follow::Leaves(to) = f {
+                    scan::text(to, &at, judge)?;
+                }
+            }
+            ControlFlow::Continue(())
         })
     }
 
@@ -164,10 +196,7 @@ impl Egress {
                 let m = r.target.matches(&found.what);
                 // Some reader surely goes there (the readings disagree): the entry's effect; no
                 // reader finds a host at all: asked.
-                let unread = matches!(
-                    &found.what,
-                    What::Url { reading: crate::destination::Reading::Unparsable(_), .. }
-                );
+                let unread = matches!(&found.what, What::Url { reading: Reading::Unparsable(_), .. });
                 let effect = match (m, r.effect) {
                     (HostMatch::No, _) | (HostMatch::Possibly, Effect::Allow) => return None,
                     (HostMatch::Possibly, _) if unread => Effect::Ask,
@@ -197,6 +226,9 @@ impl Egress {
     fn floor(&self, upstream: &str, found: &Found, reach: &Reach, posture: Posture) -> Option<Decision> {
         if posture == Posture::Yolo {
             return None;
+        }
+        if let Some(refused) = unreadable(found, reach) {
+            return Some(refused);
         }
         let hosts: Vec<&Host> = match &found.what {
             // A single label is a site-local name only where it is looked up: a scheme that
@@ -245,6 +277,32 @@ impl Egress {
         })
     }
 }
+
+/// A URL no reader understands, sent by a tool with outward reach: refused, since only a URL
+/// read can be judged (urllib takes `http://127.0.0.1%3a8080/` to loopback; curl expands
+/// `http://12[6-7].0.0.1/`). Positively: a URL passes the floor only through its readings.
+fn unreadable(found: &Found, reach: &Reach) -> Option<Decision> {
+    let What::Url { reading: Reading::Unparsable(_), .. } = &found.what else { return None };
+    if !matches!(reach, Reach::Outward(_)) {
+        return None;
+    }
+    let reason = format!(
+        "{}, and {} is never sent to a URL whose destination cannot be read; write it plainly \
+         (`scheme://host:port/path`)",
+        describe(found),
+        reach.describe(),
+    );
+    Some(Decision {
+        effect: Effect::Deny,
+        rule: UNREADABLE_RULE.to_owned(),
+        scope: Scope::Builtin,
+        reason,
+        prefilter: None,
+    })
+}
+
+/// The rule a refusal of a URL no reader reads reports.
+pub const UNREADABLE_RULE: &str = "egress: unreadable URL";
 
 /// The destinations a reach itself names (a shell command's connections).
 fn walk_reach(reach: &Reach, each: &mut dyn FnMut(Found) -> ControlFlow<()>) -> ControlFlow<()> {

@@ -2,6 +2,8 @@
 //! configured sink) or what a shell line is proven to do (a command that connects), never from
 //! the spelling of a tool's name.
 
+use std::ops::ControlFlow;
+
 use serde_json::Value;
 
 use super::scan::{Found, What};
@@ -86,34 +88,57 @@ impl Reach {
 fn shell_reach(network: &[String]) -> Reach {
     match network.is_empty() {
         true => Reach::Unmarked,
-        false => Reach::Outward(Outward::Shell(network.iter().filter_map(|n| connection(n)).collect())),
+        false => Reach::Outward(Outward::Shell(network.iter().flat_map(|n| connection(n)).collect())),
     }
 }
 
-/// One network destination as the effect model writes it: `/dev/tcp/HOST/PORT`, a URL, or a
-/// bare host as curl reads it (`user@host`, `host:path` for scp and rsync).
-fn connection(n: &str) -> Option<Found> {
-    let found = |what| Some(Found { pointer: "(the command's connection)".into(), what, loose: false });
+/// The network destinations of one word the effect model says a command connects to:
+/// `/dev/tcp/HOST/PORT`, a URL, a bare host as curl reads it (`user@host`, `host:path` for scp
+/// and rsync), or — a word of a command no grammar read, or a script — every URL and host in
+/// it (`$(curl -s https://x/)`, `IO::Socket::INET->new("127.0.0.1:6379")`).
+fn connection(n: &str) -> Vec<Found> {
+    let found = |what| Found { pointer: "(the command's connection)".into(), what, loose: false };
     if let Some(rest) = n.strip_prefix("/dev/tcp/").or_else(|| n.strip_prefix("/dev/udp/")) {
         let host = rest.split('/').next().unwrap_or(rest);
         let host = match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
             Some(inner) => Host::from_bracketed(inner),
             None => host.parse::<std::net::Ipv6Addr>().map(Host::V6).or_else(|_| Host::from_name(host)),
         };
-        return host.ok().and_then(|h| found(What::Host(h)));
+        return host.ok().map(|h| found(What::Host(h))).into_iter().collect();
     }
-    if n.contains("://") {
-        return found(What::Url { text: n.to_owned(), reading: read_url(n) });
+    if n == portcullis_shell::grammar::DESTINATIONS_IN_A_FILE {
+        let why = "the command reads where it connects from a file".to_owned();
+        return vec![found(What::Url {
+            text: n.to_owned(),
+            reading: crate::destination::Reading::Unparsable(why),
+        })];
     }
-    // `host:path` (scp, rsync, git over ssh): the host is before the first colon.
-    let host = match n.starts_with('[') {
-        true => n,
-        false => n.split_once(':').map_or(n, |(h, _)| h),
-    };
-    let reading = read_url(host);
-    (!reading.destinations().is_empty()).then(|| Found {
-        pointer: "(the command's connection)".into(),
-        what: What::Url { text: n.to_owned(), reading },
-        loose: false,
-    })
+    let mut all = Vec::new();
+    if super::scan::starts_url(n) && !n.contains(char::is_whitespace) {
+        all.push(found(What::Url { text: n.to_owned(), reading: read_url(n) }));
+    } else if let Some(host) = remote_host(n) {
+        // `host:path` (scp, rsync, git over ssh): the host is before the first colon.
+        let reading = read_url(host);
+        if !reading.destinations().is_empty() {
+            all.push(found(What::Url { text: n.to_owned(), reading }));
+        }
+    }
+    // And what the scan finds in it, a whole word read loosely (`localhost`).
+    let _ = super::scan::text(n, &|| "(the command's connection)".to_owned(), &mut |f: Found| {
+        all.push(f);
+        ControlFlow::<()>::Continue(())
+    });
+    all
+}
+
+/// The host of a `[user@]host[:path]` word, when the word has that shape: host characters,
+/// then nothing or one `:` that starts no second one (`IO::Socket` is code, not a host).
+fn remote_host(n: &str) -> Option<&str> {
+    if n.starts_with('[') {
+        return Some(n);
+    }
+    let (host, path) = n.split_once(':').map_or((n, None), |(h, p)| (h, Some(p)));
+    let host_chars = |b: u8| b.is_ascii_alphanumeric() || b"._-@%".contains(&b);
+    let ok = !host.is_empty() && host.bytes().all(host_chars) && !path.is_some_and(|p| p.starts_with(':'));
+    ok.then_some(host)
 }

@@ -107,6 +107,31 @@ pub fn text<B>(
         }
         each(Found { pointer: pointer(), what, loose })
     };
+    // The text as written, then as a JSON reader of it reads it (`http:\/\/…`, `\u0068ttp`), as
+    // often as escapes remain (a document in a string in a document), up to a bound.
+    let mut layer = std::borrow::Cow::Borrowed(s);
+    for _ in 0..MAX_UNESCAPES {
+        once(&layer, &mut each)?;
+        match super::unescape::json(&layer) {
+            Some(next) => layer = std::borrow::Cow::Owned(next),
+            None => break,
+        }
+    }
+    for account in iban::find(s) {
+        each(What::Iban(account), false)?;
+    }
+    ControlFlow::Continue(())
+}
+
+/// Where a host written in program text or an assignment ends (never inside a URL, whose
+/// userinfo may hold any of these: a URL is read from its scheme on, whole).
+const CODE_PUNCTUATION: &[char] = &['"', '\'', '(', ')', '<', '>', '{', '}', '=', '`'];
+
+/// How many times a string is read again with its JSON escapes undone.
+const MAX_UNESCAPES: usize = 4;
+
+/// Every URL and host in one layer of a string.
+fn once<B>(s: &str, each: &mut impl FnMut(What, bool) -> ControlFlow<B>) -> ControlFlow<B> {
     let trimmed = s.trim();
     let single = !trimmed.is_empty() && !trimmed.contains(char::is_whitespace);
     // The whole value, as a program handed it reads it: a URL, or a host in any spelling.
@@ -129,18 +154,28 @@ pub fn text<B>(
             if read.len() < MAX_SEEN && piece.contains(['.', ':', '@', '[']) {
                 read.push(piece);
             }
+            let mut any_url = false;
             for url in urls(piece) {
+                any_url = true;
                 each(What::Url { text: url.to_owned(), reading: read_url(url) }, false)?;
             }
-            if !piece.contains("://") {
-                if let Some((what, _)) = token(piece, Loose::No) {
-                    each(what, false)?;
+            if !any_url {
+                match token(piece, Loose::No) {
+                    Some((what, _)) => each(what, false)?,
+                    // Code and assignments: `new("127.0.0.1:6379")`, `http_proxy=10.0.0.5:3128`.
+                    None if piece.contains(CODE_PUNCTUATION) => {
+                        for sub in
+                            piece.split(CODE_PUNCTUATION).filter(|s| !s.is_empty() && s.len() < piece.len())
+                        {
+                            if let Some((what, _)) = token(sub, Loose::No) {
+                                each(what, false)?;
+                            }
+                        }
+                    }
+                    None => {}
                 }
             }
         }
-    }
-    for account in iban::find(s) {
-        each(What::Iban(account), false)?;
     }
     ControlFlow::Continue(())
 }
@@ -160,31 +195,68 @@ enum Loose {
     No,
 }
 
-/// Each `scheme://…` in a piece, from its scheme to the next one (so a URL nested in another's
-/// query is read on its own, and no byte is read twice).
+/// Schemes the WHATWG URL Standard reads with a host whatever follows their colon: `http:x`,
+/// `http:/x`, `http:\\x` and `HTTP:\/\/x` all connect to x in Node's `fetch`.
+const SPECIAL_SCHEMES: &[&str] = &["http", "https", "ws", "wss", "ftp", "file"];
+
+/// Each URL in a piece, from its scheme to the next one (so a URL nested in another's query is
+/// read on its own, and no byte is read twice). A URL starts at a scheme (a letter, then
+/// letters, digits, `+-.`) and its colon, when some reader takes what follows for an authority:
+/// any scheme followed by `/` (curl takes one to three slashes), and a special scheme followed
+/// by anything (the standard skips any run of `/` and `\` there, or none).
+///
+/// A non-special scheme (`gopher:`, `dict:`, `ldap:`) is a URL like any other: its host is read
+/// (by RFC 3986, as curl reads it) and judged, so the floor refuses `gopher://127.0.0.1:6379/`
+/// to a tool with outward reach; `egress:` rules name its host as they name an `https:` one.
 fn urls(piece: &str) -> impl Iterator<Item = &str> {
-    let starts: Vec<usize> = piece
-        .match_indices("://")
-        .filter_map(|(at, _)| {
-            let head = &piece.as_bytes()[..at];
-            let n = head.iter().rev().take_while(|b| b.is_ascii_alphanumeric() || b"+-.".contains(b)).count();
-            let start = at - n;
-            // The scheme starts with a letter (skip leading `+-.` and digits).
-            let skip = head[start..].iter().take_while(|b| !b.is_ascii_alphabetic()).count();
-            (start + skip < at).then_some(start + skip)
-        })
-        .collect();
+    let bytes = piece.as_bytes();
+    // Most words hold no colon: nothing to collect.
+    let starts: Vec<usize> = if !piece.contains(':') {
+        Vec::new()
+    } else {
+        piece
+            .match_indices(':')
+            .filter_map(|(at, _)| {
+                let head = &bytes[..at];
+                let n =
+                    head.iter().rev().take_while(|b| b.is_ascii_alphanumeric() || b"+-.".contains(b)).count();
+                let start = at - n;
+                // The scheme starts with a letter (skip leading `+-.` and digits).
+                let skip = head[start..].iter().take_while(|b| !b.is_ascii_alphabetic()).count();
+                let start = start + skip;
+                if start >= at {
+                    return None;
+                }
+                let scheme = &piece[start..at];
+                let after = bytes.get(at + 1).copied();
+                let special = SPECIAL_SCHEMES.iter().any(|s| s.eq_ignore_ascii_case(scheme));
+                let authority = match after {
+                    Some(b'/') => true,
+                    Some(_) => special,
+                    None => false,
+                };
+                authority.then_some(start)
+            })
+            .collect()
+    };
     let ends: Vec<usize> = starts.iter().skip(1).copied().chain([piece.len()]).collect();
     starts.into_iter().zip(ends).map(move |(s, e)| &piece[s..e])
+}
+
+/// Whether a token starts with a URL (its scheme at its first byte).
+pub(super) fn starts_url(t: &str) -> bool {
+    urls(t).next().is_some_and(|u| u.as_ptr() == t.as_ptr())
 }
 
 /// One token read as a destination (a URL, an e-mail address or a host), and whether only a
 /// loose reading found it.
 fn token(t: &str, loose: Loose) -> Option<(What, bool)> {
+    // Only a token that starts with its scheme is one URL; `url=http://…` is text.
+    if starts_url(t) {
+        return Some((What::Url { text: t.to_owned(), reading: read_url(t) }, false));
+    }
     if t.contains("://") {
-        // Only a token that starts with its scheme is one URL; `url=http://…` is text.
-        let starts_with_scheme = urls(t).next().is_some_and(|u| u.as_ptr() == t.as_ptr());
-        return starts_with_scheme.then(|| (What::Url { text: t.to_owned(), reading: read_url(t) }, false));
+        return None;
     }
     if let Some((local, domain)) = t.rsplit_once('@') {
         return email(local, domain).map(|e| (e, false));

@@ -52,6 +52,8 @@ mod listing;
 mod make;
 mod net;
 mod printing;
+mod routes;
+pub use routes::DESTINATIONS_IN_A_FILE;
 mod scripts;
 mod search;
 mod shell;

@@ -1,6 +1,7 @@
 //! curl and wget: URLs are destinations, and the options that write downloads, logs and
-//! cookies, upload files (`-T`, `-d @file`, `--post-file`: exfiltration) or load configuration
-//! (`-K`, `--config`, `-e`) are given their roles. Both tables are partial: an option not
+//! cookies, upload files (`-T`, `-d @file`, `--post-file`: exfiltration) are given their roles;
+//! curl's connection overrides (`--resolve`, `--connect-to`, proxies, `--doh-url`) connect to
+//! the address they name, and a config file (`-K`, wget's `-i`) connects where nobody can read. Both tables are partial: an option not
 //! listed is not read. curl's long names are read exactly (curl also takes abbreviations);
 //! wget's by GNU rules (its switches take `=on`/`=off`), which is safe with a partial table because every listed option exists in
 //! wget, so the program's candidates for an abbreviation include this table's.
@@ -53,8 +54,16 @@ pub(crate) const CURL: Grammar = Grammar {
         v("", "retry", Inert),
         v("r", "range", Inert),
         v("C", "continue-at", Inert),
-        v("", "resolve", Inert),
-        v("", "connect-to", Inert),
+        // Where the connection goes instead of the URL's host ([`super::routes`]).
+        v("", "resolve", Connects),
+        v("", "connect-to", Connects),
+        v("", "preproxy", Connects),
+        v("", "proxy1.0", Connects),
+        v("", "socks4", Connects),
+        v("", "socks4a", Connects),
+        v("", "socks5", Connects),
+        v("", "socks5-hostname", Connects),
+        v("", "doh-url", Connects),
         v("", "unix-socket", Connects),
         v("", "limit-rate", Inert),
         v("", "max-filesize", Inert),
@@ -90,6 +99,23 @@ pub(crate) const CURL: Grammar = Grammar {
 /// header values starting with `@` (form values with `@` or `<`) are files read and sent.
 fn curl_operands(p: &mut Parsed<'_>) -> Result<(), Unread> {
     p.all(Connects);
+    // A config file holds options this table never sees (`url =`, `connect-to =`): where the
+    // command connects cannot be read.
+    if p.has("config") {
+        p.implicit(super::DESTINATIONS_IN_A_FILE, Connects);
+    }
+    for item in p.items.iter_mut() {
+        let route = match item.option {
+            Some("resolve") => super::routes::resolve(item.text),
+            Some("connect-to") => super::routes::connect_to(item.text),
+            _ => continue,
+        };
+        match route {
+            Some(super::routes::Route::To(to)) => item.text = to,
+            Some(super::routes::Route::Nowhere) => item.role = Inert,
+            None => return Err(Unread::Unplaced(item.text.to_string())),
+        }
+    }
     // `file://` URLs are local files: read, or written by an upload (`-T secret file:///x`).
     let upload = p.has("upload-file");
     let globs = !p.has("globoff");
@@ -200,6 +226,10 @@ pub(crate) const WGET: Grammar = gnu(
 /// `-O` names the file.
 fn wget_operands(p: &mut Parsed<'_>) -> Result<(), Unread> {
     p.all(Connects);
+    // `-i` reads the URLs to fetch from a file.
+    if p.has("input-file") {
+        p.implicit(super::DESTINATIONS_IN_A_FILE, Connects);
+    }
     if !p.has("output-document") && !p.has("directory-prefix") && !p.has("spider") {
         p.implicit(".", Writes);
     }
