@@ -435,7 +435,7 @@ impl Guard {
         let (args, d) = match (&engine, self.args(call, parsed)) {
             (Err(refused), _) => (Value::Null, refused.clone()),
             (Ok(engine), Ok(args)) => {
-                let d = self.layer1_decision(&engine, call, &args);
+                let d = self.layer1_decision(engine, call, &args);
                 (args, d)
             }
             (Ok(_), Err(unreadable)) => (Value::Null, unreadable),
