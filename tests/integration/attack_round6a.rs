@@ -284,3 +284,59 @@ async fn a_shell_read_through_a_symlink_and_dot_dot_is_not_proven_read_only_insi
     let plain = hook(&pre, &bash_envelope(&w.repo, "cat /proc/self/environ")).await;
     assert_ne!(decision(&plain), "allow", "{plain}");
 }
+
+fn write_envelope(cwd: &Path, file: &str) -> Vec<u8> {
+    json!({
+        "session_id": "rt6a", "transcript_path": "/tmp/t.jsonl", "cwd": cwd.display().to_string(),
+        "hook_event_name": "PreToolUse", "tool_name": "Write",
+        "tool_input": {"file_path": file, "content": "x"}, "tool_use_id": "toolu_1",
+    })
+    .to_string()
+    .into_bytes()
+}
+
+#[tokio::test]
+#[ignore = "open finding R6-3 (high): a dangling symlink is not followed (canonicalize fails, so the jail \
+            keeps the link's own path): a Write to `<jail>/dang -> <outside>/new.txt` is judged inside the \
+            jail, and a Cedar forbid on writes outside is passed while the kernel creates the outside file"]
+async fn a_write_through_a_dangling_symlink_is_judged_where_the_kernel_creates_the_file() {
+    let w = workspace();
+    let target = w.base.join("outside/new.txt");
+    let policy = w.base.join("w.cedar");
+    std::fs::write(
+        &policy,
+        format!(
+            "@id(\"no-outside\")\nforbid (principal, action == Portcullis::Action::\"write\", resource)\n  \
+             when {{ context.path like \"{}/outside/*\" }};\n",
+            w.base.display()
+        ),
+    )
+    .unwrap();
+    let cfg = write_config(
+        &w,
+        &format!(
+            "posture: yolo\nauthority: {{ evaluator: cedar, policy: {:?}, allow_anonymous: true }}\n",
+            policy.display().to_string()
+        ),
+    );
+    let pre = ["pre", "--config", cfg.to_str().unwrap()];
+    let plain = hook(&pre, &write_envelope(&w.repo, &target.display().to_string())).await;
+    assert_eq!(decision(&plain), "deny", "the plain spelling is forbidden: {plain}");
+
+    // A probe link shows what the kernel does with a write through a dangling symlink.
+    let probe = w.base.join("outside/probe.txt");
+    std::os::unix::fs::symlink(&probe, w.repo.join("probe")).unwrap();
+    let out = Command::new("bash").args(["-c", "echo x > probe"]).current_dir(&w.repo).output().unwrap();
+    assert!(out.status.success());
+    assert!(probe.exists(), "bash created the file outside the jail");
+
+    std::os::unix::fs::symlink(&target, w.repo.join("dang")).unwrap();
+    let via_link = hook(&pre, &write_envelope(&w.repo, &w.repo.join("dang").display().to_string())).await;
+    assert_eq!(
+        decision(&via_link),
+        "deny",
+        "{} creates {}: {via_link}",
+        w.repo.join("dang").display(),
+        target.display()
+    );
+}
