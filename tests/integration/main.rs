@@ -10,6 +10,7 @@ mod approvals;
 mod ask_reviewer;
 mod attack25;
 mod attack_round5;
+mod attack_round6b;
 mod audit;
 mod authority;
 mod authority_cedar;
