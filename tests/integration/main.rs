@@ -11,6 +11,7 @@ mod ask_reviewer;
 mod attack25;
 mod attack_round5;
 mod attack_round6a;
+mod attack_round6b;
 mod audit;
 mod authority;
 mod authority_cedar;
