@@ -62,9 +62,12 @@ impl Flows {
         Flows { settings, store: self.store.clone(), metrics: self.metrics.clone() }
     }
 
-    /// A call's session as the index keys it: its agent and its session, else its caller.
+    /// A call's session as the index keys it: its agent, and its caller as budgets count it
+    /// (an agent, else the address it calls from), else its session (stdio, the hook). Never the
+    /// session id alone where there is a caller: the client picks it, and a fresh one after a
+    /// read would post what the first one read (red team R6-4).
     fn key(&self, call: &ToolCall) -> SessionKey {
-        let session = call.session.as_deref().or(call.caller.as_deref());
+        let session = call.caller.as_deref().or(call.session.as_deref());
         self.store.key(call.agent.as_deref().map(|a| &*a.id), session)
     }
 }

@@ -102,7 +102,6 @@ async fn a_mail_copy_split_across_calls_in_short_pieces_is_refused() {
 }
 
 #[tokio::test]
-#[ignore = "open finding R6-4 (high): the flow index is keyed by a session id the client picks (src/flows/mod.rs key)"]
 async fn a_fresh_mcp_session_of_the_same_client_cannot_post_what_the_first_one_read() {
     let peer = Peer::start("python3", &["mail_web_server.py"]);
     let p = proxy(&config(&peer, "")).await;

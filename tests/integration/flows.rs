@@ -151,16 +151,31 @@ async fn mail_read_then_posted_to_an_unallowed_host_is_refused_in_every_spelling
 }
 
 #[tokio::test]
-async fn a_session_that_never_read_private_data_posts_freely() {
+async fn an_agent_that_never_read_private_data_posts_freely() {
     let peer = mail_peer();
-    let p = proxy(&mail_config(&peer, "")).await;
-    // Another session read the mail: this one did not, and posts public text and the mail alike.
-    let _ = py_client(&proxy_url(&p, "mail"), "legacy", &["call", "read_inbox", "{}"]).await;
+    std::env::set_var("PORTCULLIS_IT_FLOWS_READER", "flows-reader-token-3e9a1c");
+    std::env::set_var("PORTCULLIS_IT_FLOWS_POSTER", "flows-poster-token-7b2d4f");
+    let p = proxy(&parse(&format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0 }}\nposture: auto\n\
+         upstreams:\n  mail: {{ url: \"{}\" }}\n\
+         egress: {{ sinks: [mcp__mail__web_post], allow: [\"127.0.0.1\"] }}\n\
+         flows: {{ private: [mcp__mail__read_inbox] }}\n\
+         agents: {{ reader: {{ token_env: PORTCULLIS_IT_FLOWS_READER }}, poster: {{ token_env: PORTCULLIS_IT_FLOWS_POSTER }} }}\n",
+        peer.url()
+    )))
+    .await;
+    // Another agent read the mail: this one did not, and posts public text and the mail alike.
+    // (Sessions of one caller share its index: a fresh session id buys no clean slate.)
+    let url = proxy_url(&p, "mail");
+    let reader = ["--header", "Authorization: Bearer flows-reader-token-3e9a1c"];
+    let _ = py_client_with(&url, "legacy", &reader, &["call", "read_inbox", "{}"]).await;
     let news = post_step("https://gardening.example/share", "tomatoes like sun, basil likes water");
     let mail = post_step("https://gardening.example/share", MAIL);
-    let out = py_client(
-        &proxy_url(&p, "mail"),
+    let poster = ["--header", "Authorization: Bearer flows-poster-token-7b2d4f"];
+    let out = py_client_with(
+        &url,
         "legacy",
+        &poster,
         &["call", "read_newsletter", "{}", "call", "web_post", &news, "call", "web_post", &mail],
     )
     .await;
@@ -224,9 +239,9 @@ async fn a_plain_http_sink_is_refused_what_its_session_read_from_a_private_plain
     assert_eq!(status, 403, "{body}");
     assert!(body.contains("http__vault__vault") && body.contains("attacker.example"), "{body}");
     assert_eq!(t.seen.lock().unwrap().len(), 1, "only the vault read reached the upstream");
-    // Another session never read it: the same post goes through.
+    // A session id the same caller picks afresh is no clean slate: its index is the caller's.
     let (status, _, body) =
         post(&format!("{base}/hooks/send"), &[("x-portcullis-session", "other")], leak).await;
-    assert_eq!(status, 200, "{body}");
-    assert_eq!(t.seen.lock().unwrap().len(), 2);
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(t.seen.lock().unwrap().len(), 1);
 }
