@@ -8,10 +8,6 @@ use serde_json::json;
 use crate::support::{peers_dir, py_client_stdio, text_of};
 
 #[tokio::test]
-#[ignore = "open finding R5-13 (high): Jail::place canonicalises in the proxy's process, so a \
-            symlink inside jail.root to /proc/self/cwd (or /proc/self/fd, /dev/fd) is judged as \
-            the proxy's directory, inside the jail, while the tool follows it to its own: a read \
-            outside the jail is allowed at strict, and the /proc-/dev refusal never fires"]
 async fn a_link_to_a_per_process_path_is_judged_as_the_tool_will_follow_it() {
     let jail = tempfile::tempdir().unwrap();
     let tool_home = tempfile::tempdir().unwrap();
