@@ -47,6 +47,9 @@ mod coreutils;
 mod files;
 mod find;
 mod git;
+
+/// The porcelain git command a plumbing command's effect equals (`send-pack` → `push`).
+pub use git::effect::porcelain as git_porcelain;
 mod grep;
 mod listing;
 mod make;
