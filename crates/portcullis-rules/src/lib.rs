@@ -30,6 +30,7 @@ pub mod grants;
 mod grants_tests;
 pub mod jail;
 pub mod kinds;
+mod launder;
 #[cfg(test)]
 mod plan_tests;
 pub mod resource;

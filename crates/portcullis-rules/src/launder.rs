@@ -1,0 +1,108 @@
+//! A denied program laundered through a program that runs its arguments (`fakeroot rm x`,
+//! `gdb -batch -ex run --args rm x`, `script -c 'rm x'`).
+//!
+//! The shell analyzer peels the wrappers it knows (`env`, `sudo`, `nice`, `xargs`, …) and reads
+//! the programs it has a grammar for; a program with neither is not proven to treat its words
+//! as data. When one of its words names the program a deny or ask rule is about, it may run
+//! it: the rule possibly matches, which asks (never allows).
+
+use portcullis_shell::effects::CommandEffects;
+use portcullis_shell::grammar::Unread;
+
+use super::spec::CommandPattern;
+
+/// The program a command pattern is about: its first word, when it is literal.
+pub(crate) fn rule_program(pattern: &CommandPattern) -> Option<&str> {
+    let first = match pattern {
+        CommandPattern::Prefix(words) => words.first().map(String::as_str)?,
+        CommandPattern::Glob(g) => g.as_str().split(' ').next()?,
+    };
+    let literal = !first.is_empty() && !first.contains(['*', '?', '[', '\\']);
+    literal.then(|| basename(first))
+}
+
+/// The word of a command that names `program` as something it may run, when the command's
+/// program is one whose argument grammar the analyzer does not know.
+pub(crate) fn may_run<'a>(program: &str, fx: &'a CommandEffects) -> Option<&'a str> {
+    if !matches!(fx.unread, Some(Unread::UnknownProgram)) {
+        return None;
+    }
+    fx.canonical.iter().skip(1).map(String::as_str).find(|word| names(word, program))
+}
+
+/// Whether `word` holds `program` as a command word: the word itself, or any piece of it split
+/// where a shell, `-ex` string or `--opt=` value splits (`'shell rm x'`, `--exec=/bin/rm`).
+fn names(word: &str, program: &str) -> bool {
+    word.split(|c: char| c.is_whitespace() || ";&|()<>=`'\"$,{}".contains(c))
+        .any(|piece| !piece.is_empty() && basename(piece) == program)
+}
+
+fn basename(p: &str) -> &str {
+    p.rsplit('/').next().unwrap_or(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use portcullis_shell::effects::effects;
+    use portcullis_shell::place::Base;
+
+    use super::*;
+
+    fn laundered(line: &str, program: &str) -> bool {
+        let a = portcullis_shell::analyze(line);
+        effects(&a, &Base::start(), None).iter().any(|fx| may_run(program, fx).is_some())
+    }
+
+    #[test]
+    fn an_unknown_program_naming_a_ruled_program_may_run_it() {
+        for line in [
+            "fakeroot rm x",
+            "gdb -q -batch -ex run --args rm x",
+            "gdb -batch -ex 'shell rm x'",
+            "catchsegv /bin/rm x",
+            "mystery --exec=rm x",
+            "script -qc 'rm x' /dev/null",
+            "flock /tmp/l rm x",
+            "unshare -r rm x",
+            "chroot / rm x",
+            "strace -f -o /dev/null rm x",
+            "valgrind -q rm x",
+            "setsid rm x",
+            "firejail --quiet rm x",
+            "systemd-run --user rm x",
+            "taskset 1 rm x",
+            "chrt -o 0 rm x",
+            "su -c 'rm x'",
+            "runuser -u u -- rm x",
+            "watch -n1 rm x",
+            "parallel rm ::: x",
+            "ltrace rm x",
+        ] {
+            assert!(laundered(line, "rm"), "{line}");
+        }
+    }
+
+    #[test]
+    fn programs_whose_words_are_data_do_not_run_them() {
+        for line in [
+            "echo rm",
+            "grep -r rm .",
+            "ls rm",
+            "cat rm",
+            "fakeroot ls",
+            "gdb -batch -ex run --args ls rmdir",
+        ] {
+            assert!(!laundered(line, "rm"), "{line}");
+        }
+    }
+
+    #[test]
+    fn a_rule_is_about_its_literal_first_word() {
+        use crate::glob::{Flavour, Glob};
+        let prefix = CommandPattern::Prefix(vec!["git".into(), "push".into()]);
+        assert_eq!(rule_program(&prefix), Some("git"));
+        assert_eq!(rule_program(&CommandPattern::Glob(Glob::new("rm *", Flavour::Text))), Some("rm"));
+        assert_eq!(rule_program(&CommandPattern::Glob(Glob::new("/bin/rm", Flavour::Text))), Some("rm"));
+        assert_eq!(rule_program(&CommandPattern::Glob(Glob::new("r* x", Flavour::Text))), None);
+    }
+}
