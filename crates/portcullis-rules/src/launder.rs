@@ -9,6 +9,7 @@
 use portcullis_shell::effects::CommandEffects;
 use portcullis_shell::grammar::Unread;
 
+use super::glob::{Flavour, Glob};
 use super::spec::CommandPattern;
 
 /// The program a command pattern is about: its first word, when it is literal.
@@ -30,11 +31,34 @@ pub(crate) fn may_run<'a>(program: &str, fx: &'a CommandEffects) -> Option<&'a s
     fx.canonical.iter().skip(1).map(String::as_str).find(|word| names(word, program))
 }
 
-/// Whether `word` holds `program` as a command word: the word itself, or any piece of it split
-/// where a shell, `-ex` string or `--opt=` value splits (`'shell rm x'`, `--exec=/bin/rm`).
+/// Whether `word` may hold `program` as a command word: the word itself, or any piece of it split
+/// where a shell, `-ex` string or `--opt=` value splits (`'shell rm x'`, `--exec=/bin/rm`), or a
+/// piece bash expands as a glob (`/bin/r?`; a bracket class may match any name). A word with
+/// an expansion (`$P`) is not looked at here: its place is unknown, which the path floor asks.
 fn names(word: &str, program: &str) -> bool {
-    word.split(|c: char| c.is_whitespace() || ";&|()<>=`'\"$,{}".contains(c))
-        .any(|piece| !piece.is_empty() && basename(piece) == program)
+    word.split(|c: char| c.is_whitespace() || ";&|()<>='\",{}$`".contains(c)).any(|piece| {
+        let name = basename(piece);
+        if name.contains('[') {
+            true
+        } else if name.contains(['*', '?']) {
+            Glob::new(name, Flavour::Text).matches(program)
+        } else {
+            !name.is_empty() && name == program
+        }
+    })
+}
+
+/// Why a command rule possibly meets a command through [`may_run`], when that is how it meets.
+pub(crate) fn why(pattern: &CommandPattern, fx: &CommandEffects) -> Option<String> {
+    let ruled = rule_program(pattern)?;
+    let program = fx.canonical.first()?;
+    if basename(program) == ruled {
+        return None;
+    }
+    let word = may_run(ruled, fx)?;
+    Some(format!(
+        "may run `{ruled}` (its word `{word}`): `{program}` has no grammar here that proves its words are data"
+    ))
 }
 
 fn basename(p: &str) -> &str {
@@ -77,6 +101,10 @@ mod tests {
             "watch -n1 rm x",
             "parallel rm ::: x",
             "ltrace rm x",
+            "fakeroot /bin/r? x",
+            "fakeroot /bin/r* x",
+            "fakeroot /bin/r[m] x",
+            "fakeroot \"$(echo rm)\" x",
         ] {
             assert!(laundered(line, "rm"), "{line}");
         }

@@ -28,6 +28,7 @@ pub mod glob;
 pub mod grants;
 #[cfg(test)]
 mod grants_tests;
+mod implied;
 pub mod jail;
 pub mod kinds;
 mod launder;

@@ -112,6 +112,8 @@ async fn a_denied_program_run_by_a_program_that_runs_its_arguments_is_never_allo
         ("flock /tmp/portcullis-r5-11.lock rm victim-5", "victim-5"),
         ("setsid -w rm victim-6", "victim-6"),
         ("taskset -c 0 /bin/rm victim-7", "victim-7"),
+        ("P=rm; fakeroot $P victim-8", "victim-8"),
+        ("fakeroot /bin/r? victim-9", "victim-9"),
     ];
     for (line, victim) in lines {
         std::fs::write(dir.path().join(victim), "x").unwrap();
@@ -145,4 +147,29 @@ async fn an_excluded_git_push_holds_for_the_plumbing_that_pushes() {
         "the premise: `{line}` pushes ({out:?})"
     );
     assert_eq!(bash_at_auto(&work, rules, line).await, "deny", "{line}");
+}
+
+#[tokio::test]
+async fn an_excluded_git_fetch_holds_for_every_command_that_fetches() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let setup = "git init -q -b main src && git -C src -c user.name=t -c user.email=t@t commit -q \
+                 --allow-empty -m one && git clone -q --bare src remote.git && git init -q -b main work \
+                 && git -C work remote add origin ../remote.git";
+    assert!(bash(d, setup).status.success());
+    let work = d.join("work");
+    let tip = String::from_utf8(bash(d, "git -C src rev-parse HEAD").stdout).unwrap().trim().to_owned();
+    let rules = r#"["shell:execute:!git fetch"]"#;
+    let has_tip = || bash(&work, &format!("git cat-file -e {tip}")).status.success();
+    for line in
+        ["git fetch-pack ../remote.git refs/heads/main", "git remote update", "git pull -q origin main"]
+    {
+        assert!(!has_tip(), "{line}: the premise starts without the remote's commit");
+        let out = bash(&work, line);
+        assert!(has_tip(), "the premise: `{line}` fetches ({out:?})");
+        assert_eq!(bash_at_auto(&work, rules, line).await, "deny", "{line}");
+        let reset = "rm -rf .git && git init -q -b main && git remote add origin ../remote.git";
+        assert!(bash(&work, reset).status.success());
+    }
+    assert_eq!(bash_at_auto(&work, rules, "git push -q origin HEAD").await, "allow", "the control");
 }

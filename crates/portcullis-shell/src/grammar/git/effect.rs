@@ -6,8 +6,9 @@
 //! - `send-pack`, `http-push` update a remote's refs from local objects: `push`;
 //! - `fetch-pack` downloads a remote's objects: `fetch`.
 //!
-//! Not mapped, and why: `pull` is fetch *and* merge (mapping it to `fetch` would let a deny on
-//! `git pull` deny every `git fetch`); `receive-pack` and `upload-pack` are the serving ends
+//! Commands whose effect includes another's keep their name and list the other ([`includes`]):
+//! `pull` fetches, then merges or rebases; `remote update` fetches (renaming `pull` to `fetch`
+//! would let a deny on `git pull` deny every `git fetch`). `receive-pack` and `upload-pack` are the serving ends
 //! (they act on a local repository, driven by stdin); `remote-*` helpers (`remote-ext` runs a
 //! command) are judged as themselves. Every word not listed is its own effect.
 
@@ -18,6 +19,17 @@ pub fn porcelain(sub: &str) -> Option<&'static str> {
 
 /// `(plumbing, porcelain)`.
 const EQUIVALENTS: &[(&str, &str)] = &[("send-pack", "push"), ("http-push", "push"), ("fetch-pack", "fetch")];
+
+/// The porcelain effects that the git command `words` (after `git` and its global options) has
+/// besides its own name, and how many of its words name it: `pull …` → (`fetch`, `merge`,
+/// `rebase`; 1), `remote update …` → (`fetch`; 2).
+pub fn includes(words: &[String]) -> (&'static [&'static str], usize) {
+    match words {
+        [pull, ..] if pull == "pull" => (&["fetch", "merge", "rebase"], 1),
+        [remote, update, ..] if remote == "remote" && update == "update" => (&["fetch"], 2),
+        _ => (&[], 0),
+    }
+}
 
 /// The subcommand word as its effect: the porcelain for listed plumbing, else itself.
 pub fn named(sub: &str) -> &str {
