@@ -6,7 +6,7 @@
 //! as data. When one of its words names the program a deny or ask rule is about, it may run
 //! it: the rule possibly matches, which asks (never allows).
 
-use portcullis_shell::effects::CommandEffects;
+use portcullis_shell::effects::{Canonical, CommandEffects};
 use portcullis_shell::grammar::Unread;
 
 use super::glob::{Flavour, Glob};
@@ -22,10 +22,28 @@ pub(crate) fn rule_program(pattern: &CommandPattern) -> Option<&str> {
     literal.then(|| basename(first))
 }
 
+/// Subcommands that run a program named by their words, of the programs whose subcommand the
+/// analyzer places (`npm exec rm x`, `npx` being a program of its own). Any other placed
+/// subcommand's words are its own (`npm run rm` names a package script, `git rm` a git command).
+const RUNNER_SUBCOMMANDS: &[(&str, &[&str])] =
+    &[("npm", &["exec", "x"]), ("pnpm", &["exec", "dlx"]), ("yarn", &["exec", "dlx"])];
+
 /// The word of a command that names `program` as something it may run, when the command's
-/// program is one whose argument grammar the analyzer does not know.
+/// program is not proven to treat its words as data: it has no grammar here and no subcommand
+/// structure, or its subcommand could not be placed (any subcommand, a git alias or
+/// `rebase -x` included, is possible), or it is placed and is one that runs its words.
 pub(crate) fn may_run<'a>(program: &str, fx: &'a CommandEffects) -> Option<&'a str> {
-    if !matches!(fx.unread, Some(Unread::UnknownProgram)) {
+    let runs_words = match fx.canonical_from {
+        Canonical::Literal => matches!(fx.unread, Some(Unread::UnknownProgram)),
+        Canonical::Unplaced => true,
+        Canonical::Placed => match fx.canonical.as_slice() {
+            [prog, sub, ..] => {
+                RUNNER_SUBCOMMANDS.iter().any(|(p, subs)| p == prog && subs.contains(&sub.as_str()))
+            }
+            _ => false,
+        },
+    };
+    if !runs_words {
         return None;
     }
     fx.canonical.iter().skip(1).map(String::as_str).find(|word| names(word, program))
@@ -105,6 +123,10 @@ mod tests {
             "fakeroot /bin/r* x",
             "fakeroot /bin/r[m] x",
             "fakeroot \"$(echo rm)\" x",
+            "npm exec -- rm x",
+            "npm x rm x",
+            "git rebase -x 'rm x' main",
+            "git --weird-option rm x",
         ] {
             assert!(laundered(line, "rm"), "{line}");
         }
