@@ -23,10 +23,17 @@ pub(crate) fn rule_program(pattern: &CommandPattern) -> Option<&str> {
 }
 
 /// Subcommands that run a program named by their words, of the programs whose subcommand the
-/// analyzer places (`npm exec rm x`, `npx` being a program of its own). Any other placed
-/// subcommand's words are its own (`npm run rm` names a package script, `git rm` a git command).
-const RUNNER_SUBCOMMANDS: &[(&str, &[&str])] =
-    &[("npm", &["exec", "x"]), ("pnpm", &["exec", "dlx"]), ("yarn", &["exec", "dlx"])];
+/// analyzer places (`npm exec rm x`, `npx` being a program of its own; `docker exec c rm x` and
+/// `kubectl exec p -- rm x` in a container that may mount the host). Any other placed
+/// subcommand's words are its own (`npm run rm` names a package script, `git rm` a git command,
+/// `cargo run -- rm` passes `rm` to the crate's program).
+const RUNNER_SUBCOMMANDS: &[(&str, &[&str])] = &[
+    ("npm", &["exec", "x"]),
+    ("pnpm", &["exec", "dlx"]),
+    ("yarn", &["exec", "dlx"]),
+    ("docker", &["exec", "run", "create"]),
+    ("kubectl", &["exec", "run", "debug"]),
+];
 
 /// The word of a command that names `program` as something it may run, when the command's
 /// program is not proven to treat its words as data: it has no grammar here and no subcommand
@@ -125,6 +132,9 @@ mod tests {
             "fakeroot \"$(echo rm)\" x",
             "npm exec -- rm x",
             "npm x rm x",
+            "docker exec c rm x",
+            "docker run --rm img rm -rf /data",
+            "kubectl exec p -- rm x",
             "git rebase -x 'rm x' main",
             "git --weird-option rm x",
         ] {
