@@ -41,7 +41,10 @@ const RUNNER_SUBCOMMANDS: &[(&str, &[&str])] = &[
 /// `rebase -x` included, is possible), or it is placed and is one that runs its words.
 pub(crate) fn may_run<'a>(program: &str, fx: &'a CommandEffects) -> Option<&'a str> {
     let runs_words = match fx.canonical_from {
-        Canonical::Literal => matches!(fx.unread, Some(Unread::UnknownProgram)),
+        Canonical::Literal => {
+            matches!(fx.unread, Some(Unread::UnknownProgram))
+                && !matches!(fx.canonical.as_slice(), [p, args @ ..] if portcullis_shell::runs_nothing(p, args))
+        }
         Canonical::Unplaced => true,
         Canonical::Placed => match fx.canonical.as_slice() {
             [prog, sub, ..] => {

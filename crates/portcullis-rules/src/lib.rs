@@ -33,6 +33,8 @@ pub mod jail;
 pub mod kinds;
 mod launder;
 #[cfg(test)]
+mod launder_corpus_tests;
+#[cfg(test)]
 mod plan_tests;
 pub mod resource;
 #[cfg(test)]
