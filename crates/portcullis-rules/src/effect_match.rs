@@ -122,6 +122,12 @@ pub(crate) fn canonical_hit(pattern: &CommandPattern, effects: &CommandEffects) 
         }
         (Canonical::Literal, _) => None,
     }
+    .or_else(|| super::implied::git_effect_hit(pattern, effects).then_some(Hit::Yes))
+    .or_else(|| {
+        // A program that may run its words (`fakeroot rm x`) may run the rule's program.
+        let ruled = super::launder::rule_program(pattern)?;
+        super::launder::may_run(ruled, effects).map(|_| Hit::Possibly)
+    })
 }
 
 #[cfg(test)]

@@ -2,10 +2,11 @@
 //!
 //! A path is refused when it is home-relative (`~`), escapes the root after `..` and symlinks
 //! are resolved, names a denied file (`.env`, `.envrc`, …) in any component, or lands in
-//! `/proc`, `/sys` or `/dev`. With `resolve: filesystem` (the default) the longest existing
-//! ancestor is canonicalised with symlinks followed — correct when the proxy sees the same
-//! filesystem as the tool server (same host, same mount namespace: the `wrap` case and local
-//! servers). For a remote tool server set `resolve: lexical`: `..` is still resolved, but a
+//! `/proc`, `/sys` or `/dev` — by its spelling or through any link on the way ([`walk`]). With
+//! `resolve: filesystem` (the default) the path is walked one component at a time, each symlink
+//! read and followed as the kernel will for the tool (at most 40) — correct when the proxy sees
+//! the same filesystem as the tool server (same host, same mount namespace: the `wrap` case and
+//! local servers). For a remote tool server set `resolve: lexical`: `..` is still resolved, but a
 //! symlink on the far side cannot be seen, which the tool server's own root must then cover.
 //!
 //! [`Jail::place`] tells a path that merely leaves the root ([`Placed::Outside`], which the
@@ -16,8 +17,9 @@ use std::path::{Component, Path, PathBuf};
 
 use super::glob::{Flavour, Glob};
 
-/// Places no rule can open.
-const HARD_DENIED: &[&str] = &["/proc", "/sys", "/dev"];
+mod walk;
+
+pub use walk::{Refusal, MAX_LINKS};
 
 /// How paths are resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,19 +100,20 @@ impl Jail {
             (false, Some(root)) => root.join(raw),
             (false, None) => return refuse(format!("{raw:?} is relative and no jail root is configured")),
         };
-        let Some(normal) = lexical(&joined) else {
-            return refuse(format!("{raw:?} climbs above where it starts"));
-        };
         let resolved = match self.resolve {
-            Resolve::Filesystem => resolve_existing(&normal),
-            Resolve::Lexical => normal,
+            Resolve::Filesystem => match walk::resolve(&joined) {
+                Ok(p) => p,
+                Err(why) => return refuse(format!("{raw:?} {why}")),
+            },
+            Resolve::Lexical => match lexical(&joined) {
+                Some(p) => p,
+                None => return refuse(format!("{raw:?} climbs above where it starts")),
+            },
         };
-        let shown = resolved.display().to_string();
-        for hard in HARD_DENIED {
-            if resolved.starts_with(hard) {
-                return refuse(format!("{raw:?} resolves into {hard}, which is refused everywhere"));
-            }
+        if let Some(tree) = walk::hard_denied(&resolved) {
+            return refuse(format!("{raw:?} {}", Refusal::HardDenied { tree, via: None }));
         }
+        let shown = resolved.display().to_string();
         for comp in resolved.components() {
             if let Component::Normal(name) = comp {
                 let name = name.to_string_lossy();
@@ -148,28 +151,6 @@ fn lexical(p: &Path) -> Option<PathBuf> {
         }
     }
     Some(out)
-}
-
-/// Canonicalises the longest existing ancestor (following symlinks) and appends the rest.
-fn resolve_existing(p: &Path) -> PathBuf {
-    let mut existing = p.to_path_buf();
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(c) = std::fs::canonicalize(&existing) {
-            let mut out = c;
-            for r in rest.iter().rev() {
-                out.push(r);
-            }
-            return out;
-        }
-        match (existing.file_name().map(|n| n.to_owned()), existing.parent().map(Path::to_path_buf)) {
-            (Some(name), Some(parent)) => {
-                rest.push(name);
-                existing = parent;
-            }
-            _ => return p.to_path_buf(),
-        }
-    }
 }
 
 #[cfg(test)]

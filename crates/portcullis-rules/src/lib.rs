@@ -28,8 +28,12 @@ pub mod glob;
 pub mod grants;
 #[cfg(test)]
 mod grants_tests;
+mod implied;
 pub mod jail;
 pub mod kinds;
+mod launder;
+#[cfg(test)]
+mod launder_corpus_tests;
 #[cfg(test)]
 mod plan_tests;
 pub mod resource;

@@ -153,7 +153,15 @@ impl Specifier {
     fn compile(raw: &str, subject: &Subject, root: Option<&str>) -> Result<Specifier, String> {
         let command = match raw.strip_suffix(":*") {
             Some(prefix) => {
-                let words: Vec<String> = prefix.split_whitespace().map(str::to_owned).collect();
+                let mut words: Vec<String> = prefix.split_whitespace().map(str::to_owned).collect();
+                // Commands are matched by effect: `git send-pack` is canonically `git push`.
+                if let [git, sub, ..] = words.as_mut_slice() {
+                    if let Some(effect) =
+                        (git == "git").then(|| portcullis_shell::grammar::git_porcelain(sub)).flatten()
+                    {
+                        *sub = effect.to_owned();
+                    }
+                }
                 if words.is_empty() {
                     return Err("prefix is empty".into());
                 }

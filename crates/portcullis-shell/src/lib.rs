@@ -52,6 +52,7 @@ use std::fmt;
 
 pub use dialect::{Dialect, UnknownDialect};
 pub use readonly::{command_proof, read_only, read_only_at, ReadOnly};
+pub use wrappers::runs_nothing;
 
 /// What the shell would run for one line: every simple command, in source order (a command
 /// before the commands inside its substitutions).

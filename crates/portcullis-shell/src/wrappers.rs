@@ -106,6 +106,13 @@ pub(crate) fn unwrap(mut words: Vec<Word>, shell: Dialect) -> Unwrapped {
     out
 }
 
+/// Whether `program` is a wrapper whose own grammar reads `args` as running nothing (`command
+/// -v rm`, `nice` alone, `env` printing): its words are data. An opaque or unknown one is not.
+pub fn runs_nothing(program: &str, args: &[String]) -> bool {
+    let words: Vec<Word> = args.iter().map(|a| Word::literal(a)).collect();
+    matches!(peel(program_name(program), &words), Some(Peel::Terminal))
+}
+
 /// The program's basename: `/usr/bin/env` → `env`.
 pub(crate) fn program_name(text: &str) -> &str {
     text.rsplit('/').next().unwrap_or(text)
@@ -209,6 +216,14 @@ mod tests {
             assert!(u.wrappers.is_empty(), "{line}: {:?}", u.wrappers);
             assert!(u.opaque.is_empty(), "{line}: {:?}", u.opaque);
             assert_eq!(texts(&u).join(" "), line, "{line}");
+            let words: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
+            assert!(runs_nothing(&words[0], &words[1..]), "{line}");
+        }
+        for line in
+            ["nice rm x", "command rm x", "watch ls", "sudo -e /etc/hosts", "fakeroot ls", "bash -c ls"]
+        {
+            let words: Vec<String> = line.split_whitespace().map(str::to_owned).collect();
+            assert!(!runs_nothing(&words[0], &words[1..]), "{line}");
         }
     }
 

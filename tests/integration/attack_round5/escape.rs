@@ -3,16 +3,16 @@
 //! another to the tool. The peer is a naive stdio file tool (tests/peers/naive_files_stdio.py)
 //! whose working directory is not the proxy's.
 
-use serde_json::json;
+use std::path::PathBuf;
+
+use serde_json::{json, Value};
 
 use crate::support::{peers_dir, py_client_stdio, text_of};
 
-#[tokio::test]
-#[ignore = "open finding R5-13 (high): Jail::place canonicalises in the proxy's process, so a \
-            symlink inside jail.root to /proc/self/cwd (or /proc/self/fd, /dev/fd) is judged as \
-            the proxy's directory, inside the jail, while the tool follows it to its own: a read \
-            outside the jail is allowed at strict, and the /proc-/dev refusal never fires"]
-async fn a_link_to_a_per_process_path_is_judged_as_the_tool_will_follow_it() {
+/// A jail (`notes/inside.txt`, and `here` → `/proc/self/cwd`) and the tool's own directory
+/// elsewhere (`notes/private.txt`); the proxy runs from the jail at strict, the tool from its
+/// own directory. Reads each path of `paths(jail, tool_home)` through it.
+async fn read_through_wrap(paths: impl Fn(&PathBuf, &PathBuf) -> Vec<String>) -> Vec<Value> {
     let jail = tempfile::tempdir().unwrap();
     let tool_home = tempfile::tempdir().unwrap();
     let (j, t) = (jail.path().canonicalize().unwrap(), tool_home.path().canonicalize().unwrap());
@@ -44,19 +44,27 @@ async fn a_link_to_a_per_process_path_is_judged_as_the_tool_will_follow_it() {
         t.display()
     );
     let argv = json!(["sh", "-c", server]).to_string();
-    let read = |p: String| json!({"path": p}).to_string();
-    let steps = [
-        read(t.join("notes/private.txt").display().to_string()),
-        read(j.join("notes/inside.txt").display().to_string()),
-        read(j.join("here/notes/private.txt").display().to_string()),
-    ];
+    let steps: Vec<String> = paths(&j, &t).into_iter().map(|p| json!({"path": p}).to_string()).collect();
     let mut args: Vec<&str> = Vec::new();
     for s in &steps {
         args.extend(["call", "read_text", s]);
     }
     let out = py_client_stdio(&argv, &args).await;
     let _ = std::fs::remove_file(&cfg);
-    assert_eq!(out.len(), 3, "{out:?}");
+    assert_eq!(out.len(), steps.len(), "{out:?}");
+    out
+}
+
+#[tokio::test]
+async fn a_link_to_a_per_process_path_is_judged_as_the_tool_will_follow_it() {
+    let out = read_through_wrap(|j, t| {
+        vec![
+            t.join("notes/private.txt").display().to_string(),
+            j.join("notes/inside.txt").display().to_string(),
+            j.join("here/notes/private.txt").display().to_string(),
+        ]
+    })
+    .await;
     assert!(
         text_of(&out[0]).contains("outside"),
         "the control: a plain escape is asked (headless: refused): {}",
@@ -64,4 +72,16 @@ async fn a_link_to_a_per_process_path_is_judged_as_the_tool_will_follow_it() {
     );
     assert_eq!(text_of(&out[1]), "INSIDE-OK", "{}", out[1]);
     assert_ne!(text_of(&out[2]), "OUTSIDE-THE-JAIL", "the tool read outside the jail: {}", out[2]);
+    assert!(text_of(&out[2]).contains("/proc"), "refused as a walk into /proc: {}", out[2]);
+}
+
+#[tokio::test]
+#[ignore = "open finding (shellfix helper, high): the jail judges a relative path against \
+            jail.root, but the proxy forwards it as written and the tool opens it against its \
+            own working directory: `notes/private.txt` is judged inside the jail and reads the \
+            tool's file outside it at strict. Fix in the binary crate: forward the judged \
+            absolute path, or refuse relative paths when the tool's directory is not the root"]
+async fn a_relative_path_is_judged_where_the_tool_will_open_it() {
+    let out = read_through_wrap(|_, _| vec!["notes/private.txt".into()]).await;
+    assert_ne!(text_of(&out[0]), "OUTSIDE-THE-JAIL", "the tool read outside the jail: {}", out[0]);
 }

@@ -99,30 +99,37 @@ fn bash(cwd: &Path, line: &str) -> std::process::Output {
 }
 
 #[tokio::test]
-#[ignore = "open finding R5-11 (medium): a `shell:execute:!rm` exclusion (a deny) is walked around \
-            by programs that run their arguments but are on no wrapper list (`fakeroot rm`, \
-            `gdb -batch -ex run --args rm`): portcullis-shell treats them as programs whose words \
-            are data, so at auto the removal is allowed (at strict, asked instead of denied)"]
-async fn a_denied_program_run_by_a_program_that_runs_its_arguments_is_still_denied() {
+async fn a_denied_program_run_by_a_program_that_runs_its_arguments_is_never_allowed() {
     let dir = tempfile::tempdir().unwrap();
     let rules = r#"["shell:execute:!rm"]"#;
     assert_eq!(bash_at_auto(dir.path(), rules, "rm victim").await, "deny", "the control");
-    for (line, victim) in
-        [("fakeroot rm victim-1", "victim-1"), ("gdb -q -batch -ex run --args rm victim-2", "victim-2")]
-    {
+    // Each line is a program the analyzer cannot prove treats its words as data.
+    let lines = [
+        ("fakeroot rm victim-1", "victim-1"),
+        ("gdb -q -batch -ex run --args rm victim-2", "victim-2"),
+        ("gdb -q -batch -ex 'shell rm victim-3'", "victim-3"),
+        ("script -qc 'rm victim-4' /dev/null", "victim-4"),
+        ("flock /tmp/portcullis-r5-11.lock rm victim-5", "victim-5"),
+        ("setsid -w rm victim-6", "victim-6"),
+        ("taskset -c 0 /bin/rm victim-7", "victim-7"),
+        ("P=rm; fakeroot $P victim-8", "victim-8"),
+        ("fakeroot /bin/r? victim-9", "victim-9"),
+    ];
+    for (line, victim) in lines {
         std::fs::write(dir.path().join(victim), "x").unwrap();
         let out = bash(dir.path(), line);
         assert!(!dir.path().join(victim).exists(), "the premise: `{line}` removes the file ({out:?})");
     }
-    for line in ["fakeroot rm victim-1", "gdb -q -batch -ex run --args rm victim-2"] {
-        assert_eq!(bash_at_auto(dir.path(), rules, line).await, "deny", "{line}");
+    // A word naming the denied program possibly runs it: the deny is asked, never allowed.
+    for (line, _) in lines {
+        let decided = bash_at_auto(dir.path(), rules, line).await;
+        assert!(decided == "ask" || decided == "deny", "{line}: {decided}");
     }
+    // A program whose words the analyzer reads as data is not judged as running them.
+    assert_eq!(bash_at_auto(dir.path(), rules, "grep -r rm .").await, "allow", "the precision control");
 }
 
 #[tokio::test]
-#[ignore = "open finding R5-12 (low): a `shell:execute:!git push` exclusion matches the spelling \
-            `git push`, not the effect: `git send-pack` updates the remote's refs and is allowed \
-            (SECURITY.md class 5 promises rules decide on what a command does)"]
 async fn an_excluded_git_push_holds_for_the_plumbing_that_pushes() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -140,4 +147,29 @@ async fn an_excluded_git_push_holds_for_the_plumbing_that_pushes() {
         "the premise: `{line}` pushes ({out:?})"
     );
     assert_eq!(bash_at_auto(&work, rules, line).await, "deny", "{line}");
+}
+
+#[tokio::test]
+async fn an_excluded_git_fetch_holds_for_every_command_that_fetches() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let setup = "git init -q -b main src && git -C src -c user.name=t -c user.email=t@t commit -q \
+                 --allow-empty -m one && git clone -q --bare src remote.git && git init -q -b main work \
+                 && git -C work remote add origin ../remote.git";
+    assert!(bash(d, setup).status.success());
+    let work = d.join("work");
+    let tip = String::from_utf8(bash(d, "git -C src rev-parse HEAD").stdout).unwrap().trim().to_owned();
+    let rules = r#"["shell:execute:!git fetch"]"#;
+    let has_tip = || bash(&work, &format!("git cat-file -e {tip}")).status.success();
+    for line in
+        ["git fetch-pack ../remote.git refs/heads/main", "git remote update", "git pull -q origin main"]
+    {
+        assert!(!has_tip(), "{line}: the premise starts without the remote's commit");
+        let out = bash(&work, line);
+        assert!(has_tip(), "the premise: `{line}` fetches ({out:?})");
+        assert_eq!(bash_at_auto(&work, rules, line).await, "deny", "{line}");
+        let reset = "rm -rf .git && git init -q -b main && git remote add origin ../remote.git";
+        assert!(bash(&work, reset).status.success());
+    }
+    assert_eq!(bash_at_auto(&work, rules, "git push -q origin HEAD").await, "allow", "the control");
 }

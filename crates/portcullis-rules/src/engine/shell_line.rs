@@ -161,9 +161,8 @@ impl Engine {
                 .filter_map(|p| effect_match::path_hit(&spec.path, p).map(|hit| (hit, p)))
                 .max_by_key(|(hit, _)| *hit)
                 .map(|(hit, p)| (hit, describe(p))),
-            RuleSubject::Shell => {
-                effect_match::canonical_hit(&spec.command, fx).map(|hit| (hit, canonical_why(fx)))
-            }
+            RuleSubject::Shell => effect_match::canonical_hit(&spec.command, fx)
+                .map(|hit| (hit, canonical_why(&spec.command, fx))),
             // A command's destinations meet the fetch rules, read as the fetcher reads them
             // (`curl http://2130706433/` is 127.0.0.1).
             RuleSubject::Fetch => {
@@ -186,7 +185,8 @@ impl Engine {
                         super::super::kinds::KindSpec::Shell { .. }
                     ) =>
             {
-                effect_match::canonical_hit(&spec.command, fx).map(|hit| (hit, canonical_why(fx)))
+                effect_match::canonical_hit(&spec.command, fx)
+                    .map(|hit| (hit, canonical_why(&spec.command, fx)))
             }
             _ => None,
         }
@@ -201,7 +201,10 @@ fn describe(p: &PathEffect) -> String {
     }
 }
 
-fn canonical_why(fx: &CommandEffects) -> String {
+fn canonical_why(pattern: &super::super::spec::CommandPattern, fx: &CommandEffects) -> String {
+    if let Some(why) = crate::launder::why(pattern, fx) {
+        return why;
+    }
     match fx.canonical_from {
         portcullis_shell::effects::Canonical::Unplaced => {
             "takes an option before its subcommand that is not understood, so it may be any subcommand".into()

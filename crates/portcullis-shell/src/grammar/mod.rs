@@ -47,6 +47,11 @@ mod coreutils;
 mod files;
 mod find;
 mod git;
+
+/// The porcelain effects a git command has besides its own name (`pull` fetches).
+pub use git::effect::includes as git_includes;
+/// The porcelain git command a plumbing command's effect equals (`send-pack` → `push`).
+pub use git::effect::porcelain as git_porcelain;
 mod grep;
 mod listing;
 mod make;

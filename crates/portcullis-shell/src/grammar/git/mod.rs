@@ -6,6 +6,7 @@
 //! than git has would resolve some abbreviations differently from git; an exact name cannot be
 //! misread, so an abbreviation is refused instead.
 
+pub mod effect;
 mod log;
 mod more;
 mod small;
@@ -105,10 +106,15 @@ fn globals(args: &[String]) -> Result<(Vec<Item<'_>>, usize), Unread> {
     Ok((items, i))
 }
 
-/// The subcommand and the global options' items.
+/// The subcommand, named by its effect ([`effect`]: `send-pack` is `push`), and the global
+/// options' items.
 pub(crate) fn subcommand(args: &[String]) -> Option<Reading<'_>> {
     let (items, at) = globals(args).ok()?;
-    Some(Reading::placed(args, at, items))
+    let mut reading = Reading::placed(args, at, items);
+    if let Some(first) = reading.subcommand.first_mut() {
+        *first = effect::named(first);
+    }
+    Some(reading)
 }
 
 /// The whole command: global options, then a modelled subcommand's grammar.
