@@ -9,6 +9,10 @@ use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 use portcullis::config::Config;
 
+#[path = "main/commands.rs"]
+mod commands;
+use commands::{connect, ApprovalAction, ConnectArgs, EvalArgs};
+
 #[derive(Parser)]
 #[command(name = "portcullis", version, about = "A guardrail proxy for AI agents' tool calls")]
 struct Cli {
@@ -255,126 +259,6 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// `portcullis eval`'s arguments.
-#[derive(Args)]
-struct EvalArgs {
-    #[command(flatten)]
-    config: ConfigArgs,
-    /// The labelled rows: a `.tsv` shell corpus or JSONL (`{"text"|"tool"+"args", "label"}`).
-    #[arg(long, required_unless_present = "traces", conflicts_with = "traces")]
-    data: Option<PathBuf>,
-    /// Recorded sessions (JSONL, one a line) to replay through the proxy: exfiltration recall
-    /// and benign false positives per mechanism (see docs/checker.md, "Traces").
-    #[arg(long)]
-    traces: Option<PathBuf>,
-    /// Judge as calls (pre) or results (post); default: text rows post, calls and commands pre.
-    #[arg(long, value_parser = ["pre", "post"])]
-    phase: Option<String>,
-    /// A rubric directory in place of the config's.
-    #[arg(long, conflicts_with = "compare")]
-    rubrics: Option<PathBuf>,
-    /// Run two rubric directories on the same rows and show what changed.
-    #[arg(long, num_args = 2, value_names = ["DIR_A", "DIR_B"])]
-    compare: Option<Vec<PathBuf>>,
-    /// Print one JSON document.
-    #[arg(long)]
-    json: bool,
-    /// How many wrong rows to show.
-    #[arg(long, default_value_t = 5)]
-    errors: usize,
-    /// Rows in flight at once (default: the checker's max_concurrency).
-    #[arg(long)]
-    concurrency: Option<usize>,
-    /// Judge only N rows, evenly spaced through the file (for a slow model; the same N rows
-    /// every run, so two runs compare).
-    #[arg(long)]
-    sample: Option<usize>,
-    /// The tool rows that name none go on (default: Bash for commands, read_text for results).
-    #[arg(long)]
-    tool: Option<String>,
-    /// The upstream a bare tool name goes under: mcp__{upstream}__{tool}.
-    #[arg(long, default_value = "corpus")]
-    upstream: String,
-    /// An OpenAI-compatible checker in place of the config's (with --checker-model).
-    #[arg(long, requires = "checker_model")]
-    checker_url: Option<String>,
-    #[arg(long, requires = "checker_url")]
-    checker_model: Option<String>,
-    /// The overriding checker's context window in tokens.
-    #[arg(long, requires = "checker_url")]
-    context_tokens: Option<u32>,
-}
-
-/// `portcullis connect`'s arguments.
-#[derive(Args)]
-struct ConnectArgs {
-    /// The client.
-    #[arg(value_parser = ["claude-code", "claude-desktop", "cursor", "vscode", "codex", "windsurf"])]
-    client: String,
-    #[command(flatten)]
-    config: ConfigArgs,
-    /// Merge into the client's file (kept: every other key and server; twice is once).
-    #[arg(long)]
-    write: bool,
-    /// The file to merge into, in place of the client's usual one.
-    #[arg(long, requires = "write")]
-    file: Option<PathBuf>,
-    /// Only this upstream (repeatable); default: every upstream with a url.
-    #[arg(long = "upstream")]
-    upstreams: Vec<String>,
-    /// The configured agent whose token the client sends (its token_env is referenced).
-    #[arg(long)]
-    agent: Option<String>,
-    /// Write the token itself, read now from the agent's token_env, not a reference to it.
-    #[arg(long, requires = "agent")]
-    inline_token: bool,
-    /// The proxy's base URL in place of http://{listen} (a name, TLS in front).
-    #[arg(long)]
-    url: Option<String>,
-    /// Connect a stdio server through `portcullis wrap --name NAME -- CMD…`.
-    #[arg(long, requires = "cmd")]
-    name: Option<String>,
-    /// The stdio server command and its arguments (with --name).
-    #[arg(last = true, requires = "name")]
-    cmd: Vec<String>,
-}
-
-fn connect(a: ConnectArgs) -> anyhow::Result<ExitCode> {
-    let c = a.config.load()?;
-    let run = portcullis::connect::cli::Run {
-        client: a.client,
-        config_path: a.config.config.clone(),
-        write: a.write,
-        file: a.file,
-        upstreams: a.upstreams,
-        agent: a.agent,
-        inline_token: a.inline_token,
-        url: a.url,
-        name: a.name,
-        cmd: a.cmd,
-    };
-    println!("{}", portcullis::connect::cli::run(run, &c)?);
-    Ok(ExitCode::SUCCESS)
-}
-
-#[derive(Subcommand)]
-enum ApprovalAction {
-    /// The calls waiting for a decision.
-    List,
-    /// Allow a parked call: once, or with --always for the rest of its session.
-    Allow {
-        id: u64,
-        #[arg(long)]
-        always: bool,
-    },
-    /// Deny a parked call.
-    Deny { id: u64 },
-    /// Pending calls and sessions flagged by the repeated-denial breaker.
-    Status,
-    /// Clear a flagged session.
-    Clear { session: String },
 }
 
 async fn run(command: Command) -> anyhow::Result<ExitCode> {

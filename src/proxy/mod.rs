@@ -2,6 +2,7 @@
 //! `app.rs` stacks them; each file here is one layer (or the body type it needs).
 
 pub mod authenticate;
+mod caller;
 pub mod delegations;
 pub mod error;
 pub mod held;

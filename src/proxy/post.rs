@@ -117,7 +117,7 @@ where
             Some(s) => s.0,
             None => self.shared.guard.load_full(),
         };
-        let session = super::pre::session_of(&req);
+        let session = super::caller::session_of(&req);
         let agent = req.extensions().get::<Arc<crate::identity::Agent>>().cloned();
         let mcp_upstream = req
             .extensions()

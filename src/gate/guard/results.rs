@@ -1,0 +1,64 @@
+//! What the transports ask a guard about results before they hold one (is anything watching,
+//! which Layer 2 check covers it), and the last step before forwarding: held secrets swapped in.
+
+use std::sync::Arc;
+
+use super::{Guard, PostCheck};
+use crate::call::ToolCall;
+use crate::checker::Phase;
+
+impl Guard {
+    /// True when results need to be held and inspected at all; lets the proxy skip the post path.
+    pub fn inspects_results(&self) -> bool {
+        self.redacts()
+            || self.flows.is_some()
+            || self.guardrails.as_ref().is_some_and(|g| g.watches_results())
+    }
+
+    /// True when results are recorded in the flow index (`flows:`).
+    pub fn records_flows(&self) -> bool {
+        self.flows.is_some()
+    }
+
+    /// True when a guardrail rule judges `call`'s result (no allocation: asked per SSE event).
+    pub fn checks_result_of(&self, call: &ToolCall) -> bool {
+        let kind = self.engine.kinds().kind_of(&call.qualified);
+        self.guardrails.as_ref().is_some_and(|g| g.covers(&call.qualified, kind, Phase::Post))
+    }
+
+    /// True when a `redact` list or a `secrets:` section is configured: every result is
+    /// rewritten before anyone reads it.
+    pub fn redacts(&self) -> bool {
+        !self.redact.is_empty() || self.secrets.is_some()
+    }
+
+    /// The held secrets, when `secrets:` is configured.
+    pub fn secrets(&self) -> Option<&crate::secrets::Held> {
+        self.secrets.as_deref()
+    }
+
+    /// A decided JSON-RPC payload for `upstream` with held values swapped in for the sentinels
+    /// its calls may carry: the transports' last step before forwarding
+    /// ([`crate::secrets::forward`]). `None` when nothing changes or no secret is held.
+    pub fn unmask_payload(
+        &self,
+        upstream: &Arc<str>,
+        era: crate::mcp::era::Era,
+        body: &[u8],
+    ) -> Option<Vec<u8>> {
+        crate::secrets::forward::unmask_payload(self.secrets.as_deref()?, self.kinds(), upstream, era, body)
+    }
+
+    /// [`Self::unmask_payload`] for a plain HTTP tool's body.
+    pub fn unmask_http(&self, call: &ToolCall, body: &[u8]) -> Option<Vec<u8>> {
+        crate::secrets::forward::unmask_http(self.secrets.as_deref()?, self.kinds(), call, body)
+    }
+
+    /// The Layer 2 check for `call`'s result, if a rule covers it.
+    pub fn post_check(&self, call: &ToolCall) -> Option<PostCheck> {
+        let g = self.guardrails.as_ref()?;
+        let kind = self.engine.kinds().kind_of(&call.qualified);
+        let rule = g.post_rule(&call.qualified, kind)?;
+        Some(PostCheck { guardrails: g.clone(), rule: rule.clone(), kind: kind.clone() })
+    }
+}
