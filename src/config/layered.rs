@@ -64,7 +64,4 @@ pub fn load_from(path: Option<&PathBuf>, sources: Sources<'_>) -> Result<Config,
     Ok(config)
 }
 
-/// The user's home directory (`$HOME`).
-pub fn home() -> Option<PathBuf> {
-    std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from)
-}
+pub use super::home::home;

@@ -19,6 +19,7 @@ mod engine_tests;
 pub mod env_vars;
 pub mod flows;
 mod guardrails;
+mod home;
 pub mod hosts;
 pub mod layered;
 pub mod per_agent_limits;

@@ -60,7 +60,7 @@ pub struct RawPermissions {
     pub deny: Vec<Value>,
     /// `permissions.subagent` (the main config's only: [`super::subagent`]).
     #[serde(default)]
-    pub subagent: Option<super::subagent::RawSubagent>,
+    pub subagent: Option<super::subagent::raw::RawSubagent>,
 }
 
 #[derive(Debug, Deserialize)]

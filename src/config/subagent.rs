@@ -1,25 +1,14 @@
 //! `permissions.subagent: { deny, ask, allow }`: the rules every delegated child meets beyond the
 //! main rules (what each does: [`crate::rules::subagent`]), read from the main config only.
 
-use serde::Deserialize;
-use serde_json::Value;
-
 use super::permissions::{self, RawPermissions};
 use super::problems::Problems;
 use crate::rules::kinds::ToolKinds;
 use crate::rules::subagent::SubagentRules;
 use crate::rules::{Effect, Scope};
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RawSubagent {
-    #[serde(default)]
-    pub allow: Vec<Value>,
-    #[serde(default)]
-    pub ask: Vec<Value>,
-    #[serde(default)]
-    pub deny: Vec<Value>,
-}
+pub mod raw;
+pub use raw::RawSubagent;
 
 /// Compiles the section, with every problem under `permissions.subagent.…`.
 pub(crate) fn compile(

@@ -98,7 +98,7 @@ impl Files {
                 notes.push(format!("{why}: no workspace is trusted"));
                 Trust::Untrusted(Untrusted::Corrupt(why))
             }
-            (Some(w), Some(Ok(list))) => w.trust(&list, super::layered::home().as_deref(), &mut notes),
+            (Some(w), Some(Ok(list))) => w.trust(&list, super::home::home().as_deref(), &mut notes),
         };
         let mut layers = vec![Layer {
             scope: Scope::Config,
@@ -239,7 +239,7 @@ fn is_exclusion(text: &str) -> bool {
 /// absolute (the XDG base directory spec ignores relative values).
 pub fn user_file() -> Option<PathBuf> {
     let xdg = std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from).filter(|p| is_plain_absolute(p));
-    let base = xdg.or_else(|| super::layered::home().map(|h| h.join(".config")))?;
+    let base = xdg.or_else(|| super::home::home().map(|h| h.join(".config")))?;
     Some(base.join("portcullis/settings.yaml"))
 }
 

@@ -19,6 +19,7 @@ pub mod reviewer;
 mod routes;
 pub mod task;
 pub mod typed;
+pub mod verdict;
 use ask::{asked, client_elicits, declares_elicitation};
 use judge::Verdict;
 use routes::routed;

@@ -19,9 +19,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
-use super::cli::{decide_envelope, HookArgs, Loader};
 use super::codex_answer::{post_to_codex, Pre};
 use super::envelope::{Envelope, Event};
+use super::one::{decide_envelope, HookArgs, Loader};
 use super::patch::{self, Operation};
 use crate::config::Config;
 use crate::says::Said;

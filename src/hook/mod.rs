@@ -33,6 +33,7 @@ pub mod decide;
 pub mod envelope;
 pub mod install;
 pub mod map;
+pub mod one;
 pub mod patch;
 pub mod prompt;
 pub mod search;

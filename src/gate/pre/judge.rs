@@ -10,28 +10,16 @@
 use std::time::Instant;
 
 use super::Context;
-use crate::approval::{Ask, Source, Via};
+use crate::approval::{Ask, Source};
 use crate::audit::Stage;
 use crate::call::{ToolCall, Transport};
 use crate::gate::{CallOutcome, Denial, Guard, Outcome};
 use crate::limits::{Limited, Permit};
 use crate::outcome::Recorded;
 use crate::rules::kinds::canonical_json;
-use crate::rules::Decision;
 use crate::says::{Not, Said, FLAGGED};
 
-/// What the gate decided for one call, before any human answered.
-#[derive(Debug)]
-pub enum Verdict {
-    /// Send it on; with Layer 1's decision when the context asks to explain it (`None` for a
-    /// waiver, and wherever nobody reads it), and the rate-limit places it holds until it is done
-    /// (carry it with the call: [`crate::gate::tally::Counted::with_permit`]).
-    Forward(Option<Box<Decision>>, Permit),
-    /// Refuse it with these words; nobody can overrule it here.
-    Refuse(Denial),
-    /// A human (`via`) must decide; the refusal stands if the answer is no.
-    Ask { denial: Denial, ask: Box<Ask>, via: Via },
-}
+pub use super::verdict::Verdict;
 
 /// Decides `call`. `elicits`: the client that sent it can be asked (elicitation); without it only
 /// an operator can be.

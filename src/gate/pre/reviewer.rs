@@ -7,7 +7,7 @@
 //! the floor whenever both ask about one call ([`crate::rules`]), so an operator's ask hidden
 //! behind a floor ask in the same line is still configured here.
 
-use super::judge::Verdict;
+use super::verdict::Verdict;
 use super::Context;
 use crate::approval::reviewer::{Frame, Model, Outcome, EMBEDDED_RUBRIC, RUBRIC};
 use crate::approval::{Ask, Source};
