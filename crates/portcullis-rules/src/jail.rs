@@ -2,7 +2,7 @@
 //!
 //! A path is refused when it is home-relative (`~`), escapes the root after `..` and symlinks
 //! are resolved, names a denied file (`.env`, `.envrc`, …) in any component, or lands in
-//! `/proc`, `/sys` or `/dev` — by its spelling or through any link on the way ([`walk`]). With
+//! `/proc`, `/sys` or `/dev` — by its spelling or through any link on the way (`jail::walk`). With
 //! `resolve: filesystem` (the default) the path is walked one component at a time, each symlink
 //! read and followed as the kernel will for the tool (at most 40) — correct when the proxy sees
 //! the same filesystem as the tool server (same host, same mount namespace: the `wrap` case and

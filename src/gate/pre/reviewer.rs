@@ -1,7 +1,7 @@
 //! Which asks the headless ask reviewer may answer, and what its answer makes of the call: a
 //! [`Verdict`] like any other, so every transport renders it as it renders a human's.
 //!
-//! Only the built-in floor's asks reach it — an ask Layer 1 names in [`Scope::Builtin`] (not
+//! Only the built-in floor's asks reach it — an ask Layer 1 names in [`Scope::Builtin`](crate::rules::Scope::Builtin) (not
 //! proven read-only, opaque shell, a secret read) and the jail's escape ask — never an operator's
 //! `ask` rule, a checker's block or a flagged session. The engine names a configured rule over
 //! the floor whenever both ask about one call ([`crate::rules`]), so an operator's ask hidden
