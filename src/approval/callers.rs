@@ -46,7 +46,7 @@ impl Callers {
     /// Notes a call from `principal` (as the transports spell it), with the `User-Agent` it sent.
     pub fn note(&self, principal: &str, user_agent: Option<&[u8]>) {
         // A token sent from an address: only the address is remembered (never the token).
-        let principal = principal.split_once("/authorization:").map_or(principal, |(address, _)| address);
+        let principal = crate::call::budget_key(principal);
         if !(principal.starts_with("peer:") || principal.starts_with("agent:"))
             || self.seen.contains(principal)
         {

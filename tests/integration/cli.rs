@@ -285,13 +285,28 @@ fn serve_refuses_to_start_when_the_admin_token_variable_is_unset_instead_of_deny
         "listen: 127.0.0.1:0\nadmin: { listen: 127.0.0.1:0, token_env: PC_CLI_SERVE_ADMIN }\nupstreams: { up: { url: \"http://127.0.0.1:9/mcp\" } }\n",
     )
     .unwrap();
-    let out = portcullis()
+    let mut child = portcullis()
         .args(["serve", "--config"])
         .arg(&config)
         .env_remove("PC_CLI_SERVE_ADMIN")
-        .output()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
         .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    // A serve that starts would run until killed: it must have exited on its own, promptly.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("serve started with its admin token variable unset");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(!status.success());
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
     assert!(err.contains("admin.token_env: the environment variable PC_CLI_SERVE_ADMIN is not set"), "{err}");
 }

@@ -103,13 +103,7 @@ impl Engine {
             parts.posture = p;
         }
         parts.agent_profile = agent.profile;
-        Engine {
-            parts,
-            jail: self.jail.clone(),
-            egress: self.egress.clone(),
-            lineage: self.lineage,
-            subagent: self.subagent.clone(),
-        }
+        self.with_parts(parts, self.lineage)
     }
 
     /// The same engine with `rules` added beside its own (a workspace's tiers, decided per call
@@ -118,13 +112,7 @@ impl Engine {
     pub fn with_rules(&self, rules: &[Rule]) -> Engine {
         let mut parts = self.parts.clone();
         parts.rules.extend_from_slice(rules);
-        Engine {
-            parts,
-            jail: self.jail.clone(),
-            egress: self.egress.clone(),
-            lineage: self.lineage,
-            subagent: self.subagent.clone(),
-        }
+        self.with_parts(parts, self.lineage)
     }
 
     /// A narrower engine (a delegated agent's): rules added, and the posture and profile each
@@ -146,11 +134,17 @@ impl Engine {
                 *upstream = (*upstream).min(p);
             }
         }
+        self.with_parts(parts, Lineage::Delegated)
+    }
+
+    /// This engine's jail, egress and child rules over other `parts`, with `lineage`: every
+    /// derived engine is built here, so none can drop a field.
+    fn with_parts(&self, parts: EngineParts, lineage: Lineage) -> Engine {
         Engine {
             parts,
             jail: self.jail.clone(),
             egress: self.egress.clone(),
-            lineage: Lineage::Delegated,
+            lineage,
             subagent: self.subagent.clone(),
         }
     }
