@@ -19,6 +19,8 @@ pub mod flags;
 pub mod fleet;
 mod listen;
 pub mod mrtr;
+pub mod notify;
+pub mod notify_payload;
 pub mod pending;
 pub mod reviewer;
 mod reviewer_streak;
@@ -172,6 +174,8 @@ pub struct Approvals {
     audit: Arc<crate::audit::Audit>,
     /// The headless ask reviewer, once `serve --ask-reviewer` enabled it.
     reviewer: std::sync::OnceLock<Arc<reviewer::Reviewer>>,
+    /// Announcements (`approvals.notify`) and the "allow always" rule file.
+    reach: notify::Reach,
 }
 
 impl Approvals {
@@ -205,6 +209,7 @@ impl Approvals {
             metrics,
             audit: Arc::new(crate::audit::Audit::off()),
             reviewer: std::sync::OnceLock::new(),
+            reach: notify::Reach::new(settings),
         }
     }
 
@@ -325,6 +330,7 @@ impl Approvals {
             }
         };
         tracing::info!(id = parked.id(), tool = %ask.tool, "call parked for approval");
+        self.announce(parked.id(), &ask);
         let resolution = self
             .resolve(&ask, Via::Operator, async move {
                 match decided.await {

@@ -19,6 +19,18 @@ struct Entry {
     decide: oneshot::Sender<Choice>,
 }
 
+impl super::Source {
+    /// How the API and announcements name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            super::Source::Floor => "floor",
+            super::Source::Configured => "configured",
+            super::Source::Checker => "checker",
+            super::Source::Flagged => "flagged",
+        }
+    }
+}
+
 /// What the API shows of a parked ask.
 #[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct View {
@@ -123,12 +135,7 @@ impl Parking {
                 session: e.ask.session.clone(),
                 agent: e.ask.agent.as_ref().map(|a| a.id.to_string()),
                 since: e.since.duration_since(SystemTime::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0),
-                source: std::borrow::Cow::Borrowed(match e.ask.source {
-                    super::Source::Floor => "floor",
-                    super::Source::Configured => "configured",
-                    super::Source::Checker => "checker",
-                    super::Source::Flagged => "flagged",
-                }),
+                source: std::borrow::Cow::Borrowed(e.ask.source.as_str()),
             })
             .collect()
     }

@@ -7,6 +7,10 @@ use serde::Deserialize;
 use super::raw::Scalar;
 use super::Problems;
 
+/// `approvals.notify` (its own file: config/mod.rs is full).
+#[path = "notify.rs"]
+pub mod notify;
+
 /// How asks reach a human (`approvals.channel`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Channel {
@@ -68,6 +72,10 @@ pub struct Settings {
     /// The variable holding the key modern-era approval states are sealed with; required when
     /// replicas share state (each would draw its own key otherwise).
     pub seal_key_env: Option<String>,
+    /// Where each parked ask is announced (`approvals.notify`).
+    pub notify: Vec<notify::Notify>,
+    /// The console page an announcement links to (`approvals.console_url`).
+    pub console_url: Option<url::Url>,
 }
 
 impl Default for Settings {
@@ -83,6 +91,8 @@ impl Default for Settings {
             flag_address: FlagAddress::Sessions,
             max_pending: 256,
             seal_key_env: None,
+            notify: Vec::new(),
+            console_url: None,
         }
     }
 }
@@ -97,6 +107,9 @@ pub struct Raw {
     flag: Option<RawFlag>,
     max_pending: Option<u64>,
     seal_key_env: Option<String>,
+    #[serde(default)]
+    notify: Vec<notify::Raw>,
+    console_url: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -143,6 +156,8 @@ pub(crate) fn compile(raw: Raw, p: &mut Problems) -> Settings {
         },
         max_pending: raw.max_pending.map_or(d.max_pending, |n| n as usize),
         seal_key_env: raw.seal_key_env,
+        notify: notify::compile(raw.notify, p),
+        console_url: notify::console_url(raw.console_url, p),
     };
     if let Some(v) = &s.seal_key_env {
         if v.is_empty() || !v.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {

@@ -67,6 +67,11 @@ impl Config {
         if let Some(var) = &self.approvals.seal_key_env {
             add(var, "approvals.seal_key_env".into(), Holds::SealKey);
         }
+        for (i, n) in self.approvals.notify.iter().enumerate() {
+            if let super::approvals::notify::Target::Slack { env } = &n.target {
+                add(env, format!("approvals.notify[{i}].slack_webhook_env"), Holds::Other);
+            }
+        }
         for (i, secret) in self.policy.secrets.entries.iter().enumerate() {
             add(&secret.env, format!("secrets[{i}].env"), Holds::Other);
         }

@@ -45,6 +45,9 @@ pub enum StartError {
     /// `approvals.seal_key_env` is unset, empty or too short.
     #[error("approvals.seal_key_env: the environment variable {0} is unset or shorter than 32 characters")]
     SealKey(String),
+    /// An `approvals.notify` target cannot start (a Slack variable unset; never its value).
+    #[error("approval announcements cannot start: {0}")]
+    Notify(#[from] crate::approval::notify::NotifyError),
     #[error("the audit log cannot be opened")]
     Audit(#[source] std::io::Error),
     /// A listener could not be bound (in use, not an address of this host, not permitted).
@@ -122,7 +125,8 @@ impl Runtime {
         };
         let approvals = Approvals::new(&config.approvals, token.is_some(), metrics.clone())
             .with_audit(audit)
-            .with_store(&store, seal_key.as_deref().map(str::as_bytes));
+            .with_store(&store, seal_key.as_deref().map(str::as_bytes))
+            .with_notify(&config.approvals)?;
         let shared = Arc::new(Shared {
             store,
             guard: arc_swap::ArcSwap::from_pointee(guard),

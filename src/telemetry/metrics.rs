@@ -39,6 +39,8 @@ pub struct Metrics {
     pub limits: super::limit_metrics::LimitMetrics,
     /// The headless ask reviewer's metrics, in the same registry.
     pub reviewer: super::reviewer_metrics::ReviewerMetrics,
+    /// The approval announcements' metrics (`approvals.notify`), in the same registry.
+    pub notify: super::notify_metrics::NotifyMetrics,
     /// The flow index's metrics (`flows:`), in the same registry.
     pub flows: super::flow_metrics::FlowMetrics,
     approvals: IntCounterVec,
@@ -140,6 +142,7 @@ impl Metrics {
         let checker = super::checker_metrics::CheckerMetrics::register(&registry);
         let limits = super::limit_metrics::LimitMetrics::register(&registry);
         let reviewer = super::reviewer_metrics::ReviewerMetrics::register(&registry);
+        let notify = super::notify_metrics::NotifyMetrics::register(&registry);
         let flows = super::flow_metrics::FlowMetrics::register(&registry);
         let approvals = IntCounterVec::new(
             Opts::new(
@@ -236,6 +239,7 @@ impl Metrics {
             checker,
             limits,
             reviewer,
+            notify,
             flows,
             approvals,
             approvals_pending,

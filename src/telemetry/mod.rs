@@ -4,6 +4,7 @@ pub mod checker_metrics;
 pub mod flow_metrics;
 pub mod limit_metrics;
 pub mod metrics;
+pub mod notify_metrics;
 pub mod reviewer_metrics;
 mod tally;
 
