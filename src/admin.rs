@@ -9,6 +9,8 @@
 //! that rebinds to loopback must not read `/metrics` (agent names, upstreams, refusal counts) or
 //! reach the API. A scraper or probe that sends no `Origin` and names an allowed host is served.
 
+mod always;
+
 use std::convert::Infallible;
 use std::future::Future;
 use std::sync::{Arc, OnceLock};
@@ -290,6 +292,7 @@ async fn approvals(req: Request<Incoming>, shared: &Shared, token: &Option<Strin
             Ok(list) => json(StatusCode::OK, serde_json::json!({"pending": list})),
             Err(e) => json(StatusCode::SERVICE_UNAVAILABLE, serde_json::json!({"error": e.to_string()})),
         },
+        (Method::GET, Some(rest)) if rest.ends_with("/always") => always::preview(rest, shared).await,
         (Method::POST, Some(id)) => {
             let Ok(id) = id.parse::<u64>() else {
                 return json(
@@ -306,13 +309,16 @@ async fn approvals(req: Request<Incoming>, shared: &Shared, token: &Option<Strin
                     )
                 }
             };
+            if let Some(resp) = always::decide(id, &body, shared).await {
+                return resp;
+            }
             let decision = serde_json::from_slice::<serde_json::Value>(&body)
                 .ok()
                 .and_then(|v| v.get("decision").and_then(|d| d.as_str()).and_then(Choice::parse));
             let Some(decision) = decision else {
                 return json(
                     StatusCode::BAD_REQUEST,
-                    serde_json::json!({"error": "body must be {\"decision\": \"allow_once\" | \"allow_session\" | \"deny\"}"}),
+                    serde_json::json!({"error": "body must be {\"decision\": \"allow_once\" | \"allow_session\" | \"allow_always\" | \"deny\"}"}),
                 );
             };
             match shared.approvals.decide_parked(id, decision).await {

@@ -12,6 +12,8 @@
 //!
 //! Waivers and parked asks live here, not in the policy, so a policy reload keeps both.
 
+pub mod always;
+pub mod always_file;
 pub mod callers;
 pub mod cli;
 pub mod elicit;
