@@ -269,10 +269,15 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 .with_context(|| format!("the admin token: set {token_env} (or pass --token-env)"))?;
             let action = match action {
                 ApprovalAction::List => cli::Action::List,
-                ApprovalAction::Allow { id, always: false } => {
+                ApprovalAction::Allow { id, rule: true, yes, .. } => {
+                    let asked = |shown: &str| yes || commands::confirm(shown);
+                    println!("{}", portcullis::approval::always_cli::run(&admin, &token, id, asked).await?);
+                    return Ok(ExitCode::SUCCESS);
+                }
+                ApprovalAction::Allow { id, always: false, .. } => {
                     cli::Action::Decide { id, decision: Choice::AllowOnce }
                 }
-                ApprovalAction::Allow { id, always: true } => {
+                ApprovalAction::Allow { id, always: true, .. } => {
                     cli::Action::Decide { id, decision: Choice::AllowSession }
                 }
                 ApprovalAction::Deny { id } => cli::Action::Decide { id, decision: Choice::Deny },
@@ -412,6 +417,10 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 portcullis::approval::reviewer::requires_model(&c)?;
             }
             let runtime = portcullis::runtime::Runtime::new(&c, portcullis::runtime::admin_token(&c)?)?;
+            // "Allow always" writes its rules into the first rule file named.
+            if let Some(file) = config.permission_config.first() {
+                runtime.shared.approvals.set_rule_file(file.clone());
+            }
             if ask_reviewer {
                 // Before the first call is accepted: no window in which a floor ask is refused
                 // as headless only because the reviewer was not on yet.

@@ -13,6 +13,7 @@
 //! Waivers and parked asks live here, not in the policy, so a policy reload keeps both.
 
 pub mod always;
+pub mod always_cli;
 pub mod always_file;
 pub mod callers;
 pub mod cli;

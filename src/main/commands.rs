@@ -114,11 +114,18 @@ pub(crate) fn connect(a: ConnectArgs) -> anyhow::Result<ExitCode> {
 pub(crate) enum ApprovalAction {
     /// The calls waiting for a decision.
     List,
-    /// Allow a parked call: once, or with --always for the rest of its session.
+    /// Allow a parked call: once, or with --always for the rest of its session, or with --rule
+    /// always (an allow rule for exactly this call, written into the proxy's --permission-config).
     Allow {
         id: u64,
         #[arg(long)]
         always: bool,
+        /// Allow always: show the rule and the rule file's diff, ask, then write it.
+        #[arg(long, conflicts_with = "always")]
+        rule: bool,
+        /// With --rule: write without asking.
+        #[arg(long, requires = "rule")]
+        yes: bool,
     },
     /// Deny a parked call.
     Deny { id: u64 },
@@ -126,4 +133,15 @@ pub(crate) enum ApprovalAction {
     Status,
     /// Clear a flagged session.
     Clear { session: String },
+}
+
+/// Shows `preview` and asks on the terminal whether to go on; anything but `y`/`yes` is no.
+pub(crate) fn confirm(preview: &str) -> bool {
+    use std::io::Write;
+    println!("{preview}");
+    eprint!("Write this rule and allow the call? [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    let _ = std::io::stdin().read_line(&mut answer);
+    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }
