@@ -6,6 +6,7 @@
 #![allow(clippy::disallowed_methods)]
 
 mod admin_hosts;
+mod always;
 mod approvals;
 mod ask_reviewer;
 mod attack25;
