@@ -24,7 +24,7 @@ guardrails:
   checker: { base_url: "http://127.0.0.1:1/v1", model: m, api_key_env: PC_CHECKER }
   rules:
     - { match: "mcp__*", shadow: { rubric: injection, checker: { base_url: "http://127.0.0.1:2/v1", model: s, api_key_env: PC_SHADOW } } }
-approvals: { seal_key_env: PC_SEAL }
+approvals: { seal_key_env: PC_SEAL, notify: [ { slack_webhook_env: PC_SLACK } ] }
 state: { backend: redis, url_env: PC_REDIS }
 "#;
 
