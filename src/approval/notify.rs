@@ -38,6 +38,9 @@ pub enum NotifyError {
     /// A Slack target's variable is unset or empty, or does not hold an http(s) URL (never shown).
     #[error("approvals.notify[{index}].slack_webhook_env: the environment variable {var} {why}")]
     SlackUrl { index: usize, var: String, why: &'static str },
+    /// The URL is valid but the HTTP client cannot address it (never shown).
+    #[error("approvals.notify[{index}]: the {kind} URL cannot be used by the HTTP client")]
+    Unaddressable { index: usize, kind: &'static str },
     /// Announcing needs a tokio runtime to run its tasks on.
     #[error("approvals.notify needs a tokio runtime to start its delivery tasks")]
     NoRuntime,
@@ -80,11 +83,10 @@ impl Notifier {
                     (Format::Slack, url)
                 }
             };
-            let uri: http::Uri = url.as_str().parse().map_err(|_| NotifyError::SlackUrl {
-                index,
-                var: n.target.kind().into(),
-                why: "does not hold a URL hyper reads",
-            })?;
+            let uri: http::Uri = url
+                .as_str()
+                .parse()
+                .map_err(|_| NotifyError::Unaddressable { index, kind: n.target.kind() })?;
             resolved.push((format, uri, n.timeout, n.target.kind()));
         }
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| NotifyError::NoRuntime)?;
