@@ -94,3 +94,37 @@ async fn a_tool_name_cannot_speak_outside_the_fence() {
         asked[0].user()
     );
 }
+
+/// The call the reviewer is shown is the call that runs: arguments spelled with a duplicate key
+/// (the model double allows only the benign spelling), and a batch whose first call is allowed,
+/// never lend that allow to another spelling or another call.
+#[tokio::test]
+async fn the_reviewed_call_is_the_call_that_runs() {
+    let peer = Peer::python("legacy");
+    let checker = FakeChecker::start(|r: &Request| match r.data().contains("evil-payload") {
+        true => (Reply::Unsafe("no".into()), None),
+        false => (Reply::Safe, None),
+    })
+    .await;
+    let p = reviewed_proxy(&peer, &checker).await;
+    let url = proxy_url(&p, "py");
+    let s = Session::open(&url).await;
+    let headers = [("mcp-session-id", s.id.as_str()), ("mcp-protocol-version", crate::support::LEGACY)];
+    let spellings = [
+        r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"message":"benign","message":"evil-payload"}}}"#,
+        r#"{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"echo","arguments":{"message":"evil-payload","message":"benign"}}}"#,
+        r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"message":"benign"},"arguments":{"message":"evil-payload"}}}"#,
+        r#"[{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"echo","arguments":{"message":"benign"}}},{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"echo","arguments":{"message":"evil-payload"}}}]"#,
+    ];
+    // (body, what comes back): the last of duplicate keys is what the proxy judges, as Python's
+    // `json` (and JavaScript's JSON.parse) read it; a duplicate `arguments` and a batch are refused.
+    let want = [(200, "did not allow"), (200, "benign"), (400, "duplicate field"), (400, "batches")];
+    for (body, (code, says)) in spellings.into_iter().zip(want) {
+        let (status, _, text) = crate::support::post(&url, &headers, body).await;
+        assert_eq!(status, code, "{body}\n-> {text}");
+        assert!(text.contains(says), "{body}\n-> {text}");
+        let ran: Vec<String> = peer.journal().iter().map(|j| j["args"].to_string()).collect();
+        assert!(!ran.iter().any(|a| a.contains("evil-payload")), "{body}\n-> {status} {text}\nran {ran:?}");
+    }
+    assert_eq!(peer.tools_run(), ["echo"], "only the benign spelling ran");
+}
