@@ -7,4 +7,5 @@
 
 mod reviewer;
 mod reviewer_fence;
+mod reviewer_hook;
 mod tiers;
