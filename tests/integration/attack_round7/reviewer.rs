@@ -163,3 +163,36 @@ async fn near_verdicts_from_the_model_are_refused_end_to_end() {
     let ran = peer.tools_run().len();
     assert_eq!(ran, NEAR.len(), "only the plain calls ran");
 }
+
+/// A `file:` URI is judged under every reading a server may give it, and the worst names the
+/// call — the first of equals when two readings rank alike. A jail escape ask and an operator's
+/// `ask` rule both rank (ask, config): with the escaping reading first (the query cut) and the
+/// asked one after it (the query kept, as a server that strips `file://` reads it), the escape is
+/// named, and a bare escape is what the reviewer may answer.
+#[tokio::test]
+#[ignore = "open finding R7-7 (high): an operator's ask on one reading of a resource URI is hidden behind a jail escape on another and put to the reviewer"]
+async fn an_operators_ask_on_any_reading_of_a_resource_uri_is_never_reviewed() {
+    let peer = Peer::python("legacy");
+    let checker = FakeChecker::replying(Reply::Safe).await;
+    let jail = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        "jail: {{ root: \"{}\" }}\npermissions: {{ ask: [\"Read(/srv/secret/**)\"] }}\n{}",
+        jail.path().display(),
+        checker_yaml(&checker, "{ match: mcp__py__never_called, phases: [post] }")
+    );
+    let p = proxy(&config(&[("py", &peer.url())], &yaml)).await;
+    p.shared.approvals.enable_reviewer();
+    let url = proxy_url(&p, "py");
+    let s = Session::open(&url).await;
+    let read = |uri: &str| {
+        json!({"jsonrpc":"2.0","id":40,"method":"resources/read","params":{"uri":uri}}).to_string()
+    };
+    let headers = [("mcp-session-id", s.id.as_str()), ("mcp-protocol-version", crate::support::LEGACY)];
+    // The control: the plain spelling is the operator's ask, refused headless, never reviewed.
+    let (_, _, plain) = crate::support::post(&url, &headers, read("file:///srv/secret/key")).await;
+    assert!(plain.contains("Read(/srv/secret/**)"), "{plain}");
+    assert_eq!(reviews(&checker), 0, "{plain}");
+    let (_, _, hidden) =
+        crate::support::post(&url, &headers, read("file:///srv/public/x?/../../secret/key")).await;
+    assert_eq!(reviews(&checker), 0, "the model was asked about the operator's ask: {hidden}");
+}
