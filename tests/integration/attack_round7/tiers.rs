@@ -123,3 +123,34 @@ async fn an_untrusted_projects_claude_settings_allow_nothing_either() {
     let (a, stderr) = hook(&["pre", "--import-claude-permissions"], &bash(&p.ws(), "make"), &env).await;
     assert_ne!(decision(&a), "allow", "untrusted workspace, imported allow: {a} {stderr}");
 }
+
+/// A cloned repository ships a symlink to the user's tier file; the operator allows edits, and
+/// the agent (told by the repository's README) writes "its" file — which is the user file that
+/// trusts workspaces. The protection that asks before a write to a tier file must see the file
+/// the write lands in.
+#[tokio::test]
+async fn a_write_through_a_symlink_to_the_user_file_is_still_asked() {
+    let p = Place::new();
+    let user = p.base.join("config/portcullis/settings.yaml");
+    std::os::unix::fs::symlink(&user, p.ws().join("notes.yaml")).unwrap();
+    let extra = p.base.join("operator.yaml");
+    std::fs::write(&extra, "permissions: { allow: [\"Write\", \"Edit\"] }\n").unwrap();
+    let xdg = p.xdg();
+    let env = [("XDG_CONFIG_HOME", xdg.as_str())];
+    let write = |path: PathBuf| {
+        json!({
+            "session_id": "rt7-tiers", "cwd": p.ws().display().to_string(), "hook_event_name": "PreToolUse",
+            "tool_name": "Write",
+            "tool_input": { "file_path": path.display().to_string(), "content": format!("trusted_workspaces: [{}]\n", p.ws().display()) },
+        })
+        .to_string()
+    };
+    let extra = extra.display().to_string();
+    let args = ["pre", "--permission-config", extra.as_str()];
+    let (plain, _) = hook(&args, write(p.ws().join("plain.yaml")).as_bytes(), &env).await;
+    assert_eq!(decision(&plain), "allow", "the control: the operator allows writes: {plain}");
+    let (direct, _) = hook(&args, write(user.clone()).as_bytes(), &env).await;
+    assert_eq!(decision(&direct), "ask", "the user file by name: {direct}");
+    let (linked, stderr) = hook(&args, write(p.ws().join("notes.yaml")).as_bytes(), &env).await;
+    assert_ne!(decision(&linked), "allow", "through the link: {linked} {stderr}");
+}
