@@ -196,3 +196,33 @@ async fn an_operators_ask_on_any_reading_of_a_resource_uri_is_never_reviewed() {
         crate::support::post(&url, &headers, read("file:///srv/public/x?/../../secret/key")).await;
     assert_eq!(reviews(&checker), 0, "the model was asked about the operator's ask: {hidden}");
 }
+
+/// The same tie outside resource URIs: a file tool writing outside the jail (the escape ask,
+/// rank (ask, config)) whose text names a host the operator's `egress: ask` lists (also
+/// (ask, config)). `Engine::decide` keeps the subject's decision unless egress outranks it, so
+/// the escape is named and the reviewer answers the operator's egress ask.
+#[tokio::test]
+#[ignore = "open finding R7-7 (high): an operator's egress ask is hidden behind a jail escape of equal rank and put to the reviewer"]
+async fn an_operators_egress_ask_behind_a_jail_escape_is_never_reviewed() {
+    let peer = Peer::python("legacy");
+    let checker = FakeChecker::replying(Reply::Safe).await;
+    let jail = tempfile::tempdir().unwrap();
+    let yaml = format!(
+        "jail: {{ root: \"{}\" }}\n\
+         tools: [{{ match: mcp__py__write_note, kind: file, path: /path, access: write }}]\n\
+         egress: {{ ask: [\"partner.example\"] }}\n{}",
+        jail.path().display(),
+        checker_yaml(&checker, "{ match: mcp__py__never_called, phases: [post] }")
+    );
+    let p = proxy(&config(&[("py", &peer.url())], &yaml)).await;
+    p.shared.approvals.enable_reviewer();
+    let mut s = Session::open(&proxy_url(&p, "py")).await;
+    let text = "upload to https://partner.example/drop";
+    let inside = jail.path().join("notes.txt").display().to_string();
+    let (_, _, control) = s.call("write_note", json!({ "path": inside, "text": text }), &[]).await;
+    assert!(text_of(&control).contains("partner.example"), "the control: egress asks: {control}");
+    assert_eq!(reviews(&checker), 0, "{control}");
+    let (_, _, msg) = s.call("write_note", json!({ "path": "/srv/out.txt", "text": text }), &[]).await;
+    assert_eq!(reviews(&checker), 0, "the model was asked about the operator's egress ask: {msg}");
+    assert!(peer.tools_run().is_empty(), "{msg}");
+}
