@@ -80,7 +80,7 @@ impl Guard {
             None => None,
         };
         let metrics_flows = metrics.flows.clone();
-        Ok(Guard {
+        let guard = Guard {
             engine: Arc::new(policy.engine.clone()),
             agents: Arc::new(agent_engines(policy)),
             redact: policy.redact.clone(),
@@ -99,7 +99,9 @@ impl Guard {
             limits: Arc::default(),
             flows: policy.flows.clone().map(|s| Arc::new(crate::flows::Flows::new(s, metrics_flows.clone()))),
             authority: Arc::new(crate::authority::Authority::new(&policy.authority)),
-        })
+        };
+        guard.export_rules();
+        Ok(guard)
     }
 
     /// The same guard, deciding delegated agents' calls with the grants in `delegations`.
@@ -301,7 +303,7 @@ impl Guard {
         // A tool whose definition was withheld from the agent is not called either.
         if let Some(w) = self.tool_defs.refusal(self.screening(), call) {
             let withheld = Denial { reason: w.reason, rule: w.rule.into(), outcome: w.outcome, ask: None };
-            self.metrics.rule_decision(Effect::Deny, Scope::Builtin);
+            self.metrics.rule_decision(Effect::Deny, Scope::Builtin, &withheld.rule);
             let d = keep.then(|| Decision {
                 effect: Effect::Deny,
                 rule: withheld.rule.clone(),
@@ -314,7 +316,7 @@ impl Guard {
         // A held secret bound where it may not go (or its value itself): refused before any rule
         // or model reads the arguments.
         if let Some(r) = self.secrets.as_ref().and_then(|s| s.refusal(call, self.engine.kinds())) {
-            self.metrics.rule_decision(Effect::Deny, Scope::Builtin);
+            self.metrics.rule_decision(Effect::Deny, Scope::Builtin, &r.rule);
             let d = Decision {
                 effect: Effect::Deny,
                 rule: r.rule,
@@ -353,7 +355,7 @@ impl Guard {
             }
         };
         let d = Self::attributed(call, d);
-        self.metrics.rule_decision(d.effect, d.scope);
+        self.metrics.rule_decision(d.effect, d.scope, &d.rule);
         let kept = keep.then(|| d.clone());
         let scope = d.scope.as_str();
         let outcome = match d.effect {

@@ -13,6 +13,14 @@ use crate::rules::{Decision, Effect, Engine, Layered, Scope};
 const MAX_DELEGATED_ENGINES: usize = 4096;
 
 impl Guard {
+    /// Exports every configured rule of this guard (the config's and each agent's) at zero in
+    /// `rule_hits_total`, dropping the series of rules no longer configured: at start and after
+    /// each reload is swapped in.
+    pub fn export_rules(&self) {
+        let agents = self.agents.values().flat_map(|e| e.rules());
+        self.metrics.rules.in_force(self.engine.rules().iter().chain(agents));
+    }
+
     /// The engine `call` is decided with: its agent's, or the config's for an anonymous caller.
     /// A caller whose agent is no longer configured (a reload removed it while the call was on
     /// its way) is refused. A delegated agent decides with its root's current engine narrowed by
