@@ -15,6 +15,9 @@ use crate::rules::{Effect, Scope};
 /// Distinct tool names kept as label values before the rest fold into `other`.
 const MAX_TOOL_LABELS: usize = 256;
 const OTHER: &str = "other";
+/// Every `upstream_errors_total{kind}` ([`crate::proxy::error::ProxyError::upstream_failure`]).
+const UPSTREAM_ERROR_KINDS: [&str; 7] =
+    ["connect", "timeout", "failed", "too_large", "uninspectable", "unauthorized", "credential"];
 
 #[derive(Debug)]
 pub struct Metrics {
@@ -262,6 +265,10 @@ impl Metrics {
     /// Exports `upstream`'s change counter at 0 (a configured name).
     pub fn tool_definition_changes_start(&self, upstream: &str) {
         self.tool_definition_changes.with_label_values(&[upstream]);
+        // And its error series, so an error-ratio alert sees zeros, not an absent series.
+        for kind in UPSTREAM_ERROR_KINDS {
+            self.upstream_errors.with_label_values(&[upstream, kind]);
+        }
     }
 
     /// Counts one changed (or unpinned) tool definition of `upstream` (a configured name).

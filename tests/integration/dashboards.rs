@@ -29,7 +29,7 @@ type Exported = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
 
 const TARGET_LABELS: [&str; 2] = ["job", "instance"];
 const PROMETHEUS_OWN: [&str; 1] = ["up"];
-const ALERTS: [&str; 9] = [
+const ALERTS: [&str; 11] = [
     "PortcullisDown",
     "PortcullisCheckerDown",
     "PortcullisUnguardedTraffic",
@@ -39,6 +39,8 @@ const ALERTS: [&str; 9] = [
     "PortcullisApprovalsBacklog",
     "PortcullisStateBackendDown",
     "PortcullisToolDefinitionChanged",
+    "PortcullisAuditDropping",
+    "PortcullisUpstreamFailing",
 ];
 
 fn root() -> PathBuf {
