@@ -203,7 +203,7 @@ const STEPS: &[Step] = &[
     },
     Step {
         tool: "read_file",
-        args: r#"{"path":"../../../etc/passwd"}"#,
+        args: r#"{"path":"../../../../../../../../../../etc/passwd"}"#,
         why: "hostile: traversal out of the jail",
         expect: Expect::Denied,
     },
