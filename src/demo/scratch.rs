@@ -72,15 +72,14 @@ fn private_dir(path: &Path) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    fn parent() -> PathBuf {
-        let p = std::env::temp_dir().join(format!("portcullis-scratch-test-{}", std::process::id()));
-        std::fs::create_dir_all(&p).unwrap();
-        p
+    fn parent() -> tempfile::TempDir {
+        tempfile::tempdir().unwrap()
     }
 
     #[test]
     fn the_directory_and_everything_in_it_are_gone_once_dropped() {
-        let s = Scratch::create_in(&parent()).unwrap();
+        let dir = parent();
+        let s = Scratch::create_in(dir.path()).unwrap();
         std::fs::create_dir(s.jail()).unwrap();
         std::fs::write(s.jail().join("notes.txt"), "x").unwrap();
         std::fs::write(s.audit_log(), "{}\n").unwrap();
@@ -94,7 +93,7 @@ mod tests {
     fn the_directory_is_its_users_alone_and_each_run_gets_a_fresh_one() {
         use std::os::unix::fs::PermissionsExt;
         let dir = parent();
-        let (a, b) = (Scratch::create_in(&dir).unwrap(), Scratch::create_in(&dir).unwrap());
+        let (a, b) = (Scratch::create_in(dir.path()).unwrap(), Scratch::create_in(dir.path()).unwrap());
         assert_ne!(a.root(), b.root());
         let mode = std::fs::metadata(a.root()).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o700, "{mode:o}");
@@ -102,13 +101,13 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn a_planted_symlink_is_never_followed_or_removed_through() {
-        let dir = parent();
+    fn a_name_someone_planted_a_symlink_at_is_refused_not_followed() {
+        let tmp = parent();
+        let dir = tmp.path();
         let target = dir.join("victim");
         std::fs::create_dir_all(&target).unwrap();
         std::fs::write(target.join("keep"), "x").unwrap();
         let planted = dir.join("planted");
-        let _ = std::fs::remove_file(&planted);
         std::os::unix::fs::symlink(&target, &planted).unwrap();
         // The name is taken: the builder refuses it rather than writing through the link.
         assert_eq!(private_dir(&planted).unwrap_err().kind(), std::io::ErrorKind::AlreadyExists);

@@ -142,7 +142,7 @@ async fn the_console_tables_real_decisions_in_local_time_filters_them_and_counts
     assert!(decisions.len() >= 8, "{decisions:?}");
 
     let b = Browser::start_with(&[("TZ", ZONE)]).await;
-    b.window(1400, 2300).await;
+    b.window(1400, 1500).await;
     b.goto(&format!("{admin}/console")).await;
     b.type_into(&b.find("#token").await, token).await;
     b.click(&b.find("#connect").await).await;
