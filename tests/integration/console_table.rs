@@ -142,7 +142,7 @@ async fn the_console_tables_real_decisions_in_local_time_filters_them_and_counts
     assert!(decisions.len() >= 8, "{decisions:?}");
 
     let b = Browser::start_with(&[("TZ", ZONE)]).await;
-    b.window(1400, 1500).await;
+    b.window(1400, 1750).await;
     b.goto(&format!("{admin}/console")).await;
     b.type_into(&b.find("#token").await, token).await;
     b.click(&b.find("#connect").await).await;
@@ -190,6 +190,10 @@ async fn the_console_tables_real_decisions_in_local_time_filters_them_and_counts
         "{outcomes:?}"
     );
     pick(&b, "#f-outcome", "").await;
+    // No agents are configured: "(none)" keeps every row, as "all" does.
+    pick(&b, "#f-agent", "!").await;
+    assert_eq!(column(&b, "agent").await.len(), total);
+    pick(&b, "#f-agent", "").await;
     let search = b.find("#f-search").await;
     b.type_into(&search, "get-sum").await;
     // Every field is searched: each of get-sum's decisions (before the call and on its result).
