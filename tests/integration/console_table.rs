@@ -323,3 +323,34 @@ async fn the_console_tables_real_decisions_in_local_time_filters_them_and_counts
     b.quit().await;
     p.shutdown().await;
 }
+
+#[tokio::test]
+async fn status_names_the_checker_as_none_the_local_detectors_or_the_model_after_them() {
+    use crate::support::fake_checker::{FakeChecker, Reply};
+    let token_env = "PORTCULLIS_TEST_ADMIN_TOKEN_CONSOLE_CHECKER";
+    let token = "console-checker-operator-0b8e2d77";
+    std::env::set_var(token_env, token);
+    let fake = FakeChecker::replying(Reply::Safe).await;
+    let model = format!(
+        "guardrails: {{ checker: {{ base_url: \"{}\", model: fake-judge, timeout: 2s }} }}\n",
+        fake.url
+    );
+    for (extra, kind, name) in [
+        ("", "none", None),
+        ("guardrails: { checker: local }\n", "local", None),
+        (model.as_str(), "model", Some("fake-judge")),
+    ] {
+        let yaml = format!(
+            "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\nupstreams:\n  py: {{ url: \"http://127.0.0.1:9/mcp\" }}\n{extra}"
+        );
+        let p = proxy(&portcullis::config::Config::parse(&yaml, "test").unwrap()).await;
+        let (status, s) = admin_get(&format!("http://{}", p.admin_addr), "/status", token).await;
+        let checker = &s["checker"];
+        assert_eq!((status, checker["kind"].as_str()), (200, Some(kind)), "{s}");
+        assert_eq!(checker["model"].as_str(), name, "{s}");
+        // The detectors run first whatever judges after them; with no checker there are none.
+        let detectors = checker["detectors"].as_array().map(Vec::len).unwrap_or(0);
+        assert_eq!(detectors > 0, kind != "none", "{s}");
+        p.shutdown().await;
+    }
+}
