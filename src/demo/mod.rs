@@ -8,6 +8,15 @@
 //! fails. The signals are listened for before the directory exists, so none of them can kill the
 //! process with the directory still on disk.
 
+/// `println!` that never panics: a reader that went away (`portcullis demo | head`) ends the
+/// story's output, not the demo (which must still remove its scratch directory).
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 pub mod sample_server;
 mod scratch;
 mod script;
@@ -43,7 +52,7 @@ pub async fn run(
     let story = tokio::select! {
         story = tell(&scratch, listen) => story?,
         () = stop.as_mut() => {
-            println!("\ninterrupted: scratch directory {} removed.", scratch.root().display());
+            say!("\ninterrupted: scratch directory {} removed.", scratch.root().display());
             return Ok(());
         }
     };
@@ -51,9 +60,9 @@ pub async fn run(
     if once {
         running.shutdown().await;
     } else {
-        println!("still serving: point an MCP client at {proxy_url} (Streamable HTTP). Ctrl-C stops.");
+        say!("still serving: point an MCP client at {proxy_url} (Streamable HTTP). Ctrl-C stops.");
         running.run_until(stop).await;
-        println!("stopped: scratch directory {} removed.", scratch.root().display());
+        say!("stopped: scratch directory {} removed.", scratch.root().display());
     }
     drop(scratch);
     result
@@ -127,24 +136,22 @@ async fn tell(scratch: &Scratch, listen: Option<SocketAddr>) -> anyhow::Result<S
     let running = crate::app::start_with_token(&config, Some(token.clone())).await?;
     let proxy_url = format!("http://{}/mcp/sample", running.addr);
     let admin = format!("http://{}", running.admin_addr);
-    println!("portcullis demo: the embedded default (config/portcullis.yaml)");
-    println!("  sample tool server  {}  (files in {})", sample.url, sample.scratch.display());
-    println!("  proxy               {proxy_url}");
-    println!("  console             {admin}/console  (paste the admin token below)");
-    println!("  admin token         {token}");
-    println!("  metrics             {admin}/metrics");
-    println!("  audit log           {}", scratch.audit_log().display());
-    println!(
-        "  approvals (CLI)     PORTCULLIS_ADMIN_TOKEN={token} portcullis approvals --admin {admin} list"
-    );
-    println!("  scratch directory   {}  (removed when the demo ends)", scratch.root().display());
-    println!();
-    println!("scripted agent session through the proxy:");
+    say!("portcullis demo: the embedded default (config/portcullis.yaml)");
+    say!("  sample tool server  {}  (files in {})", sample.url, sample.scratch.display());
+    say!("  proxy               {proxy_url}");
+    say!("  console             {admin}/console  (paste the admin token below)");
+    say!("  admin token         {token}");
+    say!("  metrics             {admin}/metrics");
+    say!("  audit log           {}", scratch.audit_log().display());
+    say!("  approvals (CLI)     PORTCULLIS_ADMIN_TOKEN={token} portcullis approvals --admin {admin} list");
+    say!("  scratch directory   {}  (removed when the demo ends)", scratch.root().display());
+    say!();
+    say!("scripted agent session through the proxy:");
     let operator = script::Operator::new(admin, token);
     let surprises = script::replay(&proxy_url, &sample, &running.metrics, &operator).await?;
-    println!();
+    say!();
     let result = if surprises == 0 {
-        println!("every call behaved as the policy says.");
+        say!("every call behaved as the policy says.");
         Ok(())
     } else {
         Err(anyhow::anyhow!("{surprises} step(s) did not behave as the policy says"))

@@ -39,20 +39,23 @@ fn exited(child: &mut Child) -> std::process::ExitStatus {
 
 /// The stdout lines of a serving demo, up to the one saying it serves on.
 fn until_serving(child: &mut Child) -> Vec<String> {
+    until(child, "still serving")
+}
+
+/// The stdout lines of a demo up to the first that starts with `prefix` (after trimming).
+fn until(child: &mut Child, prefix: &str) -> Vec<String> {
     let stdout = child.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
+        // Read to the end, whoever still listens: the demo's stdout stays open.
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                return;
-            }
+            let _ = tx.send(line);
         }
     });
     let mut lines = Vec::new();
     loop {
-        let line =
-            rx.recv_timeout(PATIENCE).unwrap_or_else(|_| panic!("the demo never served on: {lines:#?}"));
-        let done = line.starts_with("still serving");
+        let line = rx.recv_timeout(PATIENCE).unwrap_or_else(|_| panic!("no {prefix:?} line: {lines:#?}"));
+        let done = line.trim_start().starts_with(prefix);
         lines.push(line);
         if done {
             return lines;
@@ -174,5 +177,42 @@ fn a_demo_that_cannot_start_leaves_nothing_behind() {
     let port = taken.local_addr().unwrap().port();
     let out = demo(tmp.path()).args(["--listen", &format!("127.0.0.1:{port}"), "--once"]).output().unwrap();
     assert!(!out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(left_in(tmp.path()).is_empty(), "left behind: {:?}", left_in(tmp.path()));
+}
+
+#[test]
+fn ctrl_c_while_the_story_is_told_leaves_nothing_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = demo(tmp.path())
+        .args(["--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Printed just before the scripted session starts: the signal lands in it (or, on a fast
+    // machine, just after it — the directory must be gone either way).
+    until(&mut child, "scratch directory");
+    signal(&child, "INT");
+    assert!(exited(&mut child).success());
+    assert!(left_in(tmp.path()).is_empty(), "left behind: {:?}", left_in(tmp.path()));
+}
+
+#[test]
+fn a_reader_that_goes_away_ends_the_output_not_the_demo() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = demo(tmp.path())
+        .args(["--listen", "127.0.0.1:0", "--once"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // `portcullis demo | head -1`: one line read, then the pipe is closed.
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert!(first.starts_with("portcullis demo"), "{first}");
+    let status = exited(&mut child);
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    assert!(status.success(), "{status}: {stderr}");
     assert!(left_in(tmp.path()).is_empty(), "left behind: {:?}", left_in(tmp.path()));
 }
