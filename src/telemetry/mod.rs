@@ -5,7 +5,9 @@ pub mod flow_metrics;
 pub mod limit_metrics;
 pub mod metrics;
 pub mod notify_metrics;
+mod process_metrics;
 pub mod reviewer_metrics;
+pub mod rule_metrics;
 mod tally;
 
 pub use metrics::Metrics;
