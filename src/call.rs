@@ -164,6 +164,8 @@ pub struct ToolCall {
     /// Whether the agent says it is planning ([`Mode::Plan`]: edits, writes and shell not proven
     /// read-only are refused before the rules).
     pub mode: Mode,
+    /// The id its decisions are recorded and cited under ([`crate::decision`]).
+    pub decision: crate::decision::DecisionId,
 }
 
 /// What the agent says it is doing. Only the agent says it, and it can only narrow: plan mode
@@ -256,6 +258,7 @@ impl ToolCall {
             task: None,
             user_task: None,
             mode: Mode::Act,
+            decision: crate::decision::DecisionId::next(),
         }
     }
 
@@ -286,6 +289,7 @@ impl ToolCall {
             task: None,
             user_task: None,
             mode: Mode::Act,
+            decision: crate::decision::DecisionId::next(),
         }
     }
 

@@ -60,6 +60,8 @@ pub struct Guard {
     flows: Option<Arc<crate::flows::Flows>>,
     /// What vets a call the rules allowed (`authority:`; this policy's).
     authority: Arc<crate::authority::Authority>,
+    /// This policy's version, as audit lines name it ([`crate::audit::why::policy_version`]).
+    version: Arc<str>,
 }
 
 /// Delegated engines kept per guard (as many as the store holds grants).
@@ -103,6 +105,7 @@ impl Guard {
             limits: Arc::default(),
             flows: policy.flows.clone().map(|s| Arc::new(crate::flows::Flows::new(s, metrics_flows.clone()))),
             authority: Arc::new(crate::authority::Authority::new(&policy.authority)),
+            version: crate::audit::why::policy_version(policy).into(),
         })
     }
 
@@ -154,6 +157,11 @@ impl Guard {
         &self.audit
     }
 
+    /// The version of the policy this guard decides by.
+    pub fn policy_version(&self) -> &Arc<str> {
+        &self.version
+    }
+
     /// A guard for a reloaded `policy`, keeping this one's checker client, cache and breaker
     /// when the checker's settings are unchanged.
     pub fn reload(&self, policy: &Policy) -> Result<Guard, ClientError> {
@@ -192,6 +200,7 @@ impl Guard {
                 })
             }),
             authority: Arc::new(crate::authority::Authority::new(&policy.authority)),
+            version: crate::audit::why::policy_version(policy).into(),
         })
     }
 

@@ -137,6 +137,7 @@ fn build(tool: &str, args: Map<String, Value>) -> ToolCall {
         task: None,
         user_task: None,
         mode: crate::call::Mode::Act,
+        decision: crate::decision::DecisionId::next(),
     }
 }
 

@@ -36,9 +36,15 @@ impl Engine {
     pub fn matched(&self, qualified: &str, args: &Value) -> Vec<Matched> {
         let mut out = Vec::new();
         self.matched_in(qualified, self.parts.kinds.classify(qualified, args), &mut out);
-        out.sort_by(|a, b| (b.effect, b.scope).cmp(&(a.effect, a.scope)));
-        out.dedup();
-        out
+        out.sort_by_key(|m| std::cmp::Reverse((m.effect, m.scope)));
+        // A rule met twice the same way (two readings of one URI) is listed once.
+        let mut listed: Vec<Matched> = Vec::with_capacity(out.len());
+        for m in out {
+            if !listed.contains(&m) {
+                listed.push(m);
+            }
+        }
+        listed
     }
 
     fn matched_in(&self, qualified: &str, subject: Subject, out: &mut Vec<Matched>) {
