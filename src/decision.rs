@@ -4,9 +4,11 @@
 //!
 //! An id is a per-process counter passed through a keyed permutation (a four-round Feistel
 //! network over 60 bits whose round function is SipHash under a per-process random key), shown
-//! as 12 characters of Crockford base32. Making one is an atomic increment and a few hashes: no
-//! syscall and no lock on the call path. A permutation never repeats within a process, and the
-//! random key means neither an id nor the gap between two ids says how many calls were decided.
+//! as 12 characters of Crockford base32. Making one is an atomic increment — no syscall, no lock;
+//! the permutation runs only when the id is shown (a refusal, an audit line), so an allowed call
+//! with no audit line pays for the increment alone. A permutation never repeats within a
+//! process, and the random key means neither an id nor the gap between two ids says how many
+//! calls were decided.
 
 use std::fmt;
 use std::hash::BuildHasher;
@@ -20,9 +22,15 @@ const HALF_MASK: u64 = (1 << HALF) - 1;
 /// Crockford's base32: no I, L, O or U, so an id read aloud or retyped survives.
 const ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
-/// One decision's id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// One decision's id: the counter's value, shown permuted (so `Debug` shows it permuted too).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DecisionId(u64);
+
+impl fmt::Debug for DecisionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DecisionId({self})")
+    }
+}
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
@@ -39,10 +47,23 @@ fn round(r: u64, half: u64) -> u64 {
 impl DecisionId {
     /// A fresh id, never given before in this process.
     pub fn next() -> DecisionId {
-        let n = NEXT.fetch_add(1, Ordering::Relaxed) & ((1 << BITS) - 1);
-        let (mut l, mut r) = (n >> HALF, n & HALF_MASK);
+        DecisionId(NEXT.fetch_add(1, Ordering::Relaxed) & ((1 << BITS) - 1))
+    }
+
+    /// The value shown: the counter, permuted.
+    fn shown(self) -> u64 {
+        let (mut l, mut r) = (self.0 >> HALF, self.0 & HALF_MASK);
         for i in 0..4 {
             (l, r) = (r, l ^ round(i, r));
+        }
+        (l << HALF) | r
+    }
+
+    /// The counter behind a shown value (the permutation run backwards).
+    fn unshown(v: u64) -> DecisionId {
+        let (mut l, mut r) = (v >> HALF, v & HALF_MASK);
+        for i in (0..4).rev() {
+            (l, r) = (r ^ round(i, l), l);
         }
         DecisionId((l << HALF) | r)
     }
@@ -62,7 +83,7 @@ impl DecisionId {
             let digit = ALPHABET.iter().position(|&a| a == c)?;
             v = (v << 5) | digit as u64;
         }
-        Some(DecisionId(v))
+        Some(DecisionId::unshown(v))
     }
 
     /// The sentence that ends a refusal: where to ask why.
@@ -73,10 +94,11 @@ impl DecisionId {
 
 impl fmt::Display for DecisionId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let shown = self.shown();
         let mut out = [0u8; (BITS / 5) as usize];
         for (i, slot) in out.iter_mut().enumerate() {
             let shift = BITS - 5 * (i as u32 + 1);
-            *slot = ALPHABET[((self.0 >> shift) & 31) as usize];
+            *slot = ALPHABET[((shown >> shift) & 31) as usize];
         }
         f.write_str(std::str::from_utf8(&out).map_err(|_| fmt::Error)?)
     }
@@ -137,7 +159,12 @@ mod tests {
     fn consecutive_ids_do_not_count_calls() {
         let (a, b) = (DecisionId::next(), DecisionId::next());
         // A counter would differ by one; a permutation scatters them.
-        assert!(a.0.abs_diff(b.0) > 1 << 20, "{a} {b}");
+        assert!(a.shown().abs_diff(b.shown()) > 1 << 20, "{a} {b}");
+        assert_eq!(
+            format!("{a:?}"),
+            format!("DecisionId({a})"),
+            "Debug shows the permuted id, not the count"
+        );
     }
 
     #[test]

@@ -14,6 +14,8 @@
 //! ([`Audit::explained`]) — refusals and asks even when no line is written — and each line is
 //! handed to the live tap's subscribers ([`tap::Tap`]).
 
+#[cfg(test)]
+mod explained_tests;
 mod ring;
 mod sink;
 pub mod tap;
@@ -327,8 +329,8 @@ impl Audit {
         self.call_explained(phase, call, (outcome, rule, reason), subject, latency, x)
     }
 
-    /// [`Self::call`], with the policy version and, for a refusal or an ask, why (and the notes
-    /// the gate left for this decision: [`Self::note`]).
+    /// [`Self::call`], with the policy version and, for a refusal or an ask, why (with the notes
+    /// the gate left for this decision laid in: [`Self::note`], [`Self::take_notes`]).
     pub fn call_explained(
         &self,
         phase: Stage,
@@ -336,15 +338,12 @@ impl Audit {
         (outcome, rule, reason): (crate::outcome::Recorded, Option<&str>, Option<&str>),
         subject: Option<&Value>,
         latency: Duration,
-        mut x: Explained,
+        x: Explained,
     ) {
         use crate::outcome::{CallOutcome, Recorded};
         let refused = !matches!(outcome, Recorded::Outcome(CallOutcome::Forwarded | CallOutcome::Rewritten));
         if !self.wants(refused) {
             return;
-        }
-        if let (Some(why), Some(id)) = (x.why.as_mut(), x.id) {
-            self.notes.take_into(id, why);
         }
         let args;
         let subject = match (phase, subject) {
@@ -391,6 +390,11 @@ impl Audit {
         }
     }
 
+    /// Lays the notes left for decision `id` into `why` (forgetting them).
+    pub fn take_notes(&self, id: DecisionId, why: &mut why::Why) {
+        self.notes.take_into(id, why);
+    }
+
     /// Every kept line of decision `id`, oldest first (empty when none is kept).
     pub fn explained(&self, id: DecisionId) -> Vec<Record> {
         self.explained.find(id)
@@ -426,7 +430,19 @@ pub struct Explained {
     pub why: Option<why::Why>,
 }
 
-/// Masks every secret the local detectors find in each string of `v`.
+/// Characters of one string in a line's `why` (a reason names the command, which may be long).
+const WHY_STRING: usize = 1024;
+
+/// `s` cut to `max` characters (marked `…`), on a character boundary.
+pub(crate) fn clip(s: &mut String, max: usize) {
+    if let Some((at, _)) = s.char_indices().nth(max) {
+        s.truncate(at);
+        s.push('…');
+    }
+}
+
+/// Masks every secret the local detectors find in each string of `v` (masked whole, then cut:
+/// a secret cut in half is still masked), and cuts each to [`WHY_STRING`] characters.
 fn mask_strings(v: &mut Value) {
     match v {
         Value::String(s) => {
@@ -434,6 +450,7 @@ fn mask_strings(v: &mut Value) {
             if !findings.is_empty() {
                 *s = detect::mask(s, &findings);
             }
+            clip(s, WHY_STRING);
         }
         Value::Array(items) => items.iter_mut().for_each(mask_strings),
         Value::Object(map) => map.values_mut().for_each(mask_strings),

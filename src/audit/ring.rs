@@ -9,6 +9,9 @@ use std::sync::Mutex;
 use super::Record;
 use crate::decision::DecisionId;
 
+/// Characters of a kept refusal's reason (the audit line has it whole).
+const REASON: usize = 4096;
+
 #[derive(Debug, Default)]
 pub(super) struct Ring {
     kept: Mutex<VecDeque<Record>>,
@@ -28,11 +31,16 @@ impl Ring {
         if self.size == 0 || r.id.is_none() {
             return;
         }
+        // Bounded in bytes too: a refusal's reason names the command, which may be megabytes.
+        let mut r = r.clone();
+        if let Some(reason) = r.reason.as_mut() {
+            super::clip(reason, REASON);
+        }
         let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
         if kept.len() >= self.size {
             kept.pop_front();
         }
-        kept.push_back(r.clone());
+        kept.push_back(r);
     }
 
     /// Every kept record of decision `id`, oldest first.

@@ -83,6 +83,8 @@ pub struct Waiver {
 /// What the gate learnt about a call on its way to a decision, before the decision is recorded.
 #[derive(Debug, Clone)]
 pub enum Note {
+    /// Layer 1's decision, when it refused or asked.
+    Layer1(Layer1),
     Checked(Checked),
     Waiver(Waiver),
 }
@@ -104,13 +106,14 @@ impl Notes {
     }
 
     /// Lays the notes kept for `id` into `why`, forgetting them.
-    pub(super) fn take_into(&self, id: DecisionId, why: &mut Why) {
+    pub(crate) fn take_into(&self, id: DecisionId, why: &mut Why) {
         let mut q = self.0.lock().unwrap_or_else(|p| p.into_inner());
         q.retain(|(of, note)| {
             if *of != id {
                 return true;
             }
             match note {
+                Note::Layer1(d) => why.layer1 = Some(d.clone()),
                 Note::Checked(c) => why.checker = Some(c.clone()),
                 Note::Waiver(w) => why.waiver = Some(*w),
             }

@@ -40,7 +40,7 @@ struct State {
 pub(super) fn respond(sub: Subscription) -> Resp {
     let state = State { sub, told: 0 };
     let frames = futures_util::stream::unfold(state, |mut s| async move {
-        let text = match tokio::time::timeout(KEEPALIVE, s.sub.events.recv()).await {
+        let text = match tokio::time::timeout(KEEPALIVE, s.sub.next()).await {
             Err(_) => ": keep-alive\n\n".to_owned(),
             Ok(None) => return None,
             Ok(Some(line)) => {

@@ -424,6 +424,9 @@ impl Guard {
         let d = Self::attributed(call, d);
         self.metrics.rule_decision(d.effect, d.scope);
         let kept = keep.then(|| d.clone());
+        if d.effect != Effect::Allow {
+            self.audit.note(call.decision, crate::audit::why::Note::Layer1(super::pre::why::layer1(&d)));
+        }
         let scope = d.scope.as_str();
         let outcome = match d.effect {
             Effect::Allow => match checker {

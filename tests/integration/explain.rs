@@ -72,13 +72,17 @@ async fn a_refused_call_cites_a_decision_that_explain_shows_with_its_rule_scope_
     let admin = format!("http://{}", p.admin_addr);
     let (ok, text) = explain(&[&id, "--admin", &admin, "--token-env", TOKEN_ENV]).await;
     assert!(ok, "{text}");
+    // docs/explain.md shows a captured run: `PORTCULLIS_EXPLAIN_CAPTURE=FILE` writes this one.
+    if let Some(file) = std::env::var_os("PORTCULLIS_EXPLAIN_CAPTURE") {
+        std::fs::write(file, &text).unwrap();
+    }
     for want in [
         format!("decision {id}"),
         "before the call".into(),
         "denied".into(),
         "tool:      mcp__py__echo (upstream py)".into(),
         "layer 1:   deny by Shell(git push:*) (scope config)".into(),
-        "deny  Shell(git push:*)  scope config  on `git -C . push origin main`: is `git push` once its global options are read".into(),
+        "deny  Shell(git push:*)  scope config  on `git -C . push origin main`: is `git push origin main` once its global options are read".into(),
         "allow Shell(git:*)  scope config".into(),
         "policy:    version ".into(),
     ] {
@@ -206,36 +210,97 @@ async fn the_tap_streams_a_decision_made_after_subscribing_and_ends_on_shutdown(
     assert!(!tap.until(|_| false).await, "the stream ended");
 }
 
-#[tokio::test]
-async fn a_subscriber_that_never_reads_does_not_stall_calls() {
-    let peer = Peer::python("legacy");
-    let p = start(&peer.url(), "").await;
-    let admin = format!("http://{}", p.admin_addr);
-    // Opened and never read: its queue fills, then the socket's buffers, and it loses events.
-    let _stalled = Tap::open(&admin).await;
-    let url = proxy_url(&p, "py");
-    let session = crate::support::open_legacy_session(&url).await;
+/// Sends `n` refused calls, 50 at a time, on `session`; returns how long they took.
+async fn refusals(url: &str, session: &str, n: usize, padding: &str) -> Duration {
     let started = std::time::Instant::now();
-    // Each refusal is an event of ~1 KiB: far more than the queue and the socket buffers hold.
-    for batch in 0..40 {
-        let calls = (0..50).map(|i| {
-            let (url, session) = (url.clone(), session.clone());
-            async move {
-                let body = json!({"jsonrpc": "2.0", "id": batch * 50 + i, "method": "tools/call",
-                    "params": {"name": "echo", "arguments": {"message": format!("git push origin b{i} {}", "x".repeat(600))}}});
-                let h = [("mcp-session-id", session.as_str()), ("mcp-protocol-version", LEGACY)];
-                post(&url, &h, body.to_string()).await
-            }
+    for batch in 0..n.div_ceil(50) {
+        let calls = (0..50.min(n - batch * 50)).map(|i| async move {
+            let body = json!({"jsonrpc": "2.0", "id": batch * 50 + i, "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"message": format!("git push origin b{i} {padding}")}}});
+            let h = [("mcp-session-id", session), ("mcp-protocol-version", LEGACY)];
+            post(url, &h, body.to_string()).await
         });
         for (status, _, body) in futures_util::future::join_all(calls).await {
             assert_eq!(status, 200, "{body}");
             assert!(body.contains("(decision "), "{body}");
         }
     }
-    assert!(started.elapsed() < Duration::from_secs(60), "2,000 refusals took {:?}", started.elapsed());
+    started.elapsed()
+}
+
+/// A tap opened on a raw socket with a small receive buffer and never read: what a stuck
+/// operator's `curl` looks like to the proxy.
+fn stalled_tap(admin: std::net::SocketAddr) -> std::net::TcpStream {
+    use std::io::Write;
+    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    s.set_recv_buffer_size(4096).unwrap();
+    s.connect(&admin.into()).unwrap();
+    let mut s: std::net::TcpStream = s.into();
+    write!(s, "GET /decisions/stream HTTP/1.1\r\nHost: {admin}\r\nAuthorization: Bearer {TOKEN}\r\n\r\n")
+        .unwrap();
+    // The head only (the tap is subscribed once it is sent); the body is left unread.
+    use std::io::Read;
+    let (mut head, mut byte) = (Vec::new(), [0u8]);
+    while !head.ends_with(b"\r\n\r\n") {
+        s.read_exact(&mut byte).unwrap();
+        head.push(byte[0]);
+    }
+    assert!(head.starts_with(b"HTTP/1.1 200"), "{}", String::from_utf8_lossy(&head));
+    s
+}
+
+#[tokio::test]
+async fn a_subscriber_that_never_reads_does_not_stall_calls() {
+    let peer = Peer::python("legacy");
+    let p = start(&peer.url(), "").await;
+    let admin = format!("http://{}", p.admin_addr);
+    let url = proxy_url(&p, "py");
+    let session = crate::support::open_legacy_session(&url).await;
+    // Each refusal is an event of ~10 KiB (the command is in its reasons): 200 of them are more
+    // than a subscriber's queue holds (512 KiB); the sockets' buffers may hold the rest.
+    let padding = "x".repeat(4 << 10);
+    let alone = refusals(&url, &session, 50, &padding).await;
+    // Blocking socket work off the runtime the admin listener runs on.
+    let at = p.admin_addr;
+    let stalled = tokio::task::spawn_blocking(move || stalled_tap(at)).await.unwrap();
+    let filling = refusals(&url, &session, 200, &padding).await;
+    let beside_a_full_tap = refusals(&url, &session, 50, &padding).await;
+    eprintln!(
+        "50 refusals: {alone:?} alone, {beside_a_full_tap:?} beside a stalled tap (200 took {filling:?})"
+    );
+    assert!(
+        beside_a_full_tap < alone * 4 + Duration::from_secs(5),
+        "50 refusals took {alone:?} with no subscriber and {beside_a_full_tap:?} beside a stalled one"
+    );
     // And a new subscriber still gets the next decision.
     let mut fresh = Tap::open(&admin).await;
     let out = py_client(&url, "legacy", &["call", "echo", r#"{"message": "git push"}"#]).await;
     let id = cited(&text_of(&out[0]));
     assert!(fresh.until(|t| t.contains(&id)).await);
+    // The stalled subscriber, reading at last, gets the rest.
+    let last = id.clone();
+    let read = tokio::task::spawn_blocking(move || {
+        use std::io::Read;
+        let mut stalled = stalled;
+        stalled.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        let (mut all, mut buf) = (Vec::new(), vec![0u8; 1 << 16]);
+        while !String::from_utf8_lossy(&all).contains(&last) {
+            match stalled.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => all.extend_from_slice(&buf[..n]),
+            }
+        }
+        String::from_utf8_lossy(&all).into_owned()
+    })
+    .await
+    .unwrap();
+    // Every decision since it subscribed was delivered or counted as lost (and it was told).
+    let events = read.matches("event: decision").count();
+    let lost: usize = read
+        .split("event: lost\ndata: {\"lost\":")
+        .skip(1)
+        .map(|rest| rest.split('}').next().unwrap().parse::<usize>().unwrap())
+        .sum();
+    assert!(read.contains(&id), "the stalled tap reached the last decision: {events} events, {lost} lost");
+    assert!(events + lost >= 251, "{events} events delivered, {lost} lost: some vanished uncounted");
 }

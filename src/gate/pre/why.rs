@@ -8,11 +8,15 @@ use crate::call::ToolCall;
 use crate::gate::Guard;
 use crate::guardrails::{PreJudgement, Report};
 
-/// Layer 1's decision for `call` and every rule it meets, under `guard`'s policy.
+/// Layer 1's decision for `call` and every rule it meets, under `guard`'s policy, with what the
+/// gate noted on the way (Layer 1's refusal, the checker's judgement, the waiver lookup).
 pub(super) fn why(call: &ToolCall, guard: &Guard) -> Why {
-    let d = guard.decide(call);
-    let layer1 =
-        Layer1 { effect: d.effect.as_str(), rule: d.rule, scope: d.scope.as_str(), reason: d.reason };
+    let mut why = Why::default();
+    guard.audit().take_notes(call.decision, &mut why);
+    // Layer 1 allowed it (something after it refused: the checker, a flag, a limit): say so.
+    if why.layer1.is_none() {
+        why.layer1 = Some(layer1(&guard.decide(call)));
+    }
     let args = call
         .args
         .as_deref()
@@ -33,7 +37,18 @@ pub(super) fn why(call: &ToolCall, guard: &Guard) -> Why {
             .collect(),
         Err(_) => Vec::new(),
     };
-    Why { layer1: Some(layer1), matched, ..Why::default() }
+    why.matched = matched;
+    why
+}
+
+/// Layer 1's decision as a line keeps it.
+pub(crate) fn layer1(d: &crate::rules::Decision) -> Layer1 {
+    Layer1 {
+        effect: d.effect.as_str(),
+        rule: d.rule.clone(),
+        scope: d.scope.as_str(),
+        reason: d.reason.clone(),
+    }
 }
 
 /// The checker's judgement as a line keeps it.
