@@ -7,6 +7,7 @@ use std::time::Duration;
 use super::why::{Layer1, Note, Waiver, Why};
 use super::{Audit, Explained, Settings, Stage};
 use crate::call::ToolCall;
+use crate::decision::DecisionId;
 use crate::mcp::era::Era;
 use crate::outcome::{CallOutcome, Recorded};
 use crate::telemetry::Metrics;
@@ -46,7 +47,7 @@ fn why_is_masked_bounded_and_carries_the_notes_left_for_its_decision() {
     let a = audit(Settings::default());
     let c = call();
     let key = "ghp_".to_owned() + "R7q2ZkX9vLw3Tn8YbC5mPd1HsGf6Ja4Ue0Qx";
-    let why = Why {
+    let mut why = Why {
         layer1: Some(Layer1 {
             effect: "deny",
             rule: "Shell(git push:*)".into(),
@@ -56,13 +57,18 @@ fn why_is_masked_bounded_and_carries_the_notes_left_for_its_decision() {
         ..Why::default()
     };
     a.note(c.decision, Note::Waiver(Waiver { consulted: true, found: false }));
+    a.note(DecisionId::next(), Note::Waiver(Waiver { consulted: true, found: true }));
+    a.take_notes(c.decision, &mut why);
     pre(&a, &c, Recorded::Asked, Some(why));
     let kept = a.explained(c.decision);
     let why = kept[0].why.as_ref().unwrap();
     let reason = why["layer1"]["reason"].as_str().unwrap();
     assert!(!reason.contains(&key), "{reason}");
     assert!(reason.chars().count() <= 1025 && reason.ends_with('…'), "{}", reason.len());
-    assert_eq!(why["waiver"]["consulted"], true);
+    assert_eq!(
+        (why["waiver"]["consulted"].as_bool(), why["waiver"]["found"].as_bool()),
+        (Some(true), Some(false))
+    );
     assert_eq!(why["layer1"]["scope"], "config");
 }
 
