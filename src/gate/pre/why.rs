@@ -41,14 +41,12 @@ pub(super) fn why(call: &ToolCall, guard: &Guard) -> Why {
     why
 }
 
-/// Layer 1's decision as a line keeps it.
+/// Layer 1's decision as a line keeps it (its reason cut: it names the command, which may be
+/// long, and it waits in memory for its line).
 pub(crate) fn layer1(d: &crate::rules::Decision) -> Layer1 {
-    Layer1 {
-        effect: d.effect.as_str(),
-        rule: d.rule.clone(),
-        scope: d.scope.as_str(),
-        reason: d.reason.clone(),
-    }
+    let mut reason = d.reason.clone();
+    crate::audit::clip(&mut reason, 4096);
+    Layer1 { effect: d.effect.as_str(), rule: d.rule.clone(), scope: d.scope.as_str(), reason }
 }
 
 /// The checker's judgement as a line keeps it.
