@@ -63,6 +63,9 @@ pub fn service(
                 {
                     approvals(req, &shared, &token).await
                 }
+                p if p.starts_with("/decisions/") => {
+                    unauthorized(&req, &token).unwrap_or_else(|| crate::explain::route(&req, &shared))
+                }
                 p if p.starts_with("/hook/") => match unauthorized(&req, &token) {
                     None => {
                         let phase = p["/hook/".len()..].to_owned();

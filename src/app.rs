@@ -130,6 +130,8 @@ impl Running {
 
     /// Stops accepting, drains in-flight calls (up to the configured grace) and returns.
     pub async fn shutdown(self) {
+        // Live taps end first: an open event stream would hold the admin listener's drain.
+        self.shared.guard.load().audit().tap().close();
         let _ = self.stop.send(true);
         for w in self.workers {
             let _ = w.await;

@@ -167,6 +167,8 @@ pub struct ToolCall {
     /// Whether the agent's own client says a subagent of it makes the call (Claude Code's
     /// `agent_id` in a hook's input): decided as a delegated child's call.
     pub spawn: Spawn,
+    /// The id its decisions are recorded and cited under ([`crate::decision`]).
+    pub decision: crate::decision::DecisionId,
 }
 
 /// Who in the agent's client makes a call. Only the client's harness says it (never the model's
@@ -272,6 +274,7 @@ impl ToolCall {
             user_task: None,
             mode: Mode::Act,
             spawn: Spawn::Main,
+            decision: crate::decision::DecisionId::next(),
         }
     }
 
@@ -303,6 +306,7 @@ impl ToolCall {
             user_task: None,
             mode: Mode::Act,
             spawn: Spawn::Main,
+            decision: crate::decision::DecisionId::next(),
         }
     }
 

@@ -7,7 +7,8 @@
 /// Bottom up. A module's place is the lowest layer above everything it imports.
 pub const LAYERS: &[&[&str]] = &[
     // Leaves: validated settings (config owns every one of them), the outcome vocabulary.
-    &["config", "outcome", "read_mostly", "says"],
+    // Decision ids are made with every call and cited in its refusal.
+    &["config", "decision", "outcome", "read_mostly", "says"],
     // `connect` writes clients' configurations from the validated config alone; `sandbox`
     // reads the postures it asks for.
     &["connect", "oauth", "sandbox"],
@@ -31,7 +32,8 @@ pub const LAYERS: &[&[&str]] = &[
     &["runtime"],
     // Transports and the offline entrances.
     &["check", "proxy", "reload", "stdio"],
-    &["hook", "pins", "upstream"],
+    // `explain` reads what the audit kept, through the runtime's guard.
+    &["explain", "hook", "pins", "upstream"],
     &["admin"],
     &["app"],
     // The offline entrances that start a whole proxy: the demo, and eval's trace replay.

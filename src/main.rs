@@ -11,6 +11,8 @@ use portcullis::config::Config;
 
 #[path = "main/commands.rs"]
 mod commands;
+#[path = "main/explain.rs"]
+mod explain;
 use commands::{connect, ApprovalAction, ConnectArgs, EvalArgs};
 
 #[derive(Parser)]
@@ -154,6 +156,9 @@ enum Command {
         #[command(subcommand)]
         action: ApprovalAction,
     },
+    /// Why a decision came out as it did: the rule and its scope, every rule the call met, the
+    /// checker's judgement, the policy version (docs/explain.md).
+    Explain(explain::ExplainArgs),
     /// Parse and validate a config, print every problem, exit non-zero if there is one.
     Validate {
         #[command(flatten)]
@@ -304,6 +309,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Connect(a) => connect(a),
+        Command::Explain(a) => explain::run(a).await,
         Command::Validate { config } => {
             let c = config.load()?;
             let found = portcullis::config::validate::findings(&c, |v| std::env::var(v).ok());

@@ -7,8 +7,19 @@
 //! Writing is a dedicated thread behind a bounded queue: the proxy never waits on the disk. When
 //! the queue is full a line is dropped and counted (`audit_dropped_total`), never blocked on.
 //! The last few entries are kept in memory for the operator console (`GET /decisions`).
+//!
+//! A call's lines carry its decision id ([`crate::decision`]); a refusal's or an ask's pre-call
+//! line also carries why ([`why::Why`], masked like a preview), and every pre-call line the
+//! policy version. The latest lines with an id are kept for `portcullis explain`
+//! ([`Audit::explained`]) — refusals and asks even when no line is written — and each line is
+//! handed to the live tap's subscribers ([`tap::Tap`]).
 
+#[cfg(test)]
+mod explained_tests;
+mod ring;
 mod sink;
+pub mod tap;
+pub mod why;
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,6 +32,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::checker::detect::{self, Direction};
+use crate::decision::DecisionId;
 use crate::rules::kinds::canonical_json;
 use crate::telemetry::Metrics;
 
@@ -89,6 +101,9 @@ pub struct Entry<'a> {
 /// A line as written (and as the console shows it).
 #[derive(Debug, Clone, Serialize)]
 pub struct Record {
+    /// The decision's id: every line of one call carries the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<DecisionId>,
     /// Unix milliseconds.
     pub ts: u64,
     pub phase: Stage,
@@ -116,6 +131,12 @@ pub struct Record {
     pub latency_ms: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdicts: Option<ShadowVerdicts>,
+    /// The version of the policy that decided ([`why::policy_version`]), on pre-call lines.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy: Option<Arc<str>>,
+    /// Why a refusal or an ask came out as it did ([`why::Why`], masked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<Value>,
 }
 
 pub struct Audit {
@@ -127,6 +148,10 @@ pub struct Audit {
     /// The policy's held secrets: arguments are written with their values masked (a call that
     /// carried one is refused, and its line must not carry it either).
     secrets: arc_swap::ArcSwapOption<crate::secrets::Held>,
+    /// The latest lines with an id, for `portcullis explain`.
+    explained: ring::Ring,
+    notes: why::Notes,
+    tap: tap::Tap,
 }
 
 impl std::fmt::Debug for Audit {
@@ -169,6 +194,9 @@ impl Audit {
             dropped: AtomicU64::new(0),
             metrics: None,
             secrets: Default::default(),
+            explained: ring::Ring::default(),
+            notes: why::Notes::default(),
+            tap: tap::Tap::default(),
         }
     }
 
@@ -196,6 +224,9 @@ impl Audit {
             dropped: AtomicU64::new(0),
             metrics: Some(metrics),
             secrets: Default::default(),
+            explained: ring::Ring::new(settings.explain),
+            notes: why::Notes::default(),
+            tap: tap::Tap::default(),
         })
     }
 
@@ -208,11 +239,21 @@ impl Audit {
         self.queue.is_some() || self.keep_recent > 0
     }
 
+    /// Whether a decision is recorded anywhere: lines, the console's list, the tap; and, for a
+    /// refusal or an ask (`refused`), what `portcullis explain` keeps.
+    pub fn wants(&self, refused: bool) -> bool {
+        self.is_on() || self.tap.is_live() || (refused && self.explained.is_on())
+    }
+
     /// Writes one decision.
     pub fn record(&self, e: Entry<'_>) {
-        if !self.is_on() {
+        if !self.is_on() && !self.tap.is_live() {
             return;
         }
+        self.write(e, Explained::default());
+    }
+
+    fn write(&self, e: Entry<'_>, x: Explained) {
         let (digest, preview) = match e.subject.map(describe) {
             Some((d, p)) => (Some(d), Some(p)),
             None => (None, None),
@@ -236,9 +277,19 @@ impl Audit {
             channel: e.channel.map(str::to_owned),
             latency_ms: (e.latency.as_secs_f64() * 1e6).round() / 1e3,
             verdicts: e.verdicts.cloned(),
+            id: x.id,
+            policy: x.policy,
+            why: x.why.map(|w| self.masked(w)),
         };
-        if let Some(q) = &self.queue {
-            let line = serde_json::to_string(&r).unwrap_or_default();
+        let line = match (&self.queue, self.tap.is_live()) {
+            (None, false) => None,
+            _ => Some(serde_json::to_string(&r).unwrap_or_default()),
+        };
+        if let Some(line) = line.as_deref().filter(|_| self.tap.is_live()) {
+            self.tap.send(&Arc::from(line));
+        }
+        self.explained.keep(&r);
+        if let (Some(q), Some(line)) = (&self.queue, line) {
             match q.try_send(line) {
                 Ok(()) => {}
                 Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
@@ -274,7 +325,24 @@ impl Audit {
         subject: Option<&Value>,
         latency: Duration,
     ) {
-        if !self.is_on() {
+        let x = Explained { id: Some(call.decision), ..Explained::default() };
+        self.call_explained(phase, call, (outcome, rule, reason), subject, latency, x)
+    }
+
+    /// [`Self::call`], with the policy version and, for a refusal or an ask, why (with the notes
+    /// the gate left for this decision laid in: [`Self::note`], [`Self::take_notes`]).
+    pub fn call_explained(
+        &self,
+        phase: Stage,
+        call: &crate::call::ToolCall,
+        (outcome, rule, reason): (crate::outcome::Recorded, Option<&str>, Option<&str>),
+        subject: Option<&Value>,
+        latency: Duration,
+        x: Explained,
+    ) {
+        use crate::outcome::{CallOutcome, Recorded};
+        let refused = !matches!(outcome, Recorded::Outcome(CallOutcome::Forwarded | CallOutcome::Rewritten));
+        if !self.wants(refused) {
             return;
         }
         let args;
@@ -294,7 +362,7 @@ impl Audit {
             }
             (Stage::Post | Stage::Shadow, None) => None,
         };
-        self.record(Entry {
+        let entry = Entry {
             phase,
             upstream: &call.upstream,
             tool: &call.qualified,
@@ -307,12 +375,86 @@ impl Audit {
             channel: None,
             latency,
             verdicts: None,
-        });
+        };
+        // A refusal is kept for `explain` even when no line is written; an allow only when one is.
+        if refused || self.is_on() || self.tap.is_live() {
+            self.write(entry, x);
+        }
+    }
+
+    /// Keeps `note` for decision `id`'s line (the checker's verdict on a refused call, a waiver
+    /// lookup), when that line will be kept anywhere.
+    pub fn note(&self, id: DecisionId, note: why::Note) {
+        if self.wants(true) {
+            self.notes.add(id, note);
+        }
+    }
+
+    /// Lays the notes left for decision `id` into `why` (forgetting them).
+    pub fn take_notes(&self, id: DecisionId, why: &mut why::Why) {
+        self.notes.take_into(id, why);
+    }
+
+    /// Every kept line of decision `id`, oldest first (empty when none is kept).
+    pub fn explained(&self, id: DecisionId) -> Vec<Record> {
+        self.explained.find(id)
+    }
+
+    /// The live tap: every line as it is recorded.
+    pub fn tap(&self) -> &tap::Tap {
+        &self.tap
+    }
+
+    /// `why` as a line carries it: every string masked as a preview is ([`describe`]), held
+    /// secrets included.
+    fn masked(&self, why: why::Why) -> Value {
+        let mut v = serde_json::to_value(why).unwrap_or(Value::Null);
+        mask_strings(&mut v);
+        if let Some(h) = self.secrets.load().as_deref() {
+            h.mask_value(&mut v);
+        }
+        v
     }
 
     /// The latest entries, newest last.
     pub fn recent(&self) -> Vec<Record> {
         self.recent.lock().unwrap_or_else(|p| p.into_inner()).iter().cloned().collect()
+    }
+}
+
+/// What a line of a call adds to its [`Entry`]: the call's id, the policy's version, why.
+#[derive(Debug, Default)]
+pub struct Explained {
+    pub id: Option<DecisionId>,
+    pub policy: Option<Arc<str>>,
+    pub why: Option<why::Why>,
+}
+
+/// Characters of one string in a line's `why` (a reason names the command, which may be long).
+const WHY_STRING: usize = 1024;
+
+/// `s` cut to `max` characters (marked `…`), on a character boundary.
+pub(crate) fn clip(s: &mut String, max: usize) {
+    if let Some((at, _)) = s.char_indices().nth(max) {
+        s.truncate(at);
+        s.push('…');
+    }
+}
+
+/// Masks every secret the local detectors find in each string of `v` (masked whole, then cut:
+/// a secret cut in half is still masked), and cuts each to [`WHY_STRING`] characters.
+fn mask_strings(v: &mut Value) {
+    match v {
+        Value::String(s) => {
+            let findings = detect::scan(s, Direction::Outbound);
+            if !findings.is_empty() {
+                *s = detect::mask(s, &findings);
+            }
+            clip(s, WHY_STRING);
+        }
+        Value::Array(items) => items.iter_mut().for_each(mask_strings),
+        Value::Object(map) => map.values_mut().for_each(mask_strings),
+        _ => {}
     }
 }
 

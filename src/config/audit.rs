@@ -26,12 +26,16 @@ pub struct Settings {
     pub keep: u32,
     /// Entries kept in memory for the console (200 when an `audit:` section is given).
     pub recent: usize,
+    /// Decisions kept in memory for `portcullis explain` (`audit.explain`, 1,000 by default):
+    /// every line's when lines are written, else refusals' and asks' only.
+    pub explain: usize,
 }
 
 impl Default for Settings {
     fn default() -> Self {
-        // Off means off: no line written and none kept (no cost on the call path).
-        Settings { target: Destination::Off, max_size: 100 << 20, keep: 5, recent: 0 }
+        // Off means off: no line written and no allowed call kept (no cost on the allow path);
+        // refusals and asks are kept in memory for `portcullis explain`.
+        Settings { target: Destination::Off, max_size: 100 << 20, keep: 5, recent: 0, explain: 1000 }
     }
 }
 
@@ -42,6 +46,7 @@ pub struct Raw {
     max_size: Option<Scalar>,
     keep: Option<u32>,
     recent: Option<usize>,
+    explain: Option<usize>,
 }
 
 /// `to: off` reads as YAML's boolean false; `to: stdout`, a path, or "off" as text.
@@ -80,6 +85,7 @@ pub(crate) fn compile(raw: Option<Raw>, p: &mut Problems) -> Settings {
         max_size: p.size("audit.max_size", raw.max_size, d.max_size as usize) as u64,
         keep: raw.keep.unwrap_or(d.keep),
         recent: raw.recent.unwrap_or(200),
+        explain: raw.explain.unwrap_or(d.explain),
     };
     if s.max_size < 4096 {
         p.add("audit.max_size", "must be at least 4KiB");

@@ -45,7 +45,21 @@ impl PreCheck {
 
     /// Judges the arguments: forward, or refuse (blocked, or fail-closed with no verdict).
     pub async fn run(self) -> Outcome {
-        match self.guardrails.pre(self.job.clone()).await.judgement {
+        let judgement = self.guardrails.pre(self.job.clone()).await.judgement;
+        self.outcome(judgement)
+    }
+
+    /// [`Self::run`], leaving the checker's judgement of a refused call for its audit line.
+    pub async fn run_noted(self, id: crate::decision::DecisionId, audit: &crate::audit::Audit) -> Outcome {
+        let report = self.guardrails.pre(self.job.clone()).await;
+        if report.judgement != PreJudgement::Pass {
+            audit.note(id, crate::audit::why::Note::Checked(super::pre::why::checked(&report)));
+        }
+        self.outcome(report.judgement)
+    }
+
+    fn outcome(self, judgement: PreJudgement) -> Outcome {
+        match judgement {
             PreJudgement::Pass => Outcome::Forward,
             // A human may overrule the checker, once or for the session.
             PreJudgement::Block { reason } => Outcome::Refuse(Denial {

@@ -59,6 +59,8 @@ pub struct Guard {
     flows: Option<Arc<crate::flows::Flows>>,
     /// What vets a call the rules allowed (`authority:`; this policy's).
     authority: Arc<crate::authority::Authority>,
+    /// This policy's version, as audit lines name it ([`crate::audit::why::policy_version`]).
+    version: Arc<str>,
 }
 
 impl Default for Guard {
@@ -99,6 +101,7 @@ impl Guard {
             limits: Arc::default(),
             flows: policy.flows.clone().map(|s| Arc::new(crate::flows::Flows::new(s, metrics_flows.clone()))),
             authority: Arc::new(crate::authority::Authority::new(&policy.authority)),
+            version: crate::audit::why::policy_version(policy).into(),
         };
         guard.export_rules();
         Ok(guard)
@@ -152,6 +155,11 @@ impl Guard {
         &self.audit
     }
 
+    /// The version of the policy this guard decides by.
+    pub fn policy_version(&self) -> &Arc<str> {
+        &self.version
+    }
+
     /// A guard for a reloaded `policy`, keeping this one's checker client, cache and breaker
     /// when the checker's settings are unchanged.
     pub fn reload(&self, policy: &Policy) -> Result<Guard, ClientError> {
@@ -190,6 +198,7 @@ impl Guard {
                 })
             }),
             authority: Arc::new(crate::authority::Authority::new(&policy.authority)),
+            version: crate::audit::why::policy_version(policy).into(),
         })
     }
 
@@ -357,6 +366,9 @@ impl Guard {
         let d = Self::attributed(call, d);
         self.metrics.rule_decision(d.effect, d.scope, &d.rule);
         let kept = keep.then(|| d.clone());
+        if d.effect != Effect::Allow {
+            self.audit.note(call.decision, crate::audit::why::Note::Layer1(super::pre::why::layer1(&d)));
+        }
         let scope = d.scope.as_str();
         let outcome = match d.effect {
             Effect::Allow => match checker {

@@ -20,6 +20,7 @@ mod routes;
 pub mod task;
 pub mod typed;
 pub mod verdict;
+pub(crate) mod why;
 use ask::{asked, client_elicits, declares_elicitation};
 use judge::Verdict;
 use routes::routed;
@@ -140,7 +141,7 @@ impl Held {
     /// The answer when it is not: the refusal, with what the human did (`why`), and the call
     /// settled with `outcome` (the ask's own label when `None`), counted when dropped.
     pub fn refused(self, why: &str, outcome: Option<CallOutcome>) -> (Vec<u8>, Counted) {
-        let reason = format!("{} {why}", self.reason);
+        let reason = format!("{} {why}{}", self.reason, self.call.decision.cite());
         let body = self.call.method.refusal(&self.id, &reason, self.era);
         let mut call = self.call;
         call.settle(outcome.unwrap_or(self.outcome));

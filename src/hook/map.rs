@@ -138,6 +138,7 @@ fn build(tool: &str, args: Map<String, Value>) -> ToolCall {
         user_task: None,
         mode: crate::call::Mode::Act,
         spawn: crate::call::Spawn::Main,
+        decision: crate::decision::DecisionId::next(),
     }
 }
 

@@ -68,7 +68,8 @@ fn rendered() -> String {
         ("headless ask, plain HTTP", plain_http(&guard, "/push")),
         ("ask, hook (Claude Code asks its user)", hook(&guard, "push")),
     ];
-    rows.iter().map(|(name, text)| format!("## {name}\n{text}\n\n")).collect()
+    // Each call's decision id is new: the golden file spells them `ID`.
+    rows.iter().map(|(name, text)| format!("## {name}\n{}\n\n", crate::decision::ids_masked(text))).collect()
 }
 
 #[test]

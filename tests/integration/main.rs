@@ -30,6 +30,7 @@ mod elicitation;
 mod escape;
 mod eval;
 mod eval_traces;
+mod explain;
 mod flows;
 mod guardrails;
 mod hook;

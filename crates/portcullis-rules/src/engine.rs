@@ -3,9 +3,12 @@
 mod by_name;
 mod egress_glue;
 mod examples;
+mod matched;
 mod plan;
 mod shell_line;
 mod unit;
+
+pub use matched::Matched;
 
 use unit::{matches, Unit};
 

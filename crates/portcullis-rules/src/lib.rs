@@ -47,7 +47,7 @@ pub mod subagent;
 mod subagent_tests;
 pub mod subject;
 
-pub use engine::{Engine, EngineParts, Layered};
+pub use engine::{Engine, EngineParts, Layered, Matched};
 
 /// Layer 1's answer. Ordered: `Allow < Ask < Deny`, so `max` is "worst wins".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -37,6 +37,7 @@ impl Guard {
             flows: self.flows.clone(),
             secrets: self.secrets.clone(),
             authority: self.authority.clone(),
+            version: crate::audit::why::version_with(&self.version, rules).into(),
         }
     }
 }

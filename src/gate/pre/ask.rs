@@ -48,7 +48,8 @@ pub(super) async fn asked(
 ) -> One {
     match via {
         Via::Client if cx.era == Era::Modern && call.method != Method::ToolsCall => {
-            One::Deny { id, call: Box::new(call), rule: d.rule, reason: d.reason, outcome: d.outcome }
+            let reason = d.reason + &call.decision.cite();
+            One::Deny { id, call: Box::new(call), rule: d.rule, reason, outcome: d.outcome }
         }
         Via::Client if cx.era == Era::Modern => round_trip(id, call, ask, cx, params).await,
         via => One::Ask(Box::new(Held {
@@ -104,8 +105,9 @@ pub(super) async fn round_trip(
                 let body = serde_json::to_vec(&body).unwrap_or_default();
                 return One::Rewrite(cx.watch(&id, call, Default::default()), body);
             };
-            let reason =
-                Said::Asked { tool: &ask.tool, reason: &ask.reason, answer: Some(why.0) }.to_string();
+            let reason = Said::Asked { tool: &ask.tool, reason: &ask.reason, answer: Some(why.0) }
+                .to_string()
+                + &call.decision.cite();
             One::Deny { id, call: Box::new(call), rule: "approval".into(), reason, outcome: why.1 }
         }
     }

@@ -11,7 +11,8 @@ use std::time::Instant;
 
 use super::Context;
 use crate::approval::{Ask, Source};
-use crate::audit::Stage;
+use crate::audit::why::{Note, Waiver};
+use crate::audit::{Explained, Stage};
 use crate::call::{ToolCall, Transport};
 use crate::gate::{CallOutcome, Denial, Guard, Outcome};
 use crate::limits::{Limited, Permit};
@@ -42,7 +43,7 @@ pub async fn judge(call: &ToolCall, cx: &Context<'_>, guard: &Guard, elicits: bo
             }
             Outcome::Refuse(d)
         }
-        (Outcome::Check(check), false) => check.run().await,
+        (Outcome::Check(check), false) => check.run_noted(call.decision, guard.audit()).await,
         (other, false) => other,
     };
     let verdict = match outcome {
@@ -56,11 +57,19 @@ pub async fn judge(call: &ToolCall, cx: &Context<'_>, guard: &Guard, elicits: bo
             ask: None,
         }),
     };
-    match verdict {
+    let verdict = match verdict {
         Verdict::Forward(d, _) => match guard.limits().admit(call).await {
             Ok(permit) => Verdict::Forward(d, permit),
             Err(limited) => Verdict::Refuse(rate_limited(call, &limited)),
         },
+        other => other,
+    };
+    // The one place a refusal cites its decision: every transport renders these words.
+    match verdict {
+        Verdict::Refuse(mut d) => {
+            d.reason.push_str(&call.decision.cite());
+            Verdict::Refuse(d)
+        }
         other => other,
     }
 }
@@ -98,6 +107,7 @@ async fn human(mut d: Denial, call: &ToolCall, cx: &Context<'_>, guard: &Guard, 
         tracing::info!(tool = %ask.tool, "session waiver: forwarded without asking");
         return Verdict::Forward(None, Permit::default());
     }
+    guard.audit().note(call.decision, Note::Waiver(Waiver { consulted: true, found: false }));
     match (cx.approvals.route(elicits), cx.approvals.reviewer()) {
         (Some(via), _) => Verdict::Ask { denial: d, ask, via },
         (None, Some(r)) if super::reviewer::reviewable(&ask, &d.rule) => {
@@ -156,19 +166,21 @@ pub fn decided(call: &ToolCall, what: Decided<'_>, cx: &Context<'_>, guard: &Gua
         _ => {}
     }
     let audit = guard.audit();
-    if !audit.is_on() {
+    let refused = !matches!(what, Decided::Forwarded);
+    if !audit.wants(refused) {
         return;
     }
     let latency = started.elapsed();
-    match what {
-        Decided::Forwarded => {
-            audit.call(Stage::Pre, call, CallOutcome::Forwarded.into(), None, None, None, latency)
-        }
-        Decided::Refused { rule, reason, outcome } => {
-            audit.call(Stage::Pre, call, outcome.into(), Some(rule), Some(reason), None, latency)
-        }
-        Decided::Asked { reason } => {
-            audit.call(Stage::Pre, call, Recorded::Asked, None, reason, None, latency)
-        }
-    }
+    // Why, for a refusal or an ask only: the allow path carries its id and the policy version.
+    let x = Explained {
+        id: Some(call.decision),
+        policy: Some(guard.policy_version().clone()),
+        why: refused.then(|| super::why::why(call, guard)),
+    };
+    let said = match what {
+        Decided::Forwarded => (CallOutcome::Forwarded.into(), None, None),
+        Decided::Refused { rule, reason, outcome } => (outcome.into(), Some(rule), Some(reason)),
+        Decided::Asked { reason } => (Recorded::Asked, None, reason),
+    };
+    audit.call_explained(Stage::Pre, call, said, None, latency, x);
 }

@@ -48,6 +48,7 @@ impl Asked {
             Source::Checker => format!("{} {why}", denial.reason),
             _ => Said::Asked { tool: &ask.tool, reason: &ask.reason, answer: Some(why) }.to_string(),
         };
+        denial.reason.push_str(&call.decision.cite());
         denial.outcome = outcome;
         call.settle(outcome);
         (call, Some(denial))
@@ -144,6 +145,7 @@ mod tests {
         let v: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
         let mcp = v["result"]["content"][0]["text"].as_str().unwrap();
         // The same words but for the tool's name, which says how it was reached.
-        assert_eq!(typed.reason.replace("http__up__rm", "mcp__up__rm"), mcp);
+        let masked = crate::decision::ids_masked;
+        assert_eq!(masked(&typed.reason.replace("http__up__rm", "mcp__up__rm")), masked(mcp));
     }
 }
