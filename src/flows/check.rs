@@ -63,6 +63,7 @@ impl Flows {
         let Some(bound_for) = unallowed(egress, &call.upstream, args, &reach) else { return Flow::Clear };
         let mut ix = ix.as_ref().map(|ix| ix.lock().unwrap_or_else(|p| p.into_inner()));
         let overflowed = evicted || ix.as_ref().is_some_and(|ix| ix.overflowed);
+        let unreachable = ix.as_ref().is_some_and(|ix| ix.unreachable);
         if let Some(ix) = ix.as_deref_mut().filter(|ix| !ix.is_empty()) {
             let (scan, sending) = scan_args(ix, args);
             match scan {
@@ -105,6 +106,16 @@ impl Flows {
                 };
             }
             ix.sent.went(sending);
+        }
+        if unreachable {
+            self.metrics.judged(Judged::Overflowed);
+            let reason = format!(
+                "the state store that shares the flow index between replicas cannot be read, so a \
+                 copy of private text this caller read through another replica in {} to {bound_for} \
+                 cannot be ruled out",
+                call.qualified
+            );
+            return Flow::ToModel { reason };
         }
         if overflowed {
             self.metrics.judged(Judged::Overflowed);

@@ -40,8 +40,11 @@ pub struct SessionIndex {
     pub last_used: u64,
     /// What this session already sent to unallowed destinations ([`super::pieces`]).
     pub sent: super::pieces::Sent,
-    /// Records of the shared store already merged ([`super::shared`]).
+    /// Entries of the shared store already merged ([`super::shared`]).
     pub merged: usize,
+    /// The shared store could not be read at this call: what other replicas recorded cannot be
+    /// ruled out (cleared by the next read that succeeds).
+    pub unreachable: bool,
 }
 
 impl SessionIndex {

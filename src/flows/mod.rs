@@ -14,8 +14,9 @@
 //!
 //! Memory is bounded per session, in sessions and in total ([`store`]); a session past a bound
 //! fails safe: what it holds still refuses, and its other sink calls go to the model rule
-//! (counted in `portcullis_flow_checks_total{result="overflowed"}`). The index is this
-//! process's: replicas behind a shared state store do not share it yet (docs/checker.md).
+//! (counted in `portcullis_flow_checks_total{result="overflowed"}`). Replicas behind a shared
+//! state store share it ([`shared`]): each writes what it records, and merges the others' before
+//! a call with outward reach.
 
 pub mod check;
 mod decide;
@@ -25,6 +26,8 @@ pub mod index;
 pub mod pieces;
 pub mod print;
 pub mod record;
+mod replicas;
+pub mod shared;
 pub mod shingle;
 pub mod store;
 pub mod unescape;

@@ -48,10 +48,18 @@ pub(super) fn strings<'v>(v: &'v Value, budget: usize, each: &mut dyn FnMut(&'v 
     true
 }
 
+/// What one result added to its session's index.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    pub prints: Vec<Print>,
+    /// Part of the result was past the read budget and not recorded.
+    pub forgot: bool,
+}
+
 impl Flows {
-    /// Records what `result` (of `call`) showed the agent. Nothing is stored for a result with
-    /// nothing private in it.
-    pub fn record(&self, call: &ToolCall, result: &Value, redact: &[String]) {
+    /// Records what `result` (of `call`) showed the agent, and returns it (for the replicas,
+    /// [`Flows::share`]). Nothing is stored for a result with nothing private in it.
+    pub fn record(&self, call: &ToolCall, result: &Value, redact: &[String]) -> Recorded {
         let private = self.settings.is_private(&call.qualified);
         let mut text = Vec::new();
         let mut bytes = 0;
@@ -77,7 +85,7 @@ impl Flows {
             }
         });
         if text.is_empty() && tokens.is_empty() && complete {
-            return;
+            return Recorded::default();
         }
         let tool: Arc<str> = call.qualified.as_str().into();
         // Tokens first: a secret is worth more than bulk text, and pushes it out when full.
@@ -97,6 +105,7 @@ impl Flows {
         }
         prints.retain(|p| !p.is_empty());
         self.add(self.key(call), &prints, !complete);
+        Recorded { prints, forgot: !complete }
     }
 
     /// Adds `prints` to the session `key` (marked overflowed when `forgot`), keeping the

@@ -48,6 +48,8 @@ pub struct Store {
     total: AtomicUsize,
     clock: AtomicU64,
     pub bounds: StoreBounds,
+    /// The state store replicas share the index through, once the runtime connects one.
+    pub shared: std::sync::OnceLock<super::shared::SharedFlows>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -65,6 +67,7 @@ impl Store {
             total: AtomicUsize::new(0),
             clock: AtomicU64::new(0),
             bounds,
+            shared: std::sync::OnceLock::new(),
         }
     }
 

@@ -471,6 +471,7 @@ impl Guard {
     }
 }
 
+mod flows_shared;
 mod lists;
 mod parts;
 mod post_phase;
