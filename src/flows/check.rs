@@ -107,6 +107,24 @@ impl Flows {
             }
             ix.sent.went(sending);
         }
+        if let Some(ix) = ix.as_deref() {
+            if let Some((address, tool)) =
+                ix.learned.from_strangers(&args.to_string(), call.user_task.as_deref())
+            {
+                self.metrics.judged(Judged::Leak);
+                let reason = format!(
+                    "{} sends to {address}, an address this session learned only from the result of \
+                     {tool} (content that is not the user's own: its author chose the destination), \
+                     bound for {bound_for}, which no egress rule allows",
+                    call.qualified
+                );
+                return Flow::Refuse {
+                    judged: Judged::Leak,
+                    rule: format!("flows: destination from {tool}"),
+                    reason,
+                };
+            }
+        }
         if unreachable {
             self.metrics.judged(Judged::Overflowed);
             let reason = format!(

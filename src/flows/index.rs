@@ -40,6 +40,8 @@ pub struct SessionIndex {
     pub last_used: u64,
     /// What this session already sent to unallowed destinations ([`super::pieces`]).
     pub sent: super::pieces::Sent,
+    /// E-mail addresses the session was shown, by whose content ([`super::provenance`]).
+    pub learned: super::provenance::Learned,
     /// Entries of the shared store already merged ([`super::shared`]).
     pub merged: usize,
     /// The shared store could not be read at this call: what other replicas recorded cannot be

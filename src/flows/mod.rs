@@ -25,6 +25,7 @@ pub mod fold;
 pub mod index;
 pub mod pieces;
 pub mod print;
+pub mod provenance;
 pub mod record;
 mod replicas;
 pub mod shared;

@@ -64,7 +64,11 @@ impl Flows {
         let mut text = Vec::new();
         let mut bytes = 0;
         let mut tokens: Vec<(Vec<u8>, usize, SourceKind)> = Vec::new();
+        let mut addressed: Vec<&str> = Vec::new();
         let complete = strings(result, RECORD_BUDGET, &mut |s| {
+            if s.contains('@') {
+                addressed.push(s);
+            }
             if private {
                 normalise_into(s, &mut text);
                 bytes += s.len();
@@ -84,10 +88,17 @@ impl Flows {
                 tokens.push((t, r.len(), SourceKind::Redacted));
             }
         });
+        let tool: Arc<str> = call.qualified.as_str().into();
+        if !addressed.is_empty() {
+            let ix = self.store.entry(self.key(call));
+            let mut ix = ix.lock().unwrap_or_else(|p| p.into_inner());
+            for s in addressed {
+                ix.learned.saw(s, &tool, private);
+            }
+        }
         if text.is_empty() && tokens.is_empty() && complete {
             return Recorded::default();
         }
-        let tool: Arc<str> = call.qualified.as_str().into();
         // Tokens first: a secret is worth more than bulk text, and pushes it out when full.
         let mut prints: Vec<Print> = Vec::new();
         let mut kinds: Vec<SourceKind> = Vec::new();
