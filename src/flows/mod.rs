@@ -1,7 +1,7 @@
 //! Flow fingerprints: what was read must not leave. Each session (of each agent) keeps a
 //! bounded index of what it was shown that must not leave — the results of tools `flows.private`
 //! names (winnowed rolling-hash shingles and fine grams of their text as [`fold`] normalises it,
-//! [`shingle`], [`print`]), the spans the
+//! [`shingle`], [`print`](mod@print)), the spans the
 //! local detectors mark as secrets in any result and the `redact` entries a result held (exact
 //! tokens) — tagged with the tool and upstream it came from ([`record`], in the post phase).
 //!
