@@ -121,6 +121,22 @@ async fn zero_width_and_interleaved_punctuation_copies_are_refused() {
     all_refused(&out, &ran, "zero-width / soft hyphen / dotted");
 }
 
+/// R6-3b without the order: the same pieces sent last first, a harmless post between each two.
+/// Joining a piece to what its argument sent before finds nothing here; counting the distinct
+/// runs of private text across the calls does.
+#[tokio::test]
+async fn a_mail_copy_in_pieces_sent_out_of_order_between_noise_is_refused() {
+    let pieces: Vec<String> =
+        MAIL.as_bytes().chunks(24).rev().map(|c| String::from_utf8_lossy(c).into_owned()).collect();
+    let noise = "the weather is lovely today, see you at lunch".to_owned();
+    let bodies: Vec<String> = pieces.iter().flat_map(|p| [p.clone(), noise.clone()]).collect();
+    let (out, ran) = read_then_post(&bodies, "").await;
+    let sent = (0..pieces.len()).filter(|i| out[1 + 2 * i]["result"]["isError"] != true).count();
+    assert!(sent < 3, "{sent} of {} pieces were sent: {ran:?}", pieces.len());
+    let noise_sent = (0..pieces.len()).filter(|i| out[2 + 2 * i]["result"]["isError"] != true).count();
+    assert_eq!(noise_sent, pieces.len(), "the harmless posts go");
+}
+
 /// The peer's credential, as `read_settings` shows it (the detectors mark it a secret).
 const SETTINGS_TOKEN: &str = "ghp_Zq7Wm2Xc9Vb4Nn6Kk1Ll3Pp8Rr5Tt0Yy2Uu4Ii";
 
