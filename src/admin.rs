@@ -222,9 +222,9 @@ async fn user_task(req: Request<Incoming>, session: String, shared: &Shared) -> 
     }
 }
 
-/// `GET /approvals` lists parked calls; `POST /approvals/{id}` with
+/// `GET /approvals` lists parked calls (each with its `deadline`); `POST /approvals/{id}` with
 /// `{"decision": "allow_once" | "allow_session" | "deny"}` decides one; `GET /status` shows the
-/// flagged sessions, `POST /sessions/{id}/clear` clears one, `GET /decisions` the audit log's
+/// flagged sessions and the checker, `POST /sessions/{id}/clear` clears one, `GET /decisions` the audit log's
 /// latest entries (newest first). Bearer token required.
 async fn approvals(req: Request<Incoming>, shared: &Shared, token: &Option<String>) -> Resp {
     if let Some(refused) = unauthorized(&req, token) {
@@ -264,6 +264,7 @@ async fn approvals(req: Request<Incoming>, shared: &Shared, token: &Option<Strin
                 "pending": a.pending.list().len(),
                 "flagged_sessions": flagged,
                 "identity": shared.identities.load().status(),
+                "checker": checker_status(&shared.guard.load()),
             }),
         );
     }
@@ -287,7 +288,21 @@ async fn approvals(req: Request<Incoming>, shared: &Shared, token: &Option<Strin
     }
     match (req.method().clone(), path.strip_prefix("/approvals/")) {
         (Method::GET, None) => match shared.approvals.list_parked().await {
-            Ok(list) => json(StatusCode::OK, serde_json::json!({"pending": list})),
+            Ok(list) => {
+                // When each wait ends: `approvals.timeout` after it was parked (every replica
+                // of a fleet runs one config), for the console's countdown.
+                let wait = shared.approvals.timeout().as_secs();
+                let pending: Vec<serde_json::Value> = list
+                    .into_iter()
+                    .map(|v| {
+                        let deadline = v.since.saturating_add(wait);
+                        let mut view = serde_json::json!(v);
+                        view["deadline"] = deadline.into();
+                        view
+                    })
+                    .collect();
+                json(StatusCode::OK, serde_json::json!({"pending": pending}))
+            }
             Err(e) => json(StatusCode::SERVICE_UNAVAILABLE, serde_json::json!({"error": e.to_string()})),
         },
         (Method::POST, Some(id)) => {
@@ -335,6 +350,23 @@ async fn approvals(req: Request<Incoming>, shared: &Shared, token: &Option<Strin
             StatusCode::METHOD_NOT_ALLOWED,
             serde_json::json!({"error": "GET /approvals, POST /approvals/{id}"}),
         ),
+    }
+}
+
+/// What judges calls, for `/status` and the console: nothing (`none`), the built-in detectors
+/// alone (`checker: local`), or the detectors and then a model. Named here because `/metrics`
+/// cannot tell "local" from "none": neither has a breaker.
+fn checker_status(guard: &crate::gate::Guard) -> serde_json::Value {
+    let detectors: Vec<&str> = crate::checker::detect::Category::ALL.iter().map(|c| c.as_str()).collect();
+    match guard.guardrails() {
+        None => serde_json::json!({"kind": "none"}),
+        // The model handle is only read for its name; no rubric is asked for.
+        Some(g) => match g.model_with_rubric("", "") {
+            None => serde_json::json!({"kind": "local", "detectors": detectors}),
+            Some((model, _)) => {
+                serde_json::json!({"kind": "model", "model": model.model(), "detectors": detectors})
+            }
+        },
     }
 }
 

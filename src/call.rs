@@ -164,6 +164,21 @@ pub struct ToolCall {
     /// Whether the agent says it is planning ([`Mode::Plan`]: edits, writes and shell not proven
     /// read-only are refused before the rules).
     pub mode: Mode,
+    /// Whether the agent's own client says a subagent of it makes the call (Claude Code's
+    /// `agent_id` in a hook's input): decided as a delegated child's call.
+    pub spawn: Spawn,
+}
+
+/// Who in the agent's client makes a call. Only the client's harness says it (never the model's
+/// text), and a subagent is decided as a delegated child: the root's rules with
+/// `permissions.subagent`'s denies and asks joined, no relaxed escape rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Spawn {
+    /// The agent itself.
+    #[default]
+    Main,
+    /// One of its subagents (Claude Code's `Task` tool).
+    Subagent,
 }
 
 /// What the agent says it is doing. Only the agent says it, and it can only narrow: plan mode
@@ -256,6 +271,7 @@ impl ToolCall {
             task: None,
             user_task: None,
             mode: Mode::Act,
+            spawn: Spawn::Main,
         }
     }
 
@@ -286,6 +302,7 @@ impl ToolCall {
             task: None,
             user_task: None,
             mode: Mode::Act,
+            spawn: Spawn::Main,
         }
     }
 
@@ -331,6 +348,12 @@ impl ToolCall {
     /// The call made in `mode`.
     pub fn with_mode(mut self, mode: Mode) -> ToolCall {
         self.mode = mode;
+        self
+    }
+
+    /// The call made by `spawn`.
+    pub fn with_spawn(mut self, spawn: Spawn) -> ToolCall {
+        self.spawn = spawn;
         self
     }
 

@@ -120,6 +120,9 @@ enum Command {
         /// Exit after the scripted session instead of serving on.
         #[arg(long)]
         once: bool,
+        /// Show the proxy's log lines (quiet by default: the story is on stdout).
+        #[arg(short, long)]
+        verbose: bool,
     },
     /// Decide JSONL tool calls offline (`{"tool": "...", "args": {...}}` per line on stdin), one
     /// JSONL decision per line on stdout: the same engine the proxy runs.
@@ -195,7 +198,8 @@ fn home() -> Option<PathBuf> {
 fn init_logging(json: bool, level: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("PORTCULLIS_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    let builder =
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(colour());
     if json {
         // Structured logs close every tool call's span with a line of its own (session, tool,
         // outcome, time busy and idle).
@@ -203,6 +207,13 @@ fn init_logging(json: bool, level: &str) {
     } else {
         builder.init();
     }
+}
+
+/// Colour in log lines only for a person at a terminal: not into a file or a pipe, and never
+/// when `NO_COLOR` is set to anything (no-color.org).
+fn colour() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 async fn shutdown_signal() {
@@ -237,7 +248,12 @@ fn main() -> ExitCode {
         };
         return portcullis::hook::cli::run(action, &load);
     }
-    init_logging(cli.log_json, "info");
+    // The demo tells its story on stdout; its log lines only with `-v` (errors always).
+    let level = match &cli.command {
+        Command::Demo { verbose: false, .. } => "error",
+        _ => "info",
+    };
+    init_logging(cli.log_json, level);
     match sealed {
         Ok(portcullis::stdio::Sealed::NotDumpable) => {}
         Ok(portcullis::stdio::Sealed::Unsupported) => tracing::warn!(
@@ -323,7 +339,7 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
             .await?;
             Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
         }
-        Command::Demo { listen, once } => {
+        Command::Demo { listen, once, .. } => {
             portcullis::demo::run(listen, once, shutdown_signal()).await?;
             Ok(ExitCode::SUCCESS)
         }

@@ -106,6 +106,7 @@ pub async fn run(shared: Arc<Shared>, reload: Reload, stop: impl std::future::Fu
                     // before its old policy could be swapped back in under it.
                     shared.identities.store(Arc::new(ids));
                     crate::runtime::share_verdicts(&guard, &shared.store);
+                    guard.export_rules();
                     shared.guard.store(Arc::new(guard));
                     // A configured agent removed takes every credential it delegated with it.
                     let agents = &config.policy.identity.agents;

@@ -84,9 +84,15 @@ impl FlowSettings {
     }
 }
 
-pub(crate) fn compile(raw: Option<Raw>, p: &mut Problems) -> Option<FlowSettings> {
+/// `flows:` compiled, with `preset_private` (the upstreams' presets' private tools) joined to
+/// its `private:` — only when the section is there: a preset never turns the index on.
+pub(crate) fn compile(
+    raw: Option<Raw>,
+    preset_private: Vec<String>,
+    p: &mut Problems,
+) -> Option<FlowSettings> {
     let raw = raw?;
-    let mut private = Vec::new();
+    let mut private: Vec<Glob> = preset_private.iter().map(|t| Glob::new(t, Flavour::Text)).collect();
     for (i, glob) in raw.private.iter().enumerate() {
         match glob.trim().is_empty() {
             true => p.add(format!("flows.private[{i}]"), "an empty glob names no tool"),
@@ -142,7 +148,7 @@ mod tests {
             mode: Some("block".into()),
             limits: RawLimits { sessions: Some(0), ..Default::default() },
         };
-        let s = compile(Some(raw), &mut p).expect("compiled");
+        let s = compile(Some(raw), Vec::new(), &mut p).expect("compiled");
         let paths: Vec<&str> = p.problems.iter().map(|x| x.path.as_str()).collect();
         assert_eq!(paths, ["flows.private[1]", "flows.mode", "flows.limits.sessions"]);
         assert!(s.is_private("mcp__mail__read_inbox"));
@@ -151,6 +157,6 @@ mod tests {
 
     #[test]
     fn no_section_is_no_flow_index() {
-        assert!(compile(None, &mut Problems::default()).is_none());
+        assert!(compile(None, Vec::new(), &mut Problems::default()).is_none());
     }
 }

@@ -362,15 +362,10 @@ impl Compiler {
                 self.problem("admin.token_env", format!("{env:?} is not an environment variable name"));
             }
         }
-        let Upstreams {
-            http: upstreams,
-            stdio: stdio_servers,
-            profiles,
-            egress: upstream_egress,
-            preset_tools,
-        } = self.upstreams(upstreams);
+        let Upstreams { http: upstreams, stdio: stdio_servers, profiles, egress: upstream_egress, presets } =
+            self.upstreams(upstreams);
         // A preset only classifies, after the operator's own entries (first match wins).
-        let tools = tools.into_iter().chain(preset_tools).collect();
+        let tools = tools.into_iter().chain(presets.tools).collect();
         let mut all_perms = vec![(crate::rules::Scope::Config, String::new(), perms)];
         all_perms.extend(layers);
         let sections = permissions::Sections { posture, tools, jail, profiles, permissions: all_perms };
@@ -406,7 +401,7 @@ impl Compiler {
         let state = state::compile(state, &mut self.p);
         let pins = pins::compile(pins, self.read_lock, &mut self.p);
         let descriptions = descriptions::compile(described, &identity.agents, &mut self.p);
-        let flows = flows::compile(flows, &mut self.p);
+        let flows = flows::compile(flows, presets.private, &mut self.p);
         let bases = upstreams.iter().map(|(n, u)| (n.clone(), u.url.to_string())).collect();
         let secrets = secrets::compile(secrets, bases, &|var| std::env::var_os(var), &mut self.p);
         if state.shared() && approvals.seal_key_env.is_none() {

@@ -1,12 +1,15 @@
 //! Shipped `tools:` presets: what each tool of a common MCP server *is* (shell, file read or
-//! write, fetch, or generic) and which argument carries its path, URL or command, chosen with
-//! `preset: NAME` on an upstream.
+//! write, fetch, or generic; a private source; a sink) and which argument carries its path, URL
+//! or command, chosen with `preset: NAME` on an upstream.
 //!
 //! A preset only classifies: its entries go after the operator's own `tools:` (first match wins,
 //! so an operator's entry overrides one), and nothing in it allows a call — the rules and the
 //! strict default then decide with the subject the preset names (a read inside the jail passes
-//! the read-only floor; a write asks). The files live in `config/presets/*.yaml`, embedded here,
-//! each naming the server version its tool names were taken from.
+//! the read-only floor; a write asks). Its `private:` tools join `flows.private` when a `flows:`
+//! section is configured (a preset never turns the flow index on), and its `sinks:` join that
+//! upstream's `egress.sinks`: both only ever restrict. The files live in
+//! `config/presets/*.yaml`, embedded here, each naming the server version its tool names were
+//! taken from.
 
 use std::collections::BTreeMap;
 
@@ -19,7 +22,10 @@ pub const PRESETS: &[(&str, &str)] = &[
     ("fetch", include_str!("../../config/presets/fetch.yaml")),
     ("filesystem", include_str!("../../config/presets/filesystem.yaml")),
     ("git", include_str!("../../config/presets/git.yaml")),
+    ("github", include_str!("../../config/presets/github.yaml")),
     ("memory", include_str!("../../config/presets/memory.yaml")),
+    ("playwright", include_str!("../../config/presets/playwright.yaml")),
+    ("slack", include_str!("../../config/presets/slack.yaml")),
     ("time", include_str!("../../config/presets/time.yaml")),
 ];
 
@@ -31,6 +37,23 @@ pub struct Preset {
     pub server: String,
     /// Tool name → its `tools:` entry without `match:` (kind and pointers).
     pub tools: BTreeMap<String, Map<String, Value>>,
+    /// Tools whose results are private (mail, files, messages of the user's organisation).
+    #[serde(default)]
+    pub private: Vec<String>,
+    /// Tools through which data leaves (a post, a comment, a form typed into a page).
+    #[serde(default)]
+    pub sinks: Vec<String>,
+}
+
+/// What the upstreams' presets give the policy, each entry addressed to its upstream's tools.
+#[derive(Debug, Default)]
+pub struct Given {
+    /// `tools:` entries, after the operator's own.
+    pub tools: Vec<Value>,
+    /// Qualified names whose results are private (joined to `flows.private` when it is on).
+    pub private: Vec<String>,
+    /// Sinks: `(qualified name, upstream)`.
+    pub sinks: Vec<(String, String)>,
 }
 
 /// Why `preset:` names nothing usable.
@@ -40,6 +63,8 @@ pub enum PresetError {
     Unknown(String),
     #[error("the shipped preset {name} does not load: {why}")]
     Broken { name: String, why: String },
+    #[error("the shipped preset {name} marks {tool:?}, which it does not list under tools:")]
+    Unlisted { name: String, tool: String },
 }
 
 /// The names of the shipped presets.
@@ -47,24 +72,29 @@ pub fn names() -> Vec<&'static str> {
     PRESETS.iter().map(|(n, _)| *n).collect()
 }
 
-/// The preset called `name`, parsed.
+/// The preset called `name`, parsed; every tool it marks private or a sink is one it lists.
 pub fn load(name: &str) -> Result<Preset, PresetError> {
     let (_, text) =
         PRESETS.iter().find(|(n, _)| *n == name).ok_or_else(|| PresetError::Unknown(name.into()))?;
-    serde_saphyr::from_str(text).map_err(|e| PresetError::Broken { name: name.into(), why: e.to_string() })
+    let preset: Preset = serde_saphyr::from_str(text)
+        .map_err(|e| PresetError::Broken { name: name.into(), why: e.to_string() })?;
+    if let Some(tool) = preset.private.iter().chain(&preset.sinks).find(|t| !preset.tools.contains_key(*t)) {
+        return Err(PresetError::Unlisted { name: name.into(), tool: tool.clone() });
+    }
+    Ok(preset)
 }
 
-/// The `tools:` entries preset `name` gives the tools of `upstream` (`mcp__{upstream}__{tool}`).
-pub fn entries(upstream: &str, name: &str) -> Result<Vec<Value>, PresetError> {
+/// What preset `name` gives the tools of `upstream` (`mcp__{upstream}__{tool}`), added to `out`.
+pub fn give(upstream: &str, name: &str, out: &mut Given) -> Result<(), PresetError> {
     let preset = load(name)?;
-    Ok(preset
-        .tools
-        .into_iter()
-        .map(|(tool, mut entry)| {
-            entry.insert("match".into(), json!(format!("mcp__{upstream}__{tool}")));
-            Value::Object(entry)
-        })
-        .collect())
+    let qualified = |tool: &str| format!("mcp__{upstream}__{tool}");
+    out.private.extend(preset.private.iter().map(|t| qualified(t)));
+    out.sinks.extend(preset.sinks.iter().map(|t| (qualified(t), upstream.to_owned())));
+    out.tools.extend(preset.tools.into_iter().map(|(tool, mut entry)| {
+        entry.insert("match".into(), json!(qualified(&tool)));
+        Value::Object(entry)
+    }));
+    Ok(())
 }
 
 #[cfg(test)]
@@ -100,5 +130,22 @@ mod tests {
         let bad = "upstreams:\n  up: { url: \"http://127.0.0.1:1/mcp\", preset: nope }\n";
         let err = Config::parse(bad, "p.yaml").unwrap_err().to_string();
         assert!(err.contains("upstreams.up.preset") && err.contains("filesystem"), "{err}");
+    }
+
+    #[test]
+    fn a_presets_private_tools_join_flows_only_when_it_is_on_and_its_sinks_join_that_upstreams_egress() {
+        let up = "upstreams:\n  gh: { url: \"http://127.0.0.1:1/mcp\", preset: github }\n  other: { url: \"http://127.0.0.1:2/mcp\" }\n";
+        let off = Config::parse(up, "p.yaml").unwrap();
+        assert!(off.policy.flows.is_none(), "a preset never turns the flow index on");
+        let on = Config::parse(&format!("{up}flows: {{ private: [\"mcp__mail__*\"] }}\n"), "p.yaml").unwrap();
+        let flows = on.policy.flows.as_ref().unwrap();
+        assert!(flows.is_private("mcp__gh__get_file_contents") && flows.is_private("mcp__mail__read"));
+        assert!(
+            !flows.is_private("mcp__gh__create_issue") && !flows.is_private("mcp__other__get_file_contents")
+        );
+        let egress = on.policy.engine.egress();
+        assert!(egress.sink("gh", "mcp__gh__create_issue").is_some());
+        assert!(egress.sink("gh", "mcp__gh__get_file_contents").is_none(), "a read is not a sink");
+        assert!(egress.sink("other", "mcp__gh__create_issue").is_none(), "limited to its upstream");
     }
 }

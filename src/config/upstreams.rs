@@ -16,8 +16,9 @@ pub(super) struct Upstreams {
     pub profiles: Vec<(String, String)>,
     /// Every upstream's `egress:` entries and sinks, each limited to its upstream.
     pub egress: crate::rules::egress::Egress,
-    /// The `tools:` entries the upstreams' `preset:`s give (after the operator's own).
-    pub preset_tools: Vec<serde_json::Value>,
+    /// What the upstreams' `preset:`s give: `tools:` entries (after the operator's own) and
+    /// private tools; their sinks are already in `egress`.
+    pub presets: super::presets::Given,
 }
 
 impl Compiler {
@@ -41,7 +42,7 @@ impl Compiler {
         let mut out = BTreeMap::new();
         let mut stdio = BTreeMap::new();
         let mut profiles = Vec::new();
-        let mut preset_tools = Vec::new();
+        let mut presets = super::presets::Given::default();
         // Every upstream may hold an `egress:` block: refusals of its calls name that line.
         let upstreams = raw.keys().cloned().collect();
         let mut egress = crate::rules::egress::Egress { upstreams, ..Default::default() };
@@ -60,9 +61,8 @@ impl Compiler {
                 profiles.push((name.clone(), p));
             }
             if let Some(preset) = &u.preset {
-                match super::presets::entries(&name, preset) {
-                    Ok(entries) => preset_tools.extend(entries),
-                    Err(e) => self.problem(format!("{path}.preset"), e.to_string()),
+                if let Err(e) = super::presets::give(&name, preset, &mut presets) {
+                    self.problem(format!("{path}.preset"), e.to_string());
                 }
             }
             if let Some(e) = u.egress {
@@ -102,7 +102,9 @@ impl Compiler {
                 ),
             }
         }
-        Upstreams { http: out, stdio, profiles, egress, preset_tools }
+        let sinks = presets.sinks.drain(..);
+        egress.sinks.extend(sinks.map(|(tool, up)| crate::rules::egress::Sink::new(&tool, Some(up))));
+        Upstreams { http: out, stdio, profiles, egress, presets }
     }
 
     /// An allowlist of environment variable names: exact names, no patterns.

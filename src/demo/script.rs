@@ -203,7 +203,7 @@ const STEPS: &[Step] = &[
     },
     Step {
         tool: "read_file",
-        args: r#"{"path":"../../../etc/passwd"}"#,
+        args: r#"{"path":"../../../../../../../../../../etc/passwd"}"#,
         why: "hostile: traversal out of the jail",
         expect: Expect::Denied,
     },
@@ -269,7 +269,7 @@ pub async fn replay(
         .rpc("initialize", json!({"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"portcullis-demo-agent","version":"1"}}))
         .await?;
     agent.notify("notifications/initialized").await?;
-    println!(
+    say!(
         " 1. initialize                        -> protocol {}, session {}",
         init["result"]["protocolVersion"].as_str().unwrap_or("?"),
         agent.session.as_deref().unwrap_or("-")
@@ -279,7 +279,7 @@ pub async fn replay(
         .as_array()
         .map(|t| t.iter().filter_map(|t| t["name"].as_str()).collect())
         .unwrap_or_default();
-    println!(" 2. tools/list                        -> {} tools: {}", names.len(), names.join(", "));
+    say!(" 2. tools/list                        -> {} tools: {}", names.len(), names.join(", "));
 
     for (i, step) in STEPS.iter().enumerate() {
         let args: Value = serde_json::from_str(step.args).expect("demo steps are valid JSON");
@@ -306,7 +306,7 @@ pub async fn replay(
         let body = first_text(result);
         let refused = result["isError"] == true && !reached;
         let n = i + 3;
-        println!("{n:>2}. {} {}  ({})", step.tool, step.args, step.why);
+        say!("{n:>2}. {} {}  ({})", step.tool, step.args, step.why);
         let (ok, verdict) = match step.expect {
             Expect::Forwarded => {
                 (reached && result["isError"] != true, format!("FORWARDED: {}", one_line(&body, 100)))
@@ -353,13 +353,13 @@ pub async fn replay(
                     .to_owned(),
             ),
         };
-        println!("    {verdict}{}", check(ok));
+        say!("    {verdict}{}", check(ok));
         for s in operator.clear_flagged().await? {
-            println!("    the session was FLAGGED after repeated refusals (every call would need a human): operator cleared {s}");
+            say!("    the session was FLAGGED after repeated refusals (every call would need a human): operator cleared {s}");
         }
         if step.tool == "delete_file" {
             let still = sample.scratch.join("notes.txt").exists();
-            println!(
+            say!(
                 "    server ran delete_file: {}; notes.txt still exists: {}{}",
                 if reached { "yes" } else { "no" },
                 if still { "yes" } else { "no" },
@@ -367,7 +367,7 @@ pub async fn replay(
             );
         }
         if step.expect == Expect::Withheld && !body.contains(DEMO_SECRET) {
-            println!("    neither the injection nor the leaked key reached the agent");
+            say!("    neither the injection nor the leaked key reached the agent");
         }
     }
     Ok(surprises)

@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
 
 use serde_json::Value;
 
@@ -62,9 +61,6 @@ pub struct Guard {
     authority: Arc<crate::authority::Authority>,
 }
 
-/// Delegated engines kept per guard (as many as the store holds grants).
-const MAX_DELEGATED_ENGINES: usize = 4096;
-
 impl Default for Guard {
     fn default() -> Self {
         Guard::new(&Policy::default(), Arc::new(Metrics::new())).expect("no guardrails, nothing to fail")
@@ -84,7 +80,7 @@ impl Guard {
             None => None,
         };
         let metrics_flows = metrics.flows.clone();
-        Ok(Guard {
+        let guard = Guard {
             engine: Arc::new(policy.engine.clone()),
             agents: Arc::new(agent_engines(policy)),
             redact: policy.redact.clone(),
@@ -103,7 +99,9 @@ impl Guard {
             limits: Arc::default(),
             flows: policy.flows.clone().map(|s| Arc::new(crate::flows::Flows::new(s, metrics_flows.clone()))),
             authority: Arc::new(crate::authority::Authority::new(&policy.authority)),
-        })
+        };
+        guard.export_rules();
+        Ok(guard)
     }
 
     /// The same guard, deciding delegated agents' calls with the grants in `delegations`.
@@ -193,62 +191,6 @@ impl Guard {
             }),
             authority: Arc::new(crate::authority::Authority::new(&policy.authority)),
         })
-    }
-
-    /// The engine `call` is decided with: its agent's, or the config's for an anonymous caller.
-    /// A caller whose agent is no longer configured (a reload removed it while the call was on
-    /// its way) is refused. A delegated agent decides with its root's current engine narrowed by
-    /// each grant of its chain (compiled once per guard), and only on the upstreams it was given.
-    fn engine_for(&self, call: &ToolCall) -> Result<Arc<Engine>, Decision> {
-        self.engine_keyed(call.agent.as_deref(), &call.upstream).map(|(_, e)| e)
-    }
-
-    /// [`Self::engine_for`] for `agent` on `upstream`, with a key naming the engine for as long as
-    /// this guard lives: `""` for the config's, the agent's name, `grant:{id}` for a delegation.
-    pub(crate) fn engine_keyed(
-        &self,
-        agent: Option<&crate::identity::Agent>,
-        upstream: &str,
-    ) -> Result<(Arc<str>, Arc<Engine>), Decision> {
-        let refuse = |rule: &str, reason: String| Decision {
-            effect: Effect::Deny,
-            rule: rule.into(),
-            scope: Scope::Builtin,
-            reason,
-            prefilter: None,
-        };
-        let Some(agent) = agent else { return Ok((Arc::from(""), self.engine.clone())) };
-        let Some(root) = self.agents.get(&agent.name) else {
-            return Err(refuse(
-                "agents",
-                format!("agent {} is no longer configured, so nothing it asks is allowed", agent.name),
-            ));
-        };
-        if agent.delegated_by.is_empty() {
-            return Ok((agent.name.clone(), root.clone()));
-        }
-        let Some(grant) = self.delegations.as_ref().and_then(|d| d.grant_of(&agent.id, SystemTime::now()))
-        else {
-            return Err(refuse("delegation", "its delegation was revoked or has expired".into()));
-        };
-        if !grant.reaches(upstream) {
-            let allowed = grant.upstreams.as_deref().unwrap_or_default().join(", ");
-            return Err(refuse(
-                "delegation",
-                format!("upstream {upstream} is outside the upstreams it was delegated ({allowed})"),
-            ));
-        }
-        let key: Arc<str> = format!("grant:{}", grant.id).into();
-        let mut cache = self.delegated.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(e) = cache.get(&grant.id) {
-            return Ok((key, e.clone()));
-        }
-        let engine = Arc::new(grant.chain.iter().fold((**root).clone(), |e, layer| e.narrowed(layer)));
-        if cache.len() >= MAX_DELEGATED_ENGINES {
-            cache.clear();
-        }
-        cache.insert(grant.id.clone(), engine.clone());
-        Ok((key, engine))
     }
 
     /// A delegated agent's refusal says so, and by whom: the chain is what an operator narrows.
@@ -361,7 +303,7 @@ impl Guard {
         // A tool whose definition was withheld from the agent is not called either.
         if let Some(w) = self.tool_defs.refusal(self.screening(), call) {
             let withheld = Denial { reason: w.reason, rule: w.rule.into(), outcome: w.outcome, ask: None };
-            self.metrics.rule_decision(Effect::Deny, Scope::Builtin);
+            self.metrics.rule_decision(Effect::Deny, Scope::Builtin, &withheld.rule);
             let d = keep.then(|| Decision {
                 effect: Effect::Deny,
                 rule: withheld.rule.clone(),
@@ -374,7 +316,7 @@ impl Guard {
         // A held secret bound where it may not go (or its value itself): refused before any rule
         // or model reads the arguments.
         if let Some(r) = self.secrets.as_ref().and_then(|s| s.refusal(call, self.engine.kinds())) {
-            self.metrics.rule_decision(Effect::Deny, Scope::Builtin);
+            self.metrics.rule_decision(Effect::Deny, Scope::Builtin, &r.rule);
             let d = Decision {
                 effect: Effect::Deny,
                 rule: r.rule,
@@ -413,7 +355,7 @@ impl Guard {
             }
         };
         let d = Self::attributed(call, d);
-        self.metrics.rule_decision(d.effect, d.scope);
+        self.metrics.rule_decision(d.effect, d.scope, &d.rule);
         let kept = keep.then(|| d.clone());
         let scope = d.scope.as_str();
         let outcome = match d.effect {
@@ -471,6 +413,7 @@ impl Guard {
     }
 }
 
+mod engines;
 mod flows_shared;
 mod lists;
 mod parts;

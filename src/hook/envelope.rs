@@ -54,6 +54,8 @@ pub struct Envelope {
     pub response: Option<Value>,
     /// Claude Code's `permission_mode`: `plan` is plan mode; anything else acts.
     pub mode: crate::call::Mode,
+    /// A subagent's call (the input carries `agent_id`), decided as a delegated child's.
+    pub spawn: crate::call::Spawn,
 }
 
 /// Why an envelope cannot be decided.
@@ -89,6 +91,9 @@ struct Raw {
     tool_response: Option<Value>,
     #[serde(default)]
     permission_mode: Option<String>,
+    /// Present only on a call a subagent makes (Claude Code's `Task` tool); its value is not used.
+    #[serde(default)]
+    agent_id: Option<Value>,
 }
 
 impl Envelope {
@@ -119,6 +124,10 @@ impl Envelope {
             tool_use_id: raw.tool_use_id,
             response: raw.tool_response,
             mode: crate::call::Mode::parse(raw.permission_mode.as_deref()),
+            spawn: match raw.agent_id {
+                None | Some(Value::Null) => crate::call::Spawn::Main,
+                Some(_) => crate::call::Spawn::Subagent,
+            },
         })
     }
 

@@ -71,7 +71,7 @@ pub fn call(env: &Envelope) -> Result<ToolCall, ShapeError> {
 /// `Bash` kind reads it.
 pub fn call_in(env: &Envelope, shell: Dialect) -> Result<ToolCall, ShapeError> {
     // Claude Code's plan mode comes with the envelope: it narrows, never widens.
-    shaped(env, shell).map(|c| c.with_mode(env.mode))
+    shaped(env, shell).map(|c| c.with_mode(env.mode).with_spawn(env.spawn))
 }
 
 fn shaped(env: &Envelope, shell: Dialect) -> Result<ToolCall, ShapeError> {
@@ -137,6 +137,7 @@ fn build(tool: &str, args: Map<String, Value>) -> ToolCall {
         task: None,
         user_task: None,
         mode: crate::call::Mode::Act,
+        spawn: crate::call::Spawn::Main,
     }
 }
 
@@ -186,6 +187,7 @@ mod tests {
             tool_use_id: None,
             response: None,
             mode: crate::call::Mode::Act,
+            spawn: crate::call::Spawn::Main,
         }
     }
 

@@ -15,10 +15,15 @@ use crate::rules::{Effect, Scope};
 /// Distinct tool names kept as label values before the rest fold into `other`.
 const MAX_TOOL_LABELS: usize = 256;
 const OTHER: &str = "other";
+/// Every `upstream_errors_total{kind}` ([`crate::proxy::error::ProxyError::upstream_failure`]).
+const UPSTREAM_ERROR_KINDS: [&str; 7] =
+    ["connect", "timeout", "failed", "too_large", "uninspectable", "unauthorized", "credential"];
 
 #[derive(Debug)]
 pub struct Metrics {
     registry: Registry,
+    /// `process_*`, unprefixed ([`super::process_metrics`]).
+    process: Registry,
     tool_calls: IntCounterVec,
     /// Resolved once: `[effect][scope]`, so the hot path does no label hashing.
     rule_decisions: Vec<prometheus::IntCounter>,
@@ -41,6 +46,8 @@ pub struct Metrics {
     pub reviewer: super::reviewer_metrics::ReviewerMetrics,
     /// The flow index's metrics (`flows:`), in the same registry.
     pub flows: super::flow_metrics::FlowMetrics,
+    /// Layer 1 decisions by rule, in the same registry.
+    pub rules: super::rule_metrics::RuleMetrics,
     approvals: IntCounterVec,
     approvals_pending: prometheus::IntGauge,
     sessions_flagged: prometheus::IntCounter,
@@ -141,6 +148,8 @@ impl Metrics {
         let limits = super::limit_metrics::LimitMetrics::register(&registry);
         let reviewer = super::reviewer_metrics::ReviewerMetrics::register(&registry);
         let flows = super::flow_metrics::FlowMetrics::register(&registry);
+        let rules = super::rule_metrics::RuleMetrics::register(&registry);
+        super::process_metrics::register_build_info(&registry);
         let approvals = IntCounterVec::new(
             Opts::new(
                 "approvals_total",
@@ -225,6 +234,7 @@ impl Metrics {
         }
         Metrics {
             registry,
+            process: super::process_metrics::process_registry(),
             tool_calls,
             rule_decisions,
             upstream_latency,
@@ -237,6 +247,7 @@ impl Metrics {
             limits,
             reviewer,
             flows,
+            rules,
             approvals,
             approvals_pending,
             sessions_flagged,
@@ -254,6 +265,10 @@ impl Metrics {
     /// Exports `upstream`'s change counter at 0 (a configured name).
     pub fn tool_definition_changes_start(&self, upstream: &str) {
         self.tool_definition_changes.with_label_values(&[upstream]);
+        // And its error series, so an error-ratio alert sees zeros, not an absent series.
+        for kind in UPSTREAM_ERROR_KINDS {
+            self.upstream_errors.with_label_values(&[upstream, kind]);
+        }
     }
 
     /// Counts one changed (or unpinned) tool definition of `upstream` (a configured name).
@@ -293,9 +308,10 @@ impl Metrics {
         }
     }
 
-    /// Counts one Layer 1 decision.
-    pub fn rule_decision(&self, effect: Effect, scope: Scope) {
+    /// Counts one Layer 1 decision, made by `rule`.
+    pub fn rule_decision(&self, effect: Effect, scope: Scope, rule: &str) {
         self.rule_decisions[effect as usize * Scope::ALL.len() + scope as usize].inc();
+        self.rules.hit(rule, scope, effect);
     }
 
     /// Counts one resolved ask (`headless` ones are counted as `ask_refused` tool calls instead).
@@ -361,7 +377,8 @@ impl Metrics {
     /// The text exposition format for `/metrics`.
     pub fn render(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        let families = self.registry.gather();
+        let mut families = self.registry.gather();
+        families.extend(self.process.gather());
         if let Err(e) = TextEncoder::new().encode(&families, &mut out) {
             tracing::error!(error = %e, "encoding metrics failed");
         }
@@ -390,7 +407,7 @@ mod tests {
         m.tool_call("fs", "mcp__fs__read", CallOutcome::Denied);
         m.upstream_latency("fs", 0.01);
         m.overhead(0.0001);
-        m.rule_decision(Effect::Deny, Scope::Cli);
+        m.rule_decision(Effect::Deny, Scope::Cli, "Shell(rm:*)");
         let text = String::from_utf8(m.render()).unwrap();
         assert!(
             text.contains(
@@ -402,6 +419,17 @@ mod tests {
         assert!(text.contains("portcullis_proxy_overhead_seconds_count 1"));
         assert!(text.contains(r#"portcullis_rule_decisions_total{effect="deny",scope="cli"} 1"#), "{text}");
         assert!(text.contains(r#"portcullis_rule_decisions_total{effect="allow",scope="managed"} 0"#));
+        assert!(
+            text.contains(r#"portcullis_rule_hits_total{effect="deny",rule="Shell(rm:*)",scope="cli"} 1"#)
+        );
+        assert!(
+            text.contains(&format!(r#"portcullis_build_info{{version="{}"}} 1"#, env!("CARGO_PKG_VERSION")))
+        );
+        // The process collector's series, unprefixed as every exporter names them.
+        assert!(
+            text.contains("\nprocess_resident_memory_bytes ") && text.contains("\nprocess_open_fds "),
+            "{text}"
+        );
         // Layer 2's series exist from the start, so alerts see zeros rather than nothing.
         for series in [
             r#"portcullis_checker_requests_total{result="timeout"} 0"#,

@@ -4,7 +4,9 @@ pub mod checker_metrics;
 pub mod flow_metrics;
 pub mod limit_metrics;
 pub mod metrics;
+mod process_metrics;
 pub mod reviewer_metrics;
+pub mod rule_metrics;
 mod tally;
 
 pub use metrics::Metrics;

@@ -31,7 +31,7 @@ fn demo_runs_the_scripted_session_on_the_embedded_default() {
 }
 
 #[test]
-fn json_logs_close_one_span_per_tool_call_and_the_demo_writes_an_audit_line_per_decision() {
+fn json_logs_close_one_span_per_tool_call_and_the_demo_removes_its_audit_log() {
     let out = portcullis()
         .args(["--log-json", "demo", "--listen", "127.0.0.1:0", "--once"])
         .env("PORTCULLIS_LOG", "info")
@@ -52,14 +52,11 @@ fn json_logs_close_one_span_per_tool_call_and_the_demo_writes_an_audit_line_per_
     }
     let outcomes: Vec<&str> = spans.iter().filter_map(|s| s["span"]["outcome"].as_str()).collect();
     assert!(outcomes.contains(&"denied") && outcomes.contains(&"forwarded"), "{outcomes:?}");
-    // The run's audit log: every line JSON, printed path.
+    // The run's audit log lives in its scratch directory, gone once the demo ends (its lines are
+    // read while a demo runs: console_demo.rs).
     let stdout = String::from_utf8_lossy(&out.stdout);
     let path = stdout.lines().find_map(|l| l.trim().strip_prefix("audit log")).map(str::trim).unwrap();
-    let audit = std::fs::read_to_string(path).unwrap();
-    let lines: Vec<serde_json::Value> = audit.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert!(lines.iter().any(|l| l["phase"] == "approval" && l["channel"] == "api"), "{audit}");
-    assert!(lines.iter().any(|l| l["phase"] == "pre" && l["outcome"] == "denied"), "{audit}");
-    let _ = std::fs::remove_file(path);
+    assert!(!std::path::Path::new(path).exists(), "{path} is left behind");
 }
 
 #[test]

@@ -29,7 +29,7 @@ type Exported = BTreeMap<String, BTreeMap<String, BTreeSet<String>>>;
 
 const TARGET_LABELS: [&str; 2] = ["job", "instance"];
 const PROMETHEUS_OWN: [&str; 1] = ["up"];
-const ALERTS: [&str; 9] = [
+const ALERTS: [&str; 11] = [
     "PortcullisDown",
     "PortcullisCheckerDown",
     "PortcullisUnguardedTraffic",
@@ -39,6 +39,8 @@ const ALERTS: [&str; 9] = [
     "PortcullisApprovalsBacklog",
     "PortcullisStateBackendDown",
     "PortcullisToolDefinitionChanged",
+    "PortcullisAuditDropping",
+    "PortcullisUpstreamFailing",
 ];
 
 fn root() -> PathBuf {
@@ -167,6 +169,18 @@ async fn dashboards_query_only_metrics_and_labels_a_running_proxy_exports() {
         checker.url
     );
     let p = proxy(&portcullis::config::Config::parse(&yaml, "test").unwrap_or_else(|e| panic!("{e}"))).await;
+    // Before any call: every configured rule's series is there at zero, and so are the build
+    // and process series an SRE's stock panels read.
+    let (_, first) = get(&format!("http://{}/metrics", p.admin_addr)).await;
+    for series in [
+        r#"portcullis_rule_hits_total{effect="ask",rule="mcp__py__add",scope="config"} 0"#,
+        r#"portcullis_rule_hits_total{effect="allow",rule="mcp__*",scope="config"} 0"#,
+        "portcullis_build_info{version=",
+        "\nprocess_resident_memory_bytes ",
+        "\nprocess_open_fds ",
+    ] {
+        assert!(first.contains(series), "{series} before any call:\n{first}");
+    }
     let url = proxy_url(&p, "py");
     let out = py_client(&url, "legacy", &["call", "echo", r#"{"message":"dashboards"}"#]).await;
     assert_eq!(text_of(&out[0]), "dashboards", "{}", out[0]);
@@ -210,7 +224,16 @@ async fn dashboards_query_only_metrics_and_labels_a_running_proxy_exports() {
     let (status, text) = get(&format!("http://{}/metrics", p.admin_addr)).await;
     assert_eq!(status, 200, "{text}");
     let exported = parse_scrape(&text);
-    assert!(exported.keys().all(|n| n.starts_with("portcullis_")), "{:?}", exported.keys());
+    // Portcullis's own families, and the process collector's (unprefixed, as every exporter's).
+    assert!(
+        exported.keys().all(|n| n.starts_with("portcullis_") || n.starts_with("process_")),
+        "{:?}",
+        exported.keys()
+    );
+    assert!(
+        text.contains(r#"portcullis_rule_hits_total{effect="ask",rule="mcp__py__add",scope="config"} 1"#),
+        "the ask counted under the rule that asked:\n{text}"
+    );
 
     let (dash, rules) = (dashboard(), alerts());
     let mut sources = dashboard_sources(&dash);

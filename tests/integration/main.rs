@@ -12,6 +12,7 @@ mod attack25;
 mod attack_round5;
 mod attack_round6a;
 mod attack_round6b;
+mod attack_round7;
 mod audit;
 mod authority;
 mod authority_cedar;

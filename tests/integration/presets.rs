@@ -100,14 +100,26 @@ async fn each_preset_names_every_tool_its_real_server_lists() {
     let root = dir.path().canonicalize().unwrap().display().to_string();
     let fs = node_module("@modelcontextprotocol/server-filesystem/dist/index.js");
     let everything = node_module("@modelcontextprotocol/server-everything/dist/index.js");
-    let servers: [(&str, Vec<&str>); 2] = [
-        ("filesystem", vec!["node", fs.to_str().unwrap(), &root]),
-        ("everything", vec!["node", everything.to_str().unwrap(), "stdio"]),
+    let github = node_module("@modelcontextprotocol/server-github/dist/index.js");
+    let slack = node_module("@modelcontextprotocol/server-slack/dist/index.js");
+    let playwright = node_module("@playwright/mcp/cli.js");
+    // Slack's server will not start without its variables; neither server is called, so no
+    // credential is real. Playwright lists its tools without starting a browser.
+    std::env::set_var("SLACK_BOT_TOKEN", "xoxb-not-a-real-token");
+    std::env::set_var("SLACK_TEAM_ID", "T00000000");
+    let servers: [(&str, Vec<&str>, &str); 5] = [
+        ("filesystem", vec!["node", fs.to_str().unwrap(), &root], ""),
+        ("everything", vec!["node", everything.to_str().unwrap(), "stdio"], ""),
+        ("github", vec!["node", github.to_str().unwrap()], ""),
+        ("slack", vec!["node", slack.to_str().unwrap()], "SLACK_BOT_TOKEN, SLACK_TEAM_ID"),
+        ("playwright", vec!["node", playwright.to_str().unwrap(), "--headless", "--isolated"], ""),
     ];
-    for (preset, cmd) in servers {
+    for (preset, cmd, env) in servers {
         let config = dir.path().join(format!("{preset}.yaml"));
         // Everything allowed, so that tools/list hides nothing the server has.
-        let yaml = format!("permissions: {{ allow: [\"mcp__{preset}__*\"] }}\n");
+        let yaml = format!(
+            "permissions: {{ allow: [\"mcp__{preset}__*\"] }}\nupstreams:\n  {preset}: {{ env: [{env}], preset: {preset} }}\n"
+        );
         std::fs::write(&config, yaml).unwrap();
         let mut w = Wrapped::start(&config, preset, &cmd).await;
         let listed = w.tool_names().await;

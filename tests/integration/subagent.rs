@@ -50,3 +50,48 @@ async fn a_subagent_deny_refuses_the_childs_call_that_its_parent_may_make_and_it
     assert_eq!(peer.calls_received(), ["get-sum", "echo"], "the child's echo never left");
     p.shutdown().await;
 }
+
+/// Claude Code's PreToolUse for `Bash`, from a subagent (`agent_id` set) or the main agent.
+fn bash_from(agent_id: Option<&str>, cwd: &std::path::Path, command: &str) -> String {
+    let mut envelope = json!({"hook_event_name": "PreToolUse", "session_id": "sub-1", "cwd": cwd,
+        "permission_mode": "default", "tool_name": "Bash", "tool_input": {"command": command}});
+    if let Some(id) = agent_id {
+        envelope["agent_id"] = json!(id);
+        envelope["agent_type"] = json!("general-purpose");
+    }
+    envelope.to_string()
+}
+
+#[tokio::test]
+async fn in_hook_mode_a_claude_code_subagents_call_meets_the_subagent_rules_and_the_main_agents_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("portcullis.yaml");
+    std::fs::write(
+        &policy,
+        "permissions:\n  allow: [\"Bash(git status:*)\", \"Bash(ls:*)\"]\n  subagent: { deny: [\"Bash(git status:*)\"], ask: [\"Bash(ls:*)\"] }\n",
+    )
+    .unwrap();
+    let decide = |agent_id: Option<&'static str>, command: &'static str| {
+        let stdin = bash_from(agent_id, dir.path(), command);
+        let policy = policy.to_str().unwrap().to_owned();
+        async move {
+            let args = ["pre", "--config", policy.as_str()];
+            let (answer, _) = crate::hook::hook(&args, stdin.as_bytes(), &[("SHELL", "/bin/bash")]).await;
+            let d = answer["hookSpecificOutput"]["permissionDecision"].as_str().unwrap_or("?").to_owned();
+            (d, answer["hookSpecificOutput"]["permissionDecisionReason"].as_str().unwrap_or("").to_owned())
+        }
+    };
+    assert_eq!(decide(None, "git status").await.0, "allow", "the main agent's rules allow it");
+    assert_eq!(decide(None, "ls").await.0, "allow");
+    let (denied, why) = decide(Some("a1b2c3"), "git status").await;
+    assert_eq!(denied, "deny", "{why}");
+    assert!(why.contains("git status"), "{why}");
+    assert_eq!(decide(Some("a1b2c3"), "ls").await.0, "ask", "subagent.ask joins the subagent's rules");
+    // `agent_id: null` is not a subagent (the field's presence with a value is what marks one).
+    let mut null_id: Value = serde_json::from_str(&bash_from(None, dir.path(), "git status")).unwrap();
+    null_id["agent_id"] = Value::Null;
+    let stdin = null_id.to_string();
+    let args = ["pre", "--config", policy.to_str().unwrap()];
+    let (answer, _) = crate::hook::hook(&args, stdin.as_bytes(), &[("SHELL", "/bin/bash")]).await;
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow", "{answer}");
+}

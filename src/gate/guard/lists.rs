@@ -55,7 +55,7 @@ impl Guard {
     /// configured, its delegation revoked) is shown no tool.
     pub fn shown(&self, lister: &Lister, result: &serde_json::Value) -> Option<serde_json::Value> {
         let agent = lister.agent.as_deref();
-        let (key, engine) = match self.engine_keyed(agent, &lister.upstream) {
+        let (key, engine) = match self.engine_keyed(agent, &lister.upstream, crate::call::Spawn::Main) {
             Ok(found) => found,
             Err(refused) => {
                 tracing::info!(upstream = %lister.upstream, reason = %refused.reason, "withheld a whole tool list");
