@@ -18,8 +18,10 @@ pub const LAYERS: &[&[&str]] = &[
     &["call", "telemetry"],
     // Held credentials: masked in results, swapped into arguments (the audit masks with them).
     &["secrets"],
-    // What the proxy remembers and records.
-    &["audit", "flows", "session", "state"],
+    // Where replicas share state, then what the proxy remembers and records (the flow index
+    // is shared through the state store).
+    &["state"],
+    &["audit", "flows", "session"],
     // Layer 2, the per-agent rate limits (counters here or in the state store), and the
     // authority evaluator that may add a denial to Layer 1's decision.
     &["authority", "guardrails", "limits"],

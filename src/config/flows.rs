@@ -27,6 +27,10 @@ pub struct RawLimits {
     pub total: Option<u64>,
     pub sources_per_session: Option<u64>,
     pub evicted: Option<u64>,
+    /// How long a caller's shared entries outlive its last write (with a shared `state:`).
+    pub shared_ttl: Option<super::raw::Scalar>,
+    /// Entries (one per recorded result) a caller's shared list holds.
+    pub shared_records: Option<u64>,
 }
 
 /// What a flow of private text to a sink with an unallowed destination meets.
@@ -47,6 +51,8 @@ pub struct FlowLimits {
     pub total: usize,
     pub sources_per_session: usize,
     pub evicted: usize,
+    pub shared_ttl: std::time::Duration,
+    pub shared_records: usize,
 }
 
 impl Default for FlowLimits {
@@ -57,6 +63,8 @@ impl Default for FlowLimits {
             total: 1 << 20,
             sources_per_session: 64,
             evicted: 65_536,
+            shared_ttl: std::time::Duration::from_secs(24 * 3600),
+            shared_records: 1024,
         }
     }
 }
@@ -100,6 +108,14 @@ pub(crate) fn compile(
         }
     };
     let d = FlowLimits::default();
+    let l = raw.limits;
+    let shared_ttl = match p.duration("flows.limits.shared_ttl", l.shared_ttl, d.shared_ttl) {
+        t if t.is_zero() => {
+            p.add("flows.limits.shared_ttl", "must be longer than zero");
+            d.shared_ttl
+        }
+        t => t,
+    };
     let mut bound = |key: &str, v: Option<u64>, default: usize| match v {
         None => default,
         Some(0) => {
@@ -108,13 +124,14 @@ pub(crate) fn compile(
         }
         Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
     };
-    let l = raw.limits;
     let limits = FlowLimits {
         per_session: bound("per_session", l.per_session, d.per_session),
         sessions: bound("sessions", l.sessions, d.sessions),
         total: bound("total", l.total, d.total),
         sources_per_session: bound("sources_per_session", l.sources_per_session, d.sources_per_session),
         evicted: bound("evicted", l.evicted, d.evicted),
+        shared_records: bound("shared_records", l.shared_records, d.shared_records),
+        shared_ttl,
     };
     Some(FlowSettings { private, mode, limits })
 }

@@ -9,6 +9,7 @@ use std::ops::ControlFlow;
 use serde_json::Value;
 
 use super::index::{SessionIndex, Source, SourceKind};
+use super::pieces::Sending;
 use super::shingle::{normalise_bytes_into, normalise_into};
 use super::store::Lookup;
 use super::Judged;
@@ -42,6 +43,8 @@ enum Spelling {
     Decoded,
     Reversed,
     Joined,
+    /// Joined to what the same argument sent in the session's earlier calls.
+    Pieces,
 }
 
 impl Flows {
@@ -58,15 +61,16 @@ impl Flows {
             return Flow::Clear;
         }
         let Some(bound_for) = unallowed(egress, &call.upstream, args, &reach) else { return Flow::Clear };
-        let ix = ix.as_ref().map(|ix| ix.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut ix = ix.as_ref().map(|ix| ix.lock().unwrap_or_else(|p| p.into_inner()));
         let overflowed = evicted || ix.as_ref().is_some_and(|ix| ix.overflowed);
-        let held = ix.as_deref().filter(|ix| !ix.is_empty());
-        if let Some(ix) = held {
-            match scan_args(ix, args) {
+        let unreachable = ix.as_ref().is_some_and(|ix| ix.unreachable);
+        if let Some(ix) = ix.as_deref_mut().filter(|ix| !ix.is_empty()) {
+            let (scan, sending) = scan_args(ix, args);
+            match scan {
                 Scan::Found(source, pointer, spelling) => {
                     self.metrics.judged(Judged::Leak);
                     let rule = format!("flows: {}", source.tool);
-                    let reason = leak_reason(source, &pointer, spelling, &call.qualified, &bound_for);
+                    let reason = leak_reason(&source, &pointer, spelling, &call.qualified, &bound_for);
                     return Flow::Refuse { judged: Judged::Leak, rule, reason };
                 }
                 Scan::TooLarge => {
@@ -85,6 +89,51 @@ impl Flows {
                 }
                 Scan::Clean => {}
             }
+            if let Some((n, src)) = ix.sent.too_many(&sending) {
+                let tool = ix.source_at(src).map_or("a private tool", |s| &s.tool).to_owned();
+                self.metrics.judged(Judged::Leak);
+                let reason = format!(
+                    "pieces of text from {tool} leave in {}: with this call, {n} distinct runs of \
+                     the private text this session read would have gone to destinations no egress \
+                     rule allows (at most {} may); this one is to {bound_for}",
+                    call.qualified,
+                    super::pieces::PIECES - 1,
+                );
+                return Flow::Refuse {
+                    judged: Judged::Leak,
+                    rule: format!("flows: pieces of {tool}"),
+                    reason,
+                };
+            }
+            ix.sent.went(sending);
+        }
+        if let Some(ix) = ix.as_deref() {
+            if let Some((address, tool)) =
+                ix.learned.from_strangers(&args.to_string(), call.user_task.as_deref())
+            {
+                self.metrics.judged(Judged::Leak);
+                let reason = format!(
+                    "{} sends to {address}, an address this session learned only from the result of \
+                     {tool} (content that is not the user's own: its author chose the destination), \
+                     bound for {bound_for}, which no egress rule allows",
+                    call.qualified
+                );
+                return Flow::Refuse {
+                    judged: Judged::Leak,
+                    rule: format!("flows: destination from {tool}"),
+                    reason,
+                };
+            }
+        }
+        if unreachable {
+            self.metrics.judged(Judged::Overflowed);
+            let reason = format!(
+                "the state store that shares the flow index between replicas cannot be read, so a \
+                 copy of private text this caller read through another replica in {} to {bound_for} \
+                 cannot be ruled out",
+                call.qualified
+            );
+            return Flow::ToModel { reason };
         }
         if overflowed {
             self.metrics.judged(Judged::Overflowed);
@@ -149,43 +198,62 @@ fn destination(found: &Found) -> String {
     }
 }
 
-enum Scan<'a> {
+enum Scan {
     Clean,
-    Found(&'a Source, String, Spelling),
+    Found(Source, String, Spelling),
     TooLarge,
 }
 
-/// The scan's state: the index, the bytes it may still read, and every string normalised and
-/// joined (for a copy split across arguments).
+/// The scan's state: the index, the bytes it may still read, every string normalised and
+/// joined (for a copy split across arguments), and what the call would add to what the session
+/// sent ([`super::pieces`]).
 struct Scanner<'a> {
     ix: &'a SessionIndex,
     budget: usize,
     joined: Vec<u8>,
     buf: Vec<u8>,
+    sending: Sending,
 }
 
-impl<'a> Scanner<'a> {
-    /// One string: as written, reversed, then each decoding.
-    fn one(&mut self, s: &str, at: &str) -> Option<(&'a Source, String, Spelling)> {
+impl Scanner<'_> {
+    /// One normalised spelling of the string at `at`: a shingle or token, else its fine grams.
+    fn spelling(&mut self, at: &str, spelling: Spelling) -> Option<(Source, String, Spelling)> {
+        if let Some(src) = self.ix.find(&self.buf) {
+            return Some((src.clone(), at.to_owned(), spelling));
+        }
+        self.ix.fine_hits(&self.buf, &mut self.sending.grams);
+        None
+    }
+
+    /// One string: joined to what its argument sent last, as written, reversed, then each
+    /// decoding.
+    fn one(&mut self, s: &str, at: &str) -> Option<(Source, String, Spelling)> {
         self.budget = self.budget.saturating_sub(s.len());
-        let ix = self.ix;
         self.buf.clear();
         normalise_into(s, &mut self.buf);
         self.joined.extend_from_slice(&self.buf);
-        if let Some(src) = ix.find(&self.buf) {
-            return Some((src, at.to_owned(), Spelling::AsWritten));
+        if let Some(found) = self.spelling(at, Spelling::AsWritten) {
+            return Some(found);
+        }
+        let pieces = self.ix.sent.joined(at, &self.buf);
+        self.sending.tail(at, &pieces);
+        if pieces.len() > self.buf.len() {
+            self.buf = pieces;
+            if let Some(found) = self.spelling(at, Spelling::Pieces) {
+                return Some(found);
+            }
         }
         let reversed: String = s.chars().rev().collect();
         self.buf.clear();
         normalise_into(&reversed, &mut self.buf);
-        if let Some(src) = ix.find(&self.buf) {
-            return Some((src, at.to_owned(), Spelling::Reversed));
+        if let Some(found) = self.spelling(at, Spelling::Reversed) {
+            return Some(found);
         }
         for d in decode::decodings(s.as_bytes(), &mut self.budget) {
             self.buf.clear();
             normalise_bytes_into(&d, &mut self.buf);
-            if let Some(src) = ix.find(&self.buf) {
-                return Some((src, at.to_owned(), Spelling::Decoded));
+            if let Some(found) = self.spelling(at, Spelling::Decoded) {
+                return Some(found);
             }
         }
         None
@@ -193,8 +261,9 @@ impl<'a> Scanner<'a> {
 }
 
 /// Every string of `args` (keys too), as written, decoded and reversed; then all of them joined.
-fn scan_args<'a>(ix: &'a SessionIndex, args: &Value) -> Scan<'a> {
-    let mut sc = Scanner { ix, budget: SCAN_BUDGET, joined: Vec::new(), buf: Vec::new() };
+fn scan_args(ix: &SessionIndex, args: &Value) -> (Scan, Sending) {
+    let mut sc =
+        Scanner { ix, budget: SCAN_BUDGET, joined: Vec::new(), buf: Vec::new(), sending: Sending::default() };
     let mut stack: Vec<(&Value, String)> = vec![(args, String::new())];
     while let Some((v, at)) = stack.pop() {
         let found = match v {
@@ -217,24 +286,24 @@ fn scan_args<'a>(ix: &'a SessionIndex, args: &Value) -> Scan<'a> {
             _ => None,
         };
         if let Some((src, at, sp)) = found {
-            return Scan::Found(src, at, sp);
+            return (Scan::Found(src, at, sp), sc.sending);
         }
         if sc.budget == 0 {
-            return Scan::TooLarge;
+            return (Scan::TooLarge, sc.sending);
         }
     }
-    if let Some(src) = ix.find(&sc.joined) {
-        return Scan::Found(src, String::new(), Spelling::Joined);
-    }
-    sc.joined.reverse();
-    match ix.find(&sc.joined) {
-        Some(src) => Scan::Found(src, String::new(), Spelling::Joined),
-        None => Scan::Clean,
+    let found = ix.find(&sc.joined).or_else(|| {
+        sc.joined.reverse();
+        ix.find(&sc.joined)
+    });
+    match found {
+        Some(src) => (Scan::Found(src.clone(), String::new(), Spelling::Joined), sc.sending),
+        None => (Scan::Clean, sc.sending),
     }
 }
 
 fn leak_reason(source: &Source, pointer: &str, spelling: Spelling, sink: &str, bound_for: &str) -> String {
-    let what = match source.kind {
+    let what = match &source.kind {
         SourceKind::Private => {
             format!("text from {}, {} bytes read this session,", source.tool, source.bytes)
         }
@@ -247,6 +316,7 @@ fn leak_reason(source: &Source, pointer: &str, spelling: Spelling, sink: &str, b
         (p, Spelling::AsWritten) => format!("in argument {p}"),
         (p, Spelling::Decoded) => format!("encoded in argument {p}"),
         (p, Spelling::Reversed) => format!("reversed in argument {p}"),
+        (p, Spelling::Pieces) => format!("in pieces across calls, ending in argument {p}"),
     };
     format!(
         "{what} is {place} of {sink} to {bound_for}, which no egress rule allows; private results \

@@ -1,6 +1,7 @@
-//! The cheap decodings of an argument string a copy may hide behind: percent-encoding, base64
-//! (standard and URL-safe, padded or not) and hex runs, two layers deep (base64 of a
-//! percent-encoded text, say). Anything else (compression, encryption, a cipher of the agent's
+//! The cheap decodings of an argument string a copy may hide behind: percent-encoding, textual
+//! escapes (HTML references, `\u`, `\x`: [`super::unescape`]), base64 (standard and URL-safe,
+//! padded or not) and hex runs, three layers deep (base64 of a percent-encoded text, say), within
+//! the scan's byte budget. Anything else (compression, encryption, a cipher of the agent's
 //! own) is not decoded: see docs/checker.md.
 
 use base64::alphabet;
@@ -12,7 +13,7 @@ use base64::Engine as _;
 const MIN_RUN: usize = 16;
 
 /// Layers of encoding undone.
-const DEPTH: usize = 2;
+const DEPTH: usize = 3;
 
 fn lenient(alphabet: &alphabet::Alphabet) -> GeneralPurpose {
     GeneralPurpose::new(
@@ -58,6 +59,9 @@ fn one_layer(text: &[u8]) -> Vec<Vec<u8>> {
         if decoded.len() < text.len() {
             out.push(decoded);
         }
+    }
+    if let Some(d) = super::unescape::unescape(text) {
+        out.push(d);
     }
     let is_b64 = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_');
     let mut i = 0;

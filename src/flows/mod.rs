@@ -1,27 +1,37 @@
 //! Flow fingerprints: what was read must not leave. Each session (of each agent) keeps a
 //! bounded index of what it was shown that must not leave — the results of tools `flows.private`
-//! names (winnowed rolling-hash shingles of their normalised text, [`shingle`]), the spans the
+//! names (winnowed rolling-hash shingles and fine grams of their text as [`fold`] normalises it,
+//! [`shingle`], [`print`](mod@print)), the spans the
 //! local detectors mark as secrets in any result and the `redact` entries a result held (exact
 //! tokens) — tagged with the tool and upstream it came from ([`record`], in the post phase).
 //!
 //! Every call with outward reach (an `egress.sinks` tool, a fetch tool, a shell line that
 //! connects: [`crate::rules::egress::Reach`]) from a session that read something is scanned for
-//! it, as written, decoded, reversed and joined across arguments ([`check`], in the pre phase
+//! it, as written, decoded ([`decode`], [`unescape`]), reversed, joined across arguments and
+//! to what the session already sent ([`pieces`]) ([`check`], in the pre phase
 //! beside egress); a copy bound for a destination no egress `allow` names is refused (or asked,
 //! `flows.mode`) before any model, with a reason naming the source.
 //!
 //! Memory is bounded per session, in sessions and in total ([`store`]); a session past a bound
 //! fails safe: what it holds still refuses, and its other sink calls go to the model rule
-//! (counted in `portcullis_flow_checks_total{result="overflowed"}`). The index is this
-//! process's: replicas behind a shared state store do not share it yet (docs/checker.md).
+//! (counted in `portcullis_flow_checks_total{result="overflowed"}`). Replicas behind a shared
+//! state store share it ([`shared`]): each writes what it records, and merges the others' before
+//! a call with outward reach.
 
 pub mod check;
 mod decide;
 pub mod decode;
+pub mod fold;
 pub mod index;
+pub mod pieces;
+pub mod print;
+pub mod provenance;
 pub mod record;
+mod replicas;
+pub mod shared;
 pub mod shingle;
 pub mod store;
+pub mod unescape;
 
 use std::sync::Arc;
 

@@ -6,8 +6,9 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::index::{Added, SourceKind};
+use super::index::{Print, SourceKind};
 use super::shingle::normalise_into;
+use super::store::SessionKey;
 use super::Flows;
 use crate::call::ToolCall;
 use crate::checker::detect::{self, Category, Direction};
@@ -47,15 +48,27 @@ pub(super) fn strings<'v>(v: &'v Value, budget: usize, each: &mut dyn FnMut(&'v 
     true
 }
 
+/// What one result added to its session's index.
+#[derive(Debug, Default)]
+pub struct Recorded {
+    pub prints: Vec<Print>,
+    /// Part of the result was past the read budget and not recorded.
+    pub forgot: bool,
+}
+
 impl Flows {
-    /// Records what `result` (of `call`) showed the agent. Nothing is stored for a result with
-    /// nothing private in it.
-    pub fn record(&self, call: &ToolCall, result: &Value, redact: &[String]) {
+    /// Records what `result` (of `call`) showed the agent, and returns it (for the replicas,
+    /// [`Flows::share`]). Nothing is stored for a result with nothing private in it.
+    pub fn record(&self, call: &ToolCall, result: &Value, redact: &[String]) -> Recorded {
         let private = self.settings.is_private(&call.qualified);
         let mut text = Vec::new();
         let mut bytes = 0;
         let mut tokens: Vec<(Vec<u8>, usize, SourceKind)> = Vec::new();
+        let mut addressed: Vec<&str> = Vec::new();
         let complete = strings(result, RECORD_BUDGET, &mut |s| {
+            if s.contains('@') {
+                addressed.push(s);
+            }
             if private {
                 normalise_into(s, &mut text);
                 bytes += s.len();
@@ -66,7 +79,7 @@ impl Flows {
                 if let Some(span) = s.get(f.span.clone()) {
                     let mut t = Vec::new();
                     normalise_into(span, &mut t);
-                    tokens.push((t, span.len(), SourceKind::Secret(f.detector)));
+                    tokens.push((t, span.len(), SourceKind::Secret(f.detector.into())));
                 }
             }
             for r in redact.iter().filter(|r| s.contains(r.as_str())) {
@@ -75,38 +88,54 @@ impl Flows {
                 tokens.push((t, r.len(), SourceKind::Redacted));
             }
         });
+        let tool: Arc<str> = call.qualified.as_str().into();
+        if !addressed.is_empty() {
+            let ix = self.store.entry(self.key(call));
+            let mut ix = ix.lock().unwrap_or_else(|p| p.into_inner());
+            for s in addressed {
+                ix.learned.saw(s, &tool, private);
+            }
+        }
         if text.is_empty() && tokens.is_empty() && complete {
+            return Recorded::default();
+        }
+        // Tokens first: a secret is worth more than bulk text, and pushes it out when full.
+        let mut prints: Vec<Print> = Vec::new();
+        let mut kinds: Vec<SourceKind> = Vec::new();
+        for (_, _, k) in &tokens {
+            if !kinds.contains(k) {
+                kinds.push(k.clone());
+            }
+        }
+        for kind in kinds {
+            let of_kind = tokens.iter().filter(|(_, _, k)| *k == kind).map(|(t, n, _)| (&t[..], *n));
+            prints.push(Print::tokens(&tool, &call.upstream, kind.clone(), of_kind));
+        }
+        if !text.is_empty() {
+            prints.push(Print::text(&tool, &call.upstream, &text, bytes));
+        }
+        prints.retain(|p| !p.is_empty());
+        self.add(self.key(call), &prints, !complete);
+        Recorded { prints, forgot: !complete }
+    }
+
+    /// Adds `prints` to the session `key` (marked overflowed when `forgot`), keeping the
+    /// store's total and the held gauge.
+    pub(super) fn add(&self, key: SessionKey, prints: &[Print], forgot: bool) {
+        if prints.is_empty() && !forgot {
             return;
         }
-        let key = self.key(call);
         let ix = self.store.entry(key);
         let mut ix = ix.lock().unwrap_or_else(|p| p.into_inner());
-        let tool: Arc<str> = call.qualified.as_str().into();
-        let bounds = self.store.bounds.session;
-        let kept_of = |a: Added| match a {
-            Added::Kept(n) => n,
-            Added::Overflowed => 0,
-        };
-        let mut kept = 0;
-        if !text.is_empty() {
-            let room = self.store.room();
-            kept += kept_of(ix.add_text(
-                (&tool, &call.upstream, SourceKind::Private),
-                &text,
-                bytes,
-                bounds,
-                room,
-            ));
+        let before = ix.len();
+        for p in prints {
+            let room = self.store.room().saturating_sub(ix.len().saturating_sub(before));
+            ix.add(p, self.store.bounds.session, room);
         }
-        for (t, len, kind) in tokens {
-            let room = self.store.room().saturating_sub(kept);
-            kept += kept_of(ix.add_token((&tool, &call.upstream, kind), &t, len, bounds, room));
-        }
-        if !complete {
-            ix.overflowed = true;
-        }
+        ix.overflowed |= forgot;
+        let after = ix.len();
         drop(ix);
-        self.store.added(kept);
+        self.store.added(after.saturating_sub(before));
         self.metrics.held.set(i64::try_from(self.store.total()).unwrap_or(i64::MAX));
     }
 }

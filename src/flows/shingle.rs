@@ -1,5 +1,5 @@
-//! Text as the flow index sees it: normalised (letters and digits only, lowercased), then
-//! hashed in rolling windows — every window when checking, a winnowed sample when recording.
+//! Text as the flow index sees it: normalised ([`super::fold`]: look-alikes folded, letters and
+//! digits only, lowercased), then hashed in rolling windows — every window when checking, a winnowed sample when recording.
 //!
 //! Dropping everything but letters and digits means re-wrapping, re-punctuating, re-casing or
 //! splitting a copy at a space does not hide it; the price is that two texts sharing a long run
@@ -17,32 +17,36 @@ pub const WINNOW: usize = 16;
 /// then compared whole): the shortest secret the index keeps.
 pub const HEAD: usize = 12;
 
+/// Window of a fine gram, in normalised bytes: a piece of private text too short for a
+/// shingle is recognised by these, and counted across calls.
+pub const FINE: usize = 12;
+
+/// Winnowing window of fine grams: any piece of at least `FINE + FINE_WINNOW - 1` (19)
+/// normalised bytes of a recorded text holds a kept one.
+pub const FINE_WINNOW: usize = 8;
+
 const BASE: u64 = 0x100_0000_01b3;
 
-/// Appends the normalised form of `text` to `out`: ASCII letters and digits lowercased, other
-/// alphanumeric characters lowercased as UTF-8, everything else dropped.
-pub fn normalise_into(text: &str, out: &mut Vec<u8>) {
-    for c in text.chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c.to_ascii_lowercase() as u8);
-        } else if !c.is_ascii() && c.is_alphanumeric() {
-            let mut buf = [0u8; 4];
-            for l in c.to_lowercase() {
-                out.extend_from_slice(l.encode_utf8(&mut buf).as_bytes());
-            }
-        }
+pub use super::fold::{normalise_bytes_into, normalise_into};
+
+/// The hashes are already mixed: hashing them again would be wasted work.
+#[derive(Default)]
+pub struct Identity(u64);
+
+impl std::hash::Hasher for Identity {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = bytes.iter().fold(self.0, |h, &b| h.rotate_left(8) ^ u64::from(b));
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
     }
 }
 
-/// [`normalise_into`] over bytes that may not be UTF-8 (a decoded blob): ASCII only.
-pub fn normalise_bytes_into(bytes: &[u8], out: &mut Vec<u8>) {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => normalise_into(text, out),
-        Err(_) => {
-            out.extend(bytes.iter().filter(|b| b.is_ascii_alphanumeric()).map(|b| b.to_ascii_lowercase()))
-        }
-    }
-}
+/// A map keyed by a fingerprint.
+pub type ByHash<V> = std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<Identity>>;
 
 /// A 64-bit mix (splitmix64's finaliser): rolling hashes differ in low bits only, and both the
 /// winnowing minimum and the map want every bit spread.
@@ -79,18 +83,29 @@ pub fn hash_of(bytes: &[u8]) -> u64 {
 /// The fingerprints kept for a recorded text: every shingle of a short text (fewer than
 /// [`WINNOW`] of them), else the rightmost minimum of each window of [`WINNOW`] shingles.
 pub fn winnowed(text: &[u8]) -> Vec<u64> {
-    let mut all = Vec::with_capacity(text.len().saturating_sub(SHINGLE - 1));
-    windows(text, SHINGLE, |_, h| {
+    winnow(text, SHINGLE, WINNOW)
+}
+
+/// The fine grams kept for a recorded text ([`FINE`] bytes, one of each [`FINE_WINNOW`]): what
+/// pieces too short for a shingle are counted by (see `super::pieces`).
+pub fn fine(text: &[u8]) -> Vec<u64> {
+    winnow(text, FINE, FINE_WINNOW)
+}
+
+/// Windows of `k` bytes, winnowed one of each `w`.
+fn winnow(text: &[u8], k: usize, w: usize) -> Vec<u64> {
+    let mut all = Vec::with_capacity(text.len().saturating_sub(k - 1));
+    windows(text, k, |_, h| {
         all.push(h);
         std::ops::ControlFlow::Continue(())
     });
-    if all.len() <= WINNOW {
+    if all.len() <= w {
         return all;
     }
-    let mut kept: Vec<u64> = Vec::with_capacity(2 * all.len() / (WINNOW + 1) + 1);
+    let mut kept: Vec<u64> = Vec::with_capacity(2 * all.len() / (w + 1) + 1);
     let mut last = usize::MAX;
-    for start in 0..=all.len() - WINNOW {
-        let window = &all[start..start + WINNOW];
+    for start in 0..=all.len() - w {
+        let window = &all[start..start + w];
         let mut at = 0;
         for (i, h) in window.iter().enumerate() {
             if *h <= window[at] {
@@ -109,26 +124,6 @@ pub fn winnowed(text: &[u8]) -> Vec<u64> {
 mod tests {
     use super::*;
     use std::ops::ControlFlow;
-
-    fn norm(s: &str) -> Vec<u8> {
-        let mut v = Vec::new();
-        normalise_into(s, &mut v);
-        v
-    }
-
-    #[test]
-    fn normalising_drops_case_spacing_and_punctuation() {
-        let cases = [
-            ("Hello, World!", "helloworld"),
-            ("  a\tb\nC  ", "abc"),
-            ("Grüße ÄÖ", "grüßeäö"),
-            ("x-1_2.3", "x123"),
-            ("", ""),
-        ];
-        for (input, want) in cases {
-            assert_eq!(norm(input), want.as_bytes(), "{input:?}");
-        }
-    }
 
     #[test]
     fn a_rolling_window_hashes_as_its_bytes_hashed_whole() {

@@ -39,11 +39,17 @@ pub struct Store {
     keys: std::collections::hash_map::RandomState,
     sessions: RwLock<HashMap<SessionKey, Arc<Mutex<SessionIndex>>>>,
     evicted: Mutex<(VecDeque<SessionKey>, HashSet<SessionKey>)>,
+    /// Evicted sessions pushed out of `evicted` (red team R6-5: a flood of sessions must not
+    /// turn a forgotten session into a clean one): a bit per key hash, never cleared. A fresh
+    /// session whose bit is set by another's is judged by the model rule: the safe side.
+    forgotten: Mutex<Vec<u64>>,
     /// Sessions held or evicted: zero means no lookup at all.
     watched: AtomicUsize,
     total: AtomicUsize,
     clock: AtomicU64,
     pub bounds: StoreBounds,
+    /// The state store replicas share the index through, once the runtime connects one.
+    pub shared: std::sync::OnceLock<super::shared::SharedFlows>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -56,10 +62,12 @@ impl Store {
             keys: Default::default(),
             sessions: Default::default(),
             evicted: Default::default(),
+            forgotten: Mutex::new(Vec::new()),
             watched: AtomicUsize::new(0),
             total: AtomicUsize::new(0),
             clock: AtomicU64::new(0),
             bounds,
+            shared: std::sync::OnceLock::new(),
         }
     }
 
@@ -92,7 +100,7 @@ impl Store {
                 lock(&ix).last_used = self.clock.fetch_add(1, Ordering::Relaxed);
                 Lookup::Held(ix)
             }
-            None if lock(&self.evicted).1.contains(&key) => Lookup::Evicted,
+            None if lock(&self.evicted).1.contains(&key) || self.was_forgotten(key) => Lookup::Evicted,
             None => Lookup::Nothing,
         }
     }
@@ -111,11 +119,33 @@ impl Store {
         let mut fresh = SessionIndex::default();
         fresh.last_used = now;
         // A session evicted before comes back knowing it forgot.
-        fresh.overflowed = lock(&self.evicted).1.contains(&key);
+        fresh.overflowed = lock(&self.evicted).1.contains(&key) || self.was_forgotten(key);
         let ix = Arc::new(Mutex::new(fresh));
         map.insert(key, ix.clone());
         self.watched.fetch_add(1, Ordering::Relaxed);
         ix
+    }
+
+    /// Bits in the forgotten-sessions map (128 KiB).
+    const FORGOTTEN_BITS: u64 = 1 << 20;
+
+    fn bit(key: SessionKey) -> (usize, u64) {
+        let b = key.0 % Self::FORGOTTEN_BITS;
+        ((b / 64) as usize, 1 << (b % 64))
+    }
+
+    fn forget(&self, key: SessionKey) {
+        let mut bits = lock(&self.forgotten);
+        if bits.is_empty() {
+            bits.resize((Self::FORGOTTEN_BITS / 64) as usize, 0);
+        }
+        let (word, mask) = Self::bit(key);
+        bits[word] |= mask;
+    }
+
+    fn was_forgotten(&self, key: SessionKey) -> bool {
+        let (word, mask) = Self::bit(key);
+        lock(&self.forgotten).get(word).is_some_and(|w| w & mask != 0)
     }
 
     fn evict_oldest(&self, map: &mut HashMap<SessionKey, Arc<Mutex<SessionIndex>>>) {
@@ -136,7 +166,7 @@ impl Store {
         if ev.0.len() >= self.bounds.evicted.max(1) {
             if let Some(old) = ev.0.pop_front() {
                 ev.1.remove(&old);
-                self.watched.fetch_sub(1, Ordering::Relaxed);
+                self.forget(old);
             }
         }
         if ev.1.insert(oldest) {
@@ -148,7 +178,7 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use super::super::index::SourceKind;
+    use super::super::index::{Print, SourceKind};
     use super::*;
 
     fn store(sessions: usize) -> Store {
@@ -163,16 +193,10 @@ mod tests {
     fn record(s: &Store, key: SessionKey) {
         let ix = s.entry(key);
         let (t, u): (Arc<str>, Arc<str>) = ("mcp__mail__read".into(), "mail".into());
-        let added = lock(&ix).add_token(
-            (&t, &u, SourceKind::Private),
-            b"abcdefghijklmnop",
-            16,
-            s.bounds.session,
-            s.room(),
-        );
-        if let super::super::index::Added::Kept(n) = added {
-            s.added(n);
-        }
+        let p = Print::tokens(&t, &u, SourceKind::Private, [(&b"abcdefghijklmnop"[..], 16)]);
+        let before = lock(&ix).len();
+        lock(&ix).add(&p, s.bounds.session, s.room());
+        s.added(lock(&ix).len() - before);
     }
 
     #[test]
@@ -194,6 +218,25 @@ mod tests {
         assert!(matches!(s.lookup(a), Lookup::Held(_)));
         assert_eq!(s.total(), 2, "the evicted session's fingerprints are released");
         assert!(lock(&s.entry(b)).overflowed, "a returning evicted session knows it forgot");
+    }
+
+    /// Red team R6-5: a flood of sessions pushes the victim out of the index and out of the
+    /// bounded list of evicted sessions; it is still judged by the model rule, never clean.
+    #[test]
+    fn a_session_flooded_out_of_the_evicted_list_still_fails_safe() {
+        let s = Store::new(StoreBounds {
+            session: Bounds { per_session: 100, sources: 4 },
+            sessions: 1,
+            total: 1000,
+            evicted: 2,
+        });
+        let victim = s.key(None, Some("victim"));
+        record(&s, victim);
+        for i in 0..10 {
+            record(&s, s.key(None, Some(&format!("flood{i}"))));
+        }
+        assert!(matches!(s.lookup(victim), Lookup::Evicted));
+        assert!(lock(&s.entry(victim)).overflowed);
     }
 
     #[test]

@@ -426,6 +426,7 @@ impl Guard {
 }
 
 mod engines;
+mod flows_shared;
 mod lists;
 mod parts;
 mod post_phase;

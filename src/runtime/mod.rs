@@ -174,10 +174,12 @@ impl Runtime {
     }
 }
 
-/// Puts the shared tier behind `guard`'s verdict cache, when replicas share a store and a model
+/// Shares the flow index through the store (when replicas share one), and puts the shared tier
+/// behind `guard`'s verdict cache, when replicas share a store and a model
 /// is configured. Called when the guard is built and after each reload (a reload that keeps the
 /// cache keeps its tier; one that builds a new cache gets the tier here).
 pub fn share_verdicts(guard: &Guard, store: &crate::state::Store) {
+    guard.share_flows(store);
     if let (Some(g), Some(s)) = (guard.guardrails(), store.shared()) {
         g.share_verdicts(Arc::new(crate::state::verdicts::SharedVerdicts::new(s.clone())));
     }

@@ -1,6 +1,8 @@
 //! State replicas share: in this process (`state.backend: memory`, the default), or in Redis /
 //! Valkey (`redis`), so that several proxies behind one load balancer agree on parked asks,
-//! waivers, flagged sessions, spent approval states and checker verdicts.
+//! waivers, flagged sessions, spent approval states, checker verdicts and the flow index
+//! ([`crate::flows::shared`]: written when a result is recorded, read before a call with outward
+//! reach).
 //!
 //! What stays per replica, and why:
 //! - the checker breaker: each replica's view of its own path to the model (a replica whose

@@ -25,11 +25,17 @@ fn hits(v: &Value) -> (u64, u64) {
 }
 
 /// The shipped config with mail outside the user's domain put to a human: there is none, so
-/// the ask is refused.
+/// the ask is refused. Egress alone: no `flows:`.
 fn asking_config(dir: &std::path::Path) -> String {
     let yaml = std::fs::read_to_string(CONFIG).unwrap();
     let allow = "allow: [bluesparrowtech.com, \"email:bluesparrowtech.com\"]";
     assert!(yaml.contains(allow), "the shipped config's egress line moved");
+    // Egress alone: without `flows:` (the last section), whose refusal of the same call would
+    // otherwise be the stronger one and take the attribution.
+    let yaml = match yaml.find("\nflows:") {
+        Some(at) => &yaml[..at + 1],
+        None => &yaml[..],
+    };
     let path = dir.join("ask.yaml");
     std::fs::write(&path, yaml.replace(allow, "allow: [bluesparrowtech.com]\n  ask: [email]")).unwrap();
     path.display().to_string()

@@ -54,6 +54,7 @@ mod rate_limits;
 mod real_checker;
 mod replicas;
 mod replicas_cache;
+mod replicas_flows;
 mod routes;
 mod secrets;
 mod shadow;

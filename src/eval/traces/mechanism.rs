@@ -8,8 +8,14 @@ use serde::Serialize;
 pub enum Mechanism {
     /// Layer 1's destination rules (`egress: …`).
     Egress,
-    /// Flow fingerprints: private text reaching a sink (`flows: …`).
+    /// Flow fingerprints: a copy of private text reaching a sink (`flows: TOOL`, and the
+    /// fail-safe refusals `flows: overflowed`, `flows: unscanned`).
     Fingerprint,
+    /// Pieces of private text counted across a session's calls (`flows: pieces of TOOL`).
+    Pieces,
+    /// Destination provenance: an address learned only from content that is not the user's
+    /// (`flows: destination from TOOL`).
+    Destination,
     /// A secret sentinel leaving (`secrets: …`).
     Sentinel,
     /// A guardrail rule decided by the local detectors (`checker: local`).
@@ -21,9 +27,11 @@ pub enum Mechanism {
 }
 
 impl Mechanism {
-    pub const ALL: [Mechanism; 6] = [
+    pub const ALL: [Mechanism; 8] = [
         Mechanism::Egress,
         Mechanism::Fingerprint,
+        Mechanism::Pieces,
+        Mechanism::Destination,
         Mechanism::Sentinel,
         Mechanism::Detector,
         Mechanism::Model,
@@ -34,6 +42,8 @@ impl Mechanism {
         match self {
             Mechanism::Egress => "egress",
             Mechanism::Fingerprint => "fingerprint",
+            Mechanism::Pieces => "pieces",
+            Mechanism::Destination => "destination",
             Mechanism::Sentinel => "sentinel",
             Mechanism::Detector => "detector",
             Mechanism::Model => "model",
@@ -56,6 +66,8 @@ pub fn classify(rule: &str, guardrail_labels: &[String], checker: Checker) -> Me
     let head = rule.split([':', '.']).next().unwrap_or("").trim();
     match head {
         "egress" => Mechanism::Egress,
+        "flows" | "flow" if rule.starts_with("flows: pieces of ") => Mechanism::Pieces,
+        "flows" | "flow" if rule.starts_with("flows: destination from ") => Mechanism::Destination,
         "flows" | "flow" => Mechanism::Fingerprint,
         "secrets" | "secret" | "sentinel" => Mechanism::Sentinel,
         _ if guardrail_labels.iter().any(|l| l == rule) || rule.starts_with("guardrail") => match checker {
@@ -83,6 +95,8 @@ mod tests {
             ),
             ("flows: text from mcp__mail__search_emails", Checker::Local, Mechanism::Fingerprint),
             ("flows: overflowed", Checker::Local, Mechanism::Fingerprint),
+            ("flows: pieces of mcp__mail__search_emails", Checker::Local, Mechanism::Pieces),
+            ("flows: destination from mcp__web__get_page", Checker::Local, Mechanism::Destination),
             ("secrets: aws", Checker::Local, Mechanism::Sentinel),
             ("mcp__*", Checker::Local, Mechanism::Detector),
             ("mcp__*", Checker::Model, Mechanism::Model),

@@ -1,7 +1,8 @@
 //! `portcullis eval --traces`: replays recorded agent sessions (calls, their results, a label per
 //! call) through the real proxy in front of a replay upstream, and scores what it refused:
 //! recall on `exfil` calls and false positives on `benign` ones, overall and per mechanism
-//! (egress, flow fingerprints, secret sentinels, the detectors, a model, other rules).
+//! (egress, flow fingerprints, pieces across calls, destination provenance, secret sentinels,
+//! the detectors, a model, other rules).
 //!
 //! Sessions run one after another, each in its own MCP session, so per-session state (flow
 //! fingerprints of what was read, sentinels) builds up as it would for an agent. A refusal is

@@ -112,11 +112,10 @@ pub async fn replay_all(
     how: &Attribution,
     progress: bool,
 ) -> Result<Vec<Replayed>, ReplayError> {
-    let client: HttpClient = Client::builder(TokioExecutor::new()).build_http();
     let mut out = Vec::new();
     for (n, trace) in traces.iter().enumerate() {
         replay.load(&trace.steps);
-        let mut agent = Agent { client: client.clone(), url: url.to_owned(), session: None, next_id: 0 };
+        let mut agent = Agent { client: client_of(n), url: url.to_owned(), session: None, next_id: 0 };
         agent.open().await?;
         for (i, step) in trace.steps.iter().enumerate() {
             let seen = audit_len(proxy);
@@ -156,6 +155,17 @@ pub async fn replay_all(
         }
     }
     Ok(out)
+}
+
+/// The client of the `n`th session, calling from a loopback address of its own
+/// (127.1.x.y): the proxy keys per-caller state (the flow index, what a caller already sent) by
+/// the address an anonymous caller calls from, and each recorded session is another user's
+/// agent — one address for all would carry what one session read into the next.
+fn client_of(n: usize) -> HttpClient {
+    let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
+    let [_, _, hi, lo] = u32::try_from(n % (1 << 16)).unwrap_or(0).to_be_bytes();
+    http.set_local_address(Some(std::net::Ipv4Addr::new(127, 1, hi, lo).into()));
+    Client::builder(TokioExecutor::new()).build(http)
 }
 
 /// The newest audit line, as a mark to read the lines after it.

@@ -21,7 +21,8 @@ impl Guard {
         // What the agent is shown is recorded before the redact list rewrites it: a value the
         // operator listed as secret is watched for on its way out too.
         if let Some(flows) = &self.flows {
-            flows.record(call, result, &self.redact);
+            let recorded = flows.record(call, result, &self.redact);
+            flows.share(call, recorded).await;
         }
         let redacted = self.post(call, result);
         let report = match self.post_check(call) {

@@ -148,6 +148,12 @@ pub fn needs_check(answer: &Envelope<'_>, watched: &Watched, guard: &Guard) -> b
     if watched.is_empty() {
         return false;
     }
+    // A result recorded in a flow index shared across replicas is written to the store: a wait.
+    if guard.shares_flows()
+        && answer.response_ids().any(|id| matches!(watched.peek(id), Some(Watch::Call(_))))
+    {
+        return true;
+    }
     let results = guard.guardrails().is_some_and(|g| g.watches_results());
     // A `tools/list` result is screened (pins, a `tools` phase rule): that may wait on a check.
     let lists = guard.screens_tools();

@@ -26,6 +26,8 @@ pub use super::verdict::Verdict;
 /// an operator can be.
 pub async fn judge(call: &ToolCall, cx: &Context<'_>, guard: &Guard, elicits: bool) -> Verdict {
     let flagged = cx.approvals.flagged(cx.session, cx.principal);
+    // What other replicas recorded for this caller (flows across a shared store).
+    guard.pull_flows(call).await;
     let (pre, allowed) = match cx.explain {
         true => {
             let (o, d) = guard.pre_explained(call);
