@@ -263,16 +263,20 @@ fn bash_envelope(cwd: &Path, command: &str) -> Vec<u8> {
 }
 
 #[tokio::test]
-#[ignore = "open finding R6-1 (high): the shell analyzer's path operands go through the same lexical-first \
-            jail, so at posture strict `cat <jail>/fd/../environ` is allowed unasked as read-only and real \
-            bash prints the process environment"]
 async fn a_shell_read_through_a_symlink_and_dot_dot_is_judged_at_proc_self_environ_where_bash_lands() {
     let w = workspace();
     let strict = write_config(&w, "posture: strict\n");
     let pre = ["pre", "--config", strict.to_str().unwrap()];
     // (A shell read outside the jail is not itself asked — `cat <outside>/notes.txt` is allowed at
     // strict — so only the hard-denied target shows the lexical-first reading here.)
-    for (command, lands) in [("cat fd/../environ", "PATH="), ("cat ./fd/../environ", "PATH=")] {
+    for (command, lands) in [
+        ("cat fd/../environ", "PATH="),
+        ("cat ./fd/../environ", "PATH="),
+        // A brace group keeps bash alive while cat reads what bash opened.
+        ("{ cat; } < fd/../environ", "PATH="),
+        ("cd fd && cat ../environ", "PATH="),
+        ("cd -P fd/.. && cat environ", "PATH="),
+    ] {
         let out = Command::new("bash").args(["-c", command]).current_dir(&w.repo).output().unwrap();
         assert!(String::from_utf8_lossy(&out.stdout).contains(lands), "real bash: {command}");
         let answer = hook(&pre, &bash_envelope(&w.repo, command)).await;

@@ -17,6 +17,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::glob::{Flavour, Glob};
 
+mod landing;
 mod walk;
 
 pub use walk::{Refusal, MAX_LINKS};
@@ -100,15 +101,9 @@ impl Jail {
             (false, Some(root)) => root.join(raw),
             (false, None) => return refuse(format!("{raw:?} is relative and no jail root is configured")),
         };
-        let resolved = match self.resolve {
-            Resolve::Filesystem => match walk::resolve(&joined) {
-                Ok(p) => p,
-                Err(why) => return refuse(format!("{raw:?} {why}")),
-            },
-            Resolve::Lexical => match lexical(&joined) {
-                Some(p) => p,
-                None => return refuse(format!("{raw:?} climbs above where it starts")),
-            },
+        let resolved = match self.resolve(&joined) {
+            Ok(p) => p,
+            Err(why) => return refuse(format!("{raw:?} {why}")),
         };
         if let Some(tree) = walk::hard_denied(&resolved) {
             return refuse(format!("{raw:?} {}", Refusal::HardDenied { tree, via: None }));
@@ -130,6 +125,19 @@ impl Jail {
                 Placed::Outside { resolved: shown, root: root.display().to_string() }
             }
             _ => Placed::Inside(shown),
+        }
+    }
+}
+
+impl Jail {
+    /// Where the absolute path `abs` lands once `.`, `..` and (with `resolve: filesystem`) every
+    /// symlink on the way are resolved as open(2) will for another process: the one resolution
+    /// behind file tools' paths ([`Jail::place`]) and shell operands ([`Jail::land`]).
+    pub fn resolve(&self, abs: &Path) -> Result<PathBuf, Refusal> {
+        match self.resolve {
+            Resolve::Filesystem => walk::resolve(abs),
+            // An absolute path never climbs above `/`: `lexical` answers.
+            Resolve::Lexical => Ok(lexical(abs).unwrap_or_else(|| PathBuf::from("/"))),
         }
     }
 }
