@@ -107,11 +107,18 @@ fn a_policy_that_errors_for_a_call_denies_it_and_says_why() {
 #[test]
 fn file_targets_are_the_jails_resolved_path_with_symlinks_followed() {
     let s = setup("@id(\"secret\")\nforbid (principal, action == Portcullis::Action::\"read\", resource) when { context.path like \"*/srv/secret/*\" };\n");
+    let root = s._jail.path().display().to_string();
     for path in ["srv/secret/key", "srv/./other/../secret/key", "innocent/key"] {
+        let path = format!("{root}/{path}");
         let got = refused(&s.guard, &call("fs.read", json!({ "path": path })));
         assert_eq!(got.map(|(r, _)| r).as_deref(), Some("authority: secret"), "{path}");
     }
-    assert_eq!(refused(&s.guard, &call("fs.read", json!({"path": "srv/public"}))), None);
+    let public = format!("{root}/srv/public");
+    assert_eq!(refused(&s.guard, &call("fs.read", json!({ "path": public }))), None);
+    // A relative path is opened from the tool's own directory, which the proxy does not know.
+    let (rule, reason) = refused(&s.guard, &call("fs.read", json!({"path": "srv/public"}))).expect("refused");
+    assert_eq!(rule, "jail");
+    assert!(reason.contains("relative"), "{reason}");
 }
 
 #[test]

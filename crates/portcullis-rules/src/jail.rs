@@ -57,6 +57,18 @@ pub enum Placed {
     Refused(String),
 }
 
+/// Who opens a path, which says where a relative one is taken from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Opener<'a> {
+    /// A process that runs in the jail's root.
+    Root,
+    /// A process whose working directory is known to be this absolute directory.
+    Dir(&'a Path),
+    /// A tool server, whose working directory the proxy does not know (its own, or one it
+    /// changed to): a relative path is refused rather than guessed.
+    Unknown,
+}
+
 pub const DEFAULT_DENY_NAMES: &[&str] = &[".env", ".env.*", ".envrc", ".netrc", ".git-credentials"];
 
 impl Jail {
@@ -86,9 +98,16 @@ impl Jail {
         }
     }
 
-    /// Where `raw` lands. The hard denials and the denied names are checked before the root, so
-    /// an escape never carries a path refused everywhere.
+    /// Where `raw` lands, a relative path taken from the jail's root (allowlisted operands, rule
+    /// examples: callers for which the root is where they run). A tool's path is placed with
+    /// [`Jail::place_from`].
     pub fn place(&self, raw: &str) -> Placed {
+        self.place_from(raw, Opener::Root)
+    }
+
+    /// Where `raw` lands when `opener` opens it. The hard denials and the denied names are
+    /// checked before the root, so an escape never carries a path refused everywhere.
+    pub fn place_from(&self, raw: &str, opener: Opener<'_>) -> Placed {
         let refuse = |why: String| Placed::Refused(why);
         if raw.is_empty() || raw.contains('\0') {
             return refuse("an empty path or one with a NUL byte".into());
@@ -96,10 +115,19 @@ impl Jail {
         if raw.starts_with('~') {
             return refuse(format!("{raw:?} is home-relative ('~' is refused): give an absolute path"));
         }
-        let joined = match (Path::new(raw).is_absolute(), &self.root) {
-            (true, _) => PathBuf::from(raw),
-            (false, Some(root)) => root.join(raw),
-            (false, None) => return refuse(format!("{raw:?} is relative and no jail root is configured")),
+        let joined = match (Path::new(raw).is_absolute(), opener, &self.root) {
+            (true, _, _) => PathBuf::from(raw),
+            (false, Opener::Dir(dir), _) => dir.join(raw),
+            (false, Opener::Root, Some(root)) => root.join(raw),
+            (false, Opener::Root, None) => {
+                return refuse(format!("{raw:?} is relative and no jail root is configured"))
+            }
+            (false, Opener::Unknown, _) => {
+                return refuse(format!(
+                    "{raw:?} is relative: the tool opens it from its own working directory, which the \
+                 proxy does not know, so where it lands cannot be judged; give an absolute path"
+                ))
+            }
         };
         let resolved = match self.resolve(&joined) {
             Ok(p) => p,
@@ -209,6 +237,22 @@ mod tests {
         }
         assert!(matches!(jail.confine("/tmp/x"), Confined::Inside(_)));
         assert!(matches!(jail.confine("relative"), Confined::Refused(_)));
+    }
+
+    #[test]
+    fn a_relative_path_is_taken_from_its_opener_and_refused_when_nobody_knows_where_that_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        let jail = Jail::new(Some(&root), &names(), Resolve::Filesystem).unwrap();
+        let at = |p: &str| root.join(p).display().to_string();
+        assert_eq!(jail.place_from("x", Opener::Root), Placed::Inside(at("x")));
+        assert_eq!(jail.place_from("x", Opener::Dir(&root.join("sub"))), Placed::Inside(at("sub/x")));
+        assert!(matches!(jail.place_from("x", Opener::Dir(Path::new("/tmp"))), Placed::Outside { .. }));
+        assert!(
+            matches!(jail.place_from("x", Opener::Unknown), Placed::Refused(why) if why.contains("absolute"))
+        );
+        assert_eq!(jail.place_from(&at("x"), Opener::Unknown), Placed::Inside(at("x")));
     }
 
     #[test]
