@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::rules::destination::{read_url, Reading};
-use crate::rules::jail::{Jail, Opener, Placed};
+use crate::rules::jail::{Jail, Placed};
 use crate::rules::kinds::{Subject, ToolKinds};
 use crate::rules::subject::Access;
 
@@ -82,7 +82,7 @@ pub fn facts(kinds: &ToolKinds, jail: &Jail, qualified: &str, args: &Value) -> R
                 Access::Write => Operation::Write,
                 Access::Search => Operation::Search,
             };
-            match jail.place_from(&path, Opener::Unknown) {
+            match jail.place_tool(&path) {
                 Placed::Inside(p) | Placed::Outside { resolved: p, .. } => {
                     Ok(Facts { operation, path: Some(p), host: None })
                 }

@@ -22,9 +22,13 @@ pub async fn run(
 ) -> anyhow::Result<()> {
     let scratch = std::env::temp_dir().join(format!("portcullis-demo-{}", std::process::id()));
     std::fs::create_dir_all(&scratch)?;
-    // The embedded default, with the jail pointed at the sample server's scratch directory.
-    let yaml =
-        format!("{}\njail:\n  root: {:?}\n", crate::config::DEFAULT_YAML, scratch.display().to_string());
+    // The embedded default, with the jail pointed at the sample server's scratch directory, where
+    // that server resolves relative paths (`jail.relative: root`).
+    let yaml = format!(
+        "{}\njail:\n  root: {:?}\n  relative: root\n",
+        crate::config::DEFAULT_YAML,
+        scratch.display().to_string()
+    );
     let mut config =
         Config::parse(&yaml, "embedded config/portcullis.yaml").map_err(|e| anyhow::anyhow!("{e}"))?;
     let configured: SocketAddr = config.upstreams["sample"]

@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::destination::read_url;
 use super::egress::Egress;
 use super::escape::{self, Lineage};
-use super::jail::{Jail, Opener, Placed};
+use super::jail::{Jail, Placed};
 use super::kinds::{Subject, ToolKinds};
 use super::spec::Subject as RuleSubject;
 use super::{Decision, Effect, Posture, Prefilter, Profile, Rule, Scope};
@@ -250,8 +250,8 @@ impl Engine {
                     }
                 }
             }
-            // A tool server opens a relative path from its own directory, which is not known here.
-            Subject::File { path, access } => match self.jail.place_from(&path, Opener::Unknown) {
+            // A tool server opens a relative path from its own directory (`jail.relative`).
+            Subject::File { path, access } => match self.jail.place_tool(&path) {
                 Placed::Refused(why) => Decision {
                     effect: Effect::Deny,
                     rule: "jail".into(),

@@ -29,12 +29,25 @@ pub enum Resolve {
     Lexical,
 }
 
+/// Where a tool server takes a relative path from (`jail.relative`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Relative {
+    /// From the jail's root: the operator knows every file tool resolves relative paths there
+    /// (the demo's sample server, a server started in the root that never changes directory).
+    Root,
+    /// Not known (the default): a tool opens a relative path from its own working directory,
+    /// which may not be the root and may have changed, so a relative path is refused.
+    #[default]
+    Refused,
+}
+
 /// A jail; with no root it still applies the hard denials and name denials.
 #[derive(Debug, Clone)]
 pub struct Jail {
     root: Option<PathBuf>,
     deny_names: Vec<Glob>,
     resolve: Resolve,
+    relative: Relative,
 }
 
 /// The jail's verdict on a path.
@@ -80,7 +93,21 @@ impl Jail {
             (None, _) => None,
         };
         let deny_names = deny_names.iter().map(|n| Glob::new(n, Flavour::Path)).collect();
-        Ok(Jail { root, deny_names, resolve })
+        Ok(Jail { root, deny_names, resolve, relative: Relative::default() })
+    }
+
+    /// This jail with tools' relative paths taken as `relative` says.
+    pub fn with_relative(self, relative: Relative) -> Jail {
+        Jail { relative, ..self }
+    }
+
+    /// Where a tool server's path `raw` lands: a relative one from the root only when
+    /// `jail.relative: root` says the tool resolves it there, else refused ([`Opener::Unknown`]).
+    pub fn place_tool(&self, raw: &str) -> Placed {
+        match self.relative {
+            Relative::Root => self.place_from(raw, Opener::Root),
+            Relative::Refused => self.place_from(raw, Opener::Unknown),
+        }
     }
 
     pub fn root(&self) -> Option<&Path> {
@@ -125,7 +152,8 @@ impl Jail {
             (false, Opener::Unknown, _) => {
                 return refuse(format!(
                     "{raw:?} is relative: the tool opens it from its own working directory, which the \
-                 proxy does not know, so where it lands cannot be judged; give an absolute path"
+                 proxy does not know, so where it lands cannot be judged; give an absolute path \
+                 (or set jail.relative: root if every file tool resolves it from the jail's root)"
                 ))
             }
         };
@@ -253,6 +281,8 @@ mod tests {
             matches!(jail.place_from("x", Opener::Unknown), Placed::Refused(why) if why.contains("absolute"))
         );
         assert_eq!(jail.place_from(&at("x"), Opener::Unknown), Placed::Inside(at("x")));
+        assert!(matches!(jail.place_tool("x"), Placed::Refused(_)), "refused unless the operator says");
+        assert_eq!(jail.clone().with_relative(Relative::Root).place_tool("x"), Placed::Inside(at("x")));
     }
 
     #[test]
