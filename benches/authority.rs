@@ -67,8 +67,8 @@ fn bench(c: &mut Criterion) {
         "scale",
         r#"{"deployment":"web","namespace":"prod","replicas":3,"labels":{"team":"a","tier":"front"}}"#,
     );
-    // Two values an upstream may read as another type (`"3"` as 3, `true` as 1): four readings.
-    let coerced = call("k8s", "scale", r#"{"deployment":"web","replicas":"3","force":true}"#);
+    // Two values an upstream may read as another type (`"7"` as 7, `true` as 1): four readings.
+    let coerced = call("k8s", "scale", r#"{"deployment":"web","replicas":3,"zone":"7","force":true}"#);
     let read = call("fs", "read", &format!("{{\"path\":{:?}}}", dir.path().join("src/main.rs")));
     let guards = [
         ("local", guard(None, dir.path())),
