@@ -67,6 +67,8 @@ fn bench(c: &mut Criterion) {
         "scale",
         r#"{"deployment":"web","namespace":"prod","replicas":3,"labels":{"team":"a","tier":"front"}}"#,
     );
+    // Two values an upstream may read as another type (`"7"` as 7, `true` as 1): four readings.
+    let coerced = call("k8s", "scale", r#"{"deployment":"web","replicas":3,"zone":"7","force":true}"#);
     let read = call("fs", "read", &format!("{{\"path\":{:?}}}", dir.path().join("src/main.rs")));
     let guards = [
         ("local", guard(None, dir.path())),
@@ -75,7 +77,9 @@ fn bench(c: &mut Criterion) {
     ];
     let mut group = c.benchmark_group("authority");
     for (name, g) in &guards {
-        for (what, call) in [("generic tool", &scale), ("file tool", &read)] {
+        for (what, call) in
+            [("generic tool", &scale), ("generic tool, 4 readings", &coerced), ("file tool", &read)]
+        {
             assert!(matches!(g.pre(call), Outcome::Forward), "{name}: {what} is allowed");
             group.bench_function(format!("{name}: {what}"), |b| b.iter(|| g.pre(std::hint::black_box(call))));
         }

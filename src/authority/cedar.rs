@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use cedar_policy::{
     AuthorizationError, Authorizer, Context, Decision as CedarDecision, Entities, EntityId, EntityTypeName,
-    EntityUid, PolicyId, Request, RestrictedExpression,
+    EntityUid, PolicyId, Request, Response, RestrictedExpression,
 };
 use serde_json::Value;
 
 use super::context::{self, Facts, Unjudged};
+use super::readings::readings;
 use crate::config::authority::{Callers, CedarPolicy};
 use crate::identity::Agent;
 use crate::rules::kinds::ToolKinds;
@@ -54,6 +55,21 @@ fn type_name(s: &str) -> EntityTypeName {
     EntityTypeName::from_str(s).expect("a constant Cedar type name")
 }
 
+/// `Err` with the forbids that hold in `response`. Deny with no reason is "no permit held": the
+/// carried set is the permit here.
+fn forbidden(response: &Response) -> Result<(), Refusal> {
+    match response.decision() {
+        CedarDecision::Deny => {
+            let forbids: Vec<PolicyId> = response.diagnostics().reason().cloned().collect();
+            match forbids.is_empty() {
+                true => Ok(()),
+                false => Err(Refusal::Forbidden(forbids)),
+            }
+        }
+        CedarDecision::Allow => Ok(()),
+    }
+}
+
 impl Cedar {
     pub fn new(policy: Arc<CedarPolicy>) -> Cedar {
         Cedar {
@@ -79,15 +95,21 @@ impl Cedar {
         };
         let facts = context::facts(kinds, &self.policy.jail, asked.qualified, asked.args)
             .map_err(Refusal::Unjudged)?;
-        let args = context::value(asked.args).map_err(Refusal::Unjudged)?;
-        let context = self.context(asked, &facts, args).map_err(Refusal::Unjudged)?;
+        let mut readings = readings(asked.args).map_err(Refusal::Unjudged)?.into_iter();
+        let literal = readings.next().ok_or(Refusal::Unjudged(Unjudged::Ambiguous(0)))?;
         let action =
             EntityUid::from_type_name_and_id(self.action.clone(), EntityId::new(facts.operation.as_str()));
         let resource = EntityUid::from_type_name_and_id(self.tool.clone(), EntityId::new(asked.qualified));
-        // No schema here: the arguments record is open, which the schema cannot say.
-        let request = Request::new(principal, action, resource, context, None)
-            .map_err(|e| Refusal::Unjudged(Unjudged::Record(e.to_string())))?;
-        let response = self.authorizer.is_authorized(&request, &self.policy.policies, &self.entities);
+        let ask = |args: RestrictedExpression| -> Result<Response, Refusal> {
+            let context = self.context(asked, &facts, args).map_err(Refusal::Unjudged)?;
+            // No schema here: the arguments record is open, which the schema cannot say.
+            let request = Request::new(principal.clone(), action.clone(), resource.clone(), context, None)
+                .map_err(|e| Refusal::Unjudged(Unjudged::Record(e.to_string())))?;
+            Ok(self.authorizer.is_authorized(&request, &self.policy.policies, &self.entities))
+        };
+        // The literal reading: a policy that cannot be evaluated denies (an argument of another
+        // type than the policy expects must not pass a forbid by making it fail).
+        let response = ask(literal)?;
         let failed: Vec<(PolicyId, String)> = response
             .diagnostics()
             .errors()
@@ -100,17 +122,11 @@ impl Cedar {
         if !failed.is_empty() {
             return Err(Refusal::Failed(failed));
         }
-        match response.decision() {
-            // Deny with no reason is "no permit held": the carried set is the permit here.
-            CedarDecision::Deny => {
-                let forbids: Vec<PolicyId> = response.diagnostics().reason().cloned().collect();
-                match forbids.is_empty() {
-                    true => Ok(()),
-                    false => Err(Refusal::Forbidden(forbids)),
-                }
-            }
-            CedarDecision::Allow => Ok(()),
-        }
+        forbidden(&response)?;
+        // Every other reading an upstream may make of the same bytes (`"11"` as 11): a forbid
+        // that holds for one denies. An error there is the literal reading's type question,
+        // already answered above.
+        readings.try_for_each(|args| forbidden(&ask(args)?))
     }
 
     fn context(

@@ -1,7 +1,7 @@
-//! What a Cedar policy is told about one call: the operation, the normalised target and the
-//! arguments as a Cedar record — built once per call, never from a credential or a header.
+//! What a Cedar policy is told about one call: the operation and the normalised target (the
+//! arguments, as every record an upstream may read them as, are [`super::readings`]) — built
+//! once per call, never from a credential or a header.
 
-use cedar_policy::RestrictedExpression;
 use serde_json::Value;
 
 use crate::rules::destination::{read_url, Reading};
@@ -61,6 +61,11 @@ pub enum Unjudged {
     TooDeep,
     #[error("its arguments cannot be made a Cedar record ({0})")]
     Record(String),
+    #[error(
+        "its arguments hold more than {0} combinations of values an upstream may read as another type \
+         (\"11\" as 11, 1 as true), so the authority policy cannot be held to each"
+    )]
+    Ambiguous(usize),
 }
 
 /// The operation and normalised target of `qualified` called with `args`.
@@ -77,7 +82,7 @@ pub fn facts(kinds: &ToolKinds, jail: &Jail, qualified: &str, args: &Value) -> R
                 Access::Write => Operation::Write,
                 Access::Search => Operation::Search,
             };
-            match jail.place(&path) {
+            match jail.place_tool(&path) {
                 Placed::Inside(p) | Placed::Outside { resolved: p, .. } => {
                     Ok(Facts { operation, path: Some(p), host: None })
                 }
@@ -95,42 +100,4 @@ pub fn facts(kinds: &ToolKinds, jail: &Jail, qualified: &str, args: &Value) -> R
             "a {kind} tool whose argument {pointer} is missing or not a string"
         ))),
     }
-}
-
-/// `args` as a Cedar value. JSON has what Cedar lacks, each given a value a comparison cannot
-/// mistake for a number: a number that is not a 64-bit integer becomes its text (so
-/// `context.args.n > 10` is an evaluation error, which denies, never a silent pass), `null` an
-/// empty record; an array becomes a set (Cedar has no lists: order and repeats are lost).
-pub fn value(args: &Value) -> Result<RestrictedExpression, Unjudged> {
-    value_at(args, 0)
-}
-
-fn value_at(v: &Value, depth: usize) -> Result<RestrictedExpression, Unjudged> {
-    if depth > MAX_DEPTH {
-        return Err(Unjudged::TooDeep);
-    }
-    Ok(match v {
-        Value::Null => empty_record(),
-        Value::Bool(b) => RestrictedExpression::new_bool(*b),
-        Value::Number(n) => match n.as_i64() {
-            Some(i) => RestrictedExpression::new_long(i),
-            None => RestrictedExpression::new_string(n.to_string()),
-        },
-        Value::String(s) => RestrictedExpression::new_string(s.clone()),
-        Value::Array(a) => RestrictedExpression::new_set(
-            a.iter().map(|e| value_at(e, depth + 1)).collect::<Result<Vec<_>, _>>()?,
-        ),
-        Value::Object(m) => {
-            let fields = m
-                .iter()
-                .map(|(k, e)| Ok((k.clone(), value_at(e, depth + 1)?)))
-                .collect::<Result<Vec<_>, Unjudged>>()?;
-            RestrictedExpression::new_record(fields).map_err(|e| Unjudged::Record(e.to_string()))?
-        }
-    })
-}
-
-fn empty_record() -> RestrictedExpression {
-    RestrictedExpression::new_record(std::iter::empty::<(String, RestrictedExpression)>())
-        .expect("an empty record has no duplicate keys")
 }

@@ -16,6 +16,7 @@
 pub mod cedar;
 pub mod context;
 mod local;
+pub mod readings;
 
 use serde_json::Value;
 

@@ -107,11 +107,18 @@ fn a_policy_that_errors_for_a_call_denies_it_and_says_why() {
 #[test]
 fn file_targets_are_the_jails_resolved_path_with_symlinks_followed() {
     let s = setup("@id(\"secret\")\nforbid (principal, action == Portcullis::Action::\"read\", resource) when { context.path like \"*/srv/secret/*\" };\n");
+    let root = s._jail.path().display().to_string();
     for path in ["srv/secret/key", "srv/./other/../secret/key", "innocent/key"] {
+        let path = format!("{root}/{path}");
         let got = refused(&s.guard, &call("fs.read", json!({ "path": path })));
         assert_eq!(got.map(|(r, _)| r).as_deref(), Some("authority: secret"), "{path}");
     }
-    assert_eq!(refused(&s.guard, &call("fs.read", json!({"path": "srv/public"}))), None);
+    let public = format!("{root}/srv/public");
+    assert_eq!(refused(&s.guard, &call("fs.read", json!({ "path": public }))), None);
+    // A relative path is opened from the tool's own directory, which the proxy does not know.
+    let (rule, reason) = refused(&s.guard, &call("fs.read", json!({"path": "srv/public"}))).expect("refused");
+    assert_eq!(rule, "jail");
+    assert!(reason.contains("relative"), "{reason}");
 }
 
 #[test]
@@ -186,6 +193,31 @@ fn arguments_nested_past_the_bound_are_refused_not_overflowed() {
     for _ in 0..(super::context::MAX_DEPTH + 2) {
         deep = json!({ "a": deep });
     }
-    assert!(super::context::value(&deep).is_err());
-    assert!(super::context::value(&json!({"a": [1, "x", null, {"b": true}]})).is_ok());
+    assert!(super::readings::readings(&deep).is_err());
+    assert!(super::readings::readings(&json!({"a": [1, "x", null, {"b": true}]})).is_ok());
+}
+
+#[test]
+fn an_equality_forbid_holds_for_every_spelling_an_upstream_reads_as_that_value() {
+    let s = setup("@id(\"eleven\")\nforbid (principal, action, resource) when { context.args has a && context.args.a == 11 };\n@id(\"forced\")\nforbid (principal, action, resource) when { context.args has force && context.args.force == true };\n@id(\"bond\")\nforbid (principal, action, resource) when { context.args has code && context.args.code == \"007\" };\n");
+    let decide = |args: Value| refused(&s.guard, &call("k8s.scale", args)).map(|(rule, _)| rule);
+    for sly in
+        [json!(11), json!(11.0), json!(1.1e1), json!("11"), json!(" 11 "), json!("0x0b"), json!("11.0")]
+    {
+        assert_eq!(decide(json!({ "a": sly })).as_deref(), Some("authority: eleven"), "a = {sly}");
+    }
+    for sly in [json!(true), json!(1), json!("true"), json!("yes"), json!("1")] {
+        assert_eq!(decide(json!({ "force": sly })).as_deref(), Some("authority: forced"), "force = {sly}");
+    }
+    assert_eq!(decide(json!({"code": "007"})).as_deref(), Some("authority: bond"), "text stays text");
+    for fine in [
+        json!({"a": 12}),
+        json!({"a": "11.5"}),
+        json!({"a": "eleven"}),
+        json!({"force": false}),
+        json!({"force": "0"}),
+        json!({"code": "7"}),
+    ] {
+        assert_eq!(decide(fine.clone()), None, "{fine}");
+    }
 }

@@ -10,7 +10,7 @@ use cedar_policy::{PolicyId, PolicySet, Schema, ValidationMode, ValidationWarnin
 use serde::Deserialize;
 
 use super::Problems;
-use crate::rules::jail::{Jail, Resolve};
+use crate::rules::jail::{Jail, Relative, Resolve};
 
 /// The schema a Cedar policy is validated against (`config/authority.cedarschema`).
 pub const SCHEMA: &str = include_str!("../../config/authority.cedarschema");
@@ -74,6 +74,8 @@ pub struct Inputs<'a> {
     pub jail_root: Option<&'a Path>,
     /// `jail.resolve` as written (`filesystem` when absent; a bad value is reported there).
     pub resolve: Option<&'a str>,
+    /// `jail.relative` as written (`refuse` when absent; a bad value is reported there).
+    pub relative: Option<&'a str>,
     /// Whether callers must authenticate.
     pub require_auth: bool,
 }
@@ -129,8 +131,12 @@ fn cedar(raw: Raw, inputs: Inputs<'_>, p: &mut Problems) -> Option<Arc<CedarPoli
     };
     // The root was canonicalised by the engine's jail already; no names are denied here, since
     // a denied name never reaches the evaluator (the rule engine refused the call).
+    let relative = match inputs.relative {
+        Some("root") => Relative::Root,
+        _ => Relative::Refused,
+    };
     let jail = match Jail::new(inputs.jail_root, &[], resolve) {
-        Ok(j) => j,
+        Ok(j) => j.with_relative(relative),
         Err(e) => {
             p.add("authority.policy", format!("the jail's root cannot be resolved: {e}"));
             return None;

@@ -146,7 +146,7 @@ fn file_tools_go_through_the_jail_and_path_rules() {
     std::fs::write(root.join("a.txt"), "x").unwrap();
     let c = config(
         &format!(
-            "jail: {{ root: {:?} }}\npermissions: {{ deny: [\"Read({}/secret/**)\"] }}\n",
+            "jail: {{ root: {:?}, relative: root }}\npermissions: {{ deny: [\"Read({}/secret/**)\"] }}\n",
             root.display().to_string(),
             root.display()
         ),
@@ -181,7 +181,7 @@ fn relative_path_rules_are_relative_to_the_jail_root() {
     std::fs::create_dir(root.join("src")).unwrap();
     let c = config(
         &format!(
-            "jail: {{ root: {:?}, deny_names: [] }}
+            "jail: {{ root: {:?}, deny_names: [], relative: root }}
 permissions: {{ allow: [\"Read(./docs/**)\"], deny: [\"Read(./secrets.txt)\", \"Write(src/**)\"] }}
 ",
             root.display().to_string()

@@ -338,6 +338,7 @@ impl Compiler {
         let subagent = perms.subagent.take();
         let jail: permissions::RawJail = self.section(&mut doc, "jail");
         let resolve = jail.resolve.clone();
+        let relative = jail.relative.clone();
         let redact: Vec<String> = self.section(&mut doc, "redact");
         let limits: raw::Limits = self.section(&mut doc, "limits");
         let guardrails: Option<guardrails::Raw> = self.section(&mut doc, "guardrails");
@@ -385,6 +386,7 @@ impl Compiler {
         let inputs = authority::Inputs {
             jail_root: engine.jail_root(),
             resolve: resolve.as_deref(),
+            relative: relative.as_deref(),
             require_auth: identity.require,
         };
         let authority = authority::compile(authority, inputs, &mut self.p);

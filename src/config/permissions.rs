@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use crate::rules::allowlist::{Allowed, Allowlist};
 use crate::rules::grants::{is_grant, Grant};
-use crate::rules::jail::{Jail, Resolve, DEFAULT_DENY_NAMES};
+use crate::rules::jail::{Jail, Relative, Resolve, DEFAULT_DENY_NAMES};
 use crate::rules::kinds::{Access, KindSpec, ToolKinds};
 use crate::rules::spec::{RuleSpec, Subject};
 use crate::rules::{Effect, Engine, EngineParts, Posture, Profile, Rule, Scope};
@@ -79,6 +79,7 @@ pub struct RawJail {
     pub root: Option<String>,
     pub deny_names: Option<Vec<String>>,
     pub resolve: Option<String>,
+    pub relative: Option<String>,
 }
 
 /// A permissions-only file (`--permission-config`, the managed file).
@@ -338,6 +339,18 @@ fn tools(raw: Vec<Value>, p: &mut Problems) -> ToolKinds {
     ToolKinds::new(out)
 }
 
+/// `jail.relative`: where a tool server takes a relative path from (`refuse` when absent).
+pub fn relative(raw: Option<&str>, p: &mut Problems) -> Relative {
+    match raw {
+        None | Some("refuse") => Relative::Refused,
+        Some("root") => Relative::Root,
+        Some(other) => {
+            p.add("jail.relative", format!("{other:?}: relative is root or refuse"));
+            Relative::Refused
+        }
+    }
+}
+
 fn jail(raw: RawJail, p: &mut Problems) -> Option<Jail> {
     let resolve = match raw.resolve.as_deref() {
         None | Some("filesystem") => Resolve::Filesystem,
@@ -347,6 +360,7 @@ fn jail(raw: RawJail, p: &mut Problems) -> Option<Jail> {
             Resolve::Filesystem
         }
     };
+    let relative = relative(raw.relative.as_deref(), p);
     let names = raw.deny_names.unwrap_or_else(|| DEFAULT_DENY_NAMES.iter().map(|s| s.to_string()).collect());
     if let Some(root) = &raw.root {
         if !Path::new(root).is_absolute() {
@@ -355,7 +369,7 @@ fn jail(raw: RawJail, p: &mut Problems) -> Option<Jail> {
         }
     }
     match Jail::new(raw.root.as_deref().map(Path::new), &names, resolve) {
-        Ok(j) => Some(j),
+        Ok(j) => Some(j.with_relative(relative)),
         Err(e) => {
             p.add("jail.root", format!("{}: {e}", raw.root.unwrap_or_default()));
             None

@@ -97,8 +97,13 @@ async fn tell(scratch: &Scratch, listen: Option<SocketAddr>) -> anyhow::Result<S
     let jail = scratch.jail();
     // It must exist before the config is read: `jail.root` is resolved when it loads.
     std::fs::create_dir(&jail).context("the sample server's directory")?;
-    // The embedded default, with the jail pointed at the sample server's files.
-    let yaml = format!("{}\njail:\n  root: {:?}\n", crate::config::DEFAULT_YAML, jail.display().to_string());
+    // The embedded default, with the jail pointed at the sample server's files, where that server
+    // resolves relative paths (`jail.relative: root`).
+    let yaml = format!(
+        "{}\njail:\n  root: {:?}\n  relative: root\n",
+        crate::config::DEFAULT_YAML,
+        jail.display().to_string()
+    );
     let mut config =
         Config::parse(&yaml, "embedded config/portcullis.yaml").map_err(|e| anyhow::anyhow!("{e}"))?;
     let configured: SocketAddr = config.upstreams["sample"]

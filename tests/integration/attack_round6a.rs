@@ -173,9 +173,6 @@ async fn sums(policy: &str, a_values: &[&str]) -> (Vec<Value>, Vec<String>) {
 }
 
 #[tokio::test]
-#[ignore = "open finding R6-2 (medium): a number that is not a JSON integer becomes a Cedar string, so \
-            `context.args.a == 11` (or `!=`, `in [..]`, `.contains`) is quietly false for `11.0` or \
-            `\"11\"`, which the upstream's validator coerces to 11: the forbid is passed"]
 async fn a_forbid_on_an_exact_number_holds_for_every_spelling_the_upstream_reads_as_that_number() {
     let policy =
         "@id(\"not-eleven\")\nforbid (principal, action, resource == Portcullis::Tool::\"mcp__py__add\")\n  \
@@ -184,7 +181,7 @@ async fn a_forbid_on_an_exact_number_holds_for_every_spelling_the_upstream_reads
     assert_eq!(got[0]["result"]["isError"], true, "the integer spelling is forbidden: {got:?}");
     for (i, spelling) in ["11.0", "\"11\"", "1.1e1"].iter().enumerate() {
         let r = &got[i + 1];
-        // Today the server runs it and answers 13: it read `a` as 11.
+        // Before the fix the server ran it and answered 13: it read `a` as 11.
         assert_eq!(r["result"]["isError"], true, "a = {spelling} reached the server as 11: {}", text_of(r));
     }
     assert!(run.is_empty(), "no sum with a = 11 reached the server: {run:?}");
@@ -263,16 +260,20 @@ fn bash_envelope(cwd: &Path, command: &str) -> Vec<u8> {
 }
 
 #[tokio::test]
-#[ignore = "open finding R6-1 (high): the shell analyzer's path operands go through the same lexical-first \
-            jail, so at posture strict `cat <jail>/fd/../environ` is allowed unasked as read-only and real \
-            bash prints the process environment"]
 async fn a_shell_read_through_a_symlink_and_dot_dot_is_judged_at_proc_self_environ_where_bash_lands() {
     let w = workspace();
     let strict = write_config(&w, "posture: strict\n");
     let pre = ["pre", "--config", strict.to_str().unwrap()];
     // (A shell read outside the jail is not itself asked — `cat <outside>/notes.txt` is allowed at
     // strict — so only the hard-denied target shows the lexical-first reading here.)
-    for (command, lands) in [("cat fd/../environ", "PATH="), ("cat ./fd/../environ", "PATH=")] {
+    for (command, lands) in [
+        ("cat fd/../environ", "PATH="),
+        ("cat ./fd/../environ", "PATH="),
+        // A brace group keeps bash alive while cat reads what bash opened.
+        ("{ cat; } < fd/../environ", "PATH="),
+        ("cd fd && cat ../environ", "PATH="),
+        ("cd -P fd/.. && cat environ", "PATH="),
+    ] {
         let out = Command::new("bash").args(["-c", command]).current_dir(&w.repo).output().unwrap();
         assert!(String::from_utf8_lossy(&out.stdout).contains(lands), "real bash: {command}");
         let answer = hook(&pre, &bash_envelope(&w.repo, command)).await;

@@ -136,7 +136,7 @@ mod tests {
     use crate::glob::Flavour;
 
     fn fx(place: Place, access: Access) -> PathEffect {
-        PathEffect { place, access, word: String::new() }
+        PathEffect { place, access, word: String::new(), spelled: None }
     }
 
     #[test]

@@ -253,7 +253,8 @@ impl Engine {
                     }
                 }
             }
-            Subject::File { path, access } => match self.jail.place(&path) {
+            // A tool server opens a relative path from its own directory (`jail.relative`).
+            Subject::File { path, access } => match self.jail.place_tool(&path) {
                 Placed::Refused(why) => Decision {
                     effect: Effect::Deny,
                     rule: "jail".into(),

@@ -40,8 +40,13 @@ fn engine(t: &Tree, posture: Posture, deny: &[&str]) -> Engine {
     Engine::new(EngineParts { jail: Some(jail), posture, rules, ..Default::default() })
 }
 
-/// Claude Code's `Read` and `Write`, which the default tool kinds know.
+/// Claude Code's `Read` and `Write`, which the default tool kinds know; a relative path is made
+/// absolute against the session's directory, the jail's root here, as the hook does.
 fn call(e: &Engine, tool: &str, path: &str) -> Decision {
+    let path = match (path.starts_with('/'), e.jail_root()) {
+        (false, Some(root)) => format!("{}/{path}", root.display()),
+        _ => path.to_owned(),
+    };
     e.decide("claude-code", tool, &json!({ "file_path": path, "content": "x" }))
 }
 

@@ -17,6 +17,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::glob::{Flavour, Glob};
 
+mod landing;
 mod walk;
 
 pub use walk::{Refusal, MAX_LINKS};
@@ -28,12 +29,25 @@ pub enum Resolve {
     Lexical,
 }
 
+/// Where a tool server takes a relative path from (`jail.relative`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Relative {
+    /// From the jail's root: the operator knows every file tool resolves relative paths there
+    /// (the demo's sample server, a server started in the root that never changes directory).
+    Root,
+    /// Not known (the default): a tool opens a relative path from its own working directory,
+    /// which may not be the root and may have changed, so a relative path is refused.
+    #[default]
+    Refused,
+}
+
 /// A jail; with no root it still applies the hard denials and name denials.
 #[derive(Debug, Clone)]
 pub struct Jail {
     root: Option<PathBuf>,
     deny_names: Vec<Glob>,
     resolve: Resolve,
+    relative: Relative,
 }
 
 /// The jail's verdict on a path.
@@ -56,6 +70,18 @@ pub enum Placed {
     Refused(String),
 }
 
+/// Who opens a path, which says where a relative one is taken from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Opener<'a> {
+    /// A process that runs in the jail's root.
+    Root,
+    /// A process whose working directory is known to be this absolute directory.
+    Dir(&'a Path),
+    /// A tool server, whose working directory the proxy does not know (its own, or one it
+    /// changed to): a relative path is refused rather than guessed.
+    Unknown,
+}
+
 pub const DEFAULT_DENY_NAMES: &[&str] = &[".env", ".env.*", ".envrc", ".netrc", ".git-credentials"];
 
 impl Jail {
@@ -67,7 +93,21 @@ impl Jail {
             (None, _) => None,
         };
         let deny_names = deny_names.iter().map(|n| Glob::new(n, Flavour::Path)).collect();
-        Ok(Jail { root, deny_names, resolve })
+        Ok(Jail { root, deny_names, resolve, relative: Relative::default() })
+    }
+
+    /// This jail with tools' relative paths taken as `relative` says.
+    pub fn with_relative(self, relative: Relative) -> Jail {
+        Jail { relative, ..self }
+    }
+
+    /// Where a tool server's path `raw` lands: a relative one from the root only when
+    /// `jail.relative: root` says the tool resolves it there, else refused ([`Opener::Unknown`]).
+    pub fn place_tool(&self, raw: &str) -> Placed {
+        match self.relative {
+            Relative::Root => self.place_from(raw, Opener::Root),
+            Relative::Refused => self.place_from(raw, Opener::Unknown),
+        }
     }
 
     pub fn root(&self) -> Option<&Path> {
@@ -85,9 +125,16 @@ impl Jail {
         }
     }
 
-    /// Where `raw` lands. The hard denials and the denied names are checked before the root, so
-    /// an escape never carries a path refused everywhere.
+    /// Where `raw` lands, a relative path taken from the jail's root (allowlisted operands, rule
+    /// examples: callers for which the root is where they run). A tool's path is placed with
+    /// [`Jail::place_from`].
     pub fn place(&self, raw: &str) -> Placed {
+        self.place_from(raw, Opener::Root)
+    }
+
+    /// Where `raw` lands when `opener` opens it. The hard denials and the denied names are
+    /// checked before the root, so an escape never carries a path refused everywhere.
+    pub fn place_from(&self, raw: &str, opener: Opener<'_>) -> Placed {
         let refuse = |why: String| Placed::Refused(why);
         if raw.is_empty() || raw.contains('\0') {
             return refuse("an empty path or one with a NUL byte".into());
@@ -95,20 +142,24 @@ impl Jail {
         if raw.starts_with('~') {
             return refuse(format!("{raw:?} is home-relative ('~' is refused): give an absolute path"));
         }
-        let joined = match (Path::new(raw).is_absolute(), &self.root) {
-            (true, _) => PathBuf::from(raw),
-            (false, Some(root)) => root.join(raw),
-            (false, None) => return refuse(format!("{raw:?} is relative and no jail root is configured")),
+        let joined = match (Path::new(raw).is_absolute(), opener, &self.root) {
+            (true, _, _) => PathBuf::from(raw),
+            (false, Opener::Dir(dir), _) => dir.join(raw),
+            (false, Opener::Root, Some(root)) => root.join(raw),
+            (false, Opener::Root, None) => {
+                return refuse(format!("{raw:?} is relative and no jail root is configured"))
+            }
+            (false, Opener::Unknown, _) => {
+                return refuse(format!(
+                    "{raw:?} is relative: the tool opens it from its own working directory, which the \
+                 proxy does not know, so where it lands cannot be judged; give an absolute path \
+                 (or set jail.relative: root if every file tool resolves it from the jail's root)"
+                ))
+            }
         };
-        let resolved = match self.resolve {
-            Resolve::Filesystem => match walk::resolve(&joined) {
-                Ok(p) => p,
-                Err(why) => return refuse(format!("{raw:?} {why}")),
-            },
-            Resolve::Lexical => match lexical(&joined) {
-                Some(p) => p,
-                None => return refuse(format!("{raw:?} climbs above where it starts")),
-            },
+        let resolved = match self.resolve(&joined) {
+            Ok(p) => p,
+            Err(why) => return refuse(format!("{raw:?} {why}")),
         };
         if let Some(tree) = walk::hard_denied(&resolved) {
             return refuse(format!("{raw:?} {}", Refusal::HardDenied { tree, via: None }));
@@ -130,6 +181,19 @@ impl Jail {
                 Placed::Outside { resolved: shown, root: root.display().to_string() }
             }
             _ => Placed::Inside(shown),
+        }
+    }
+}
+
+impl Jail {
+    /// Where the absolute path `abs` lands once `.`, `..` and (with `resolve: filesystem`) every
+    /// symlink on the way are resolved as open(2) will for another process: the one resolution
+    /// behind file tools' paths ([`Jail::place`]) and shell operands ([`Jail::land`]).
+    pub fn resolve(&self, abs: &Path) -> Result<PathBuf, Refusal> {
+        match self.resolve {
+            Resolve::Filesystem => walk::resolve(abs),
+            // An absolute path never climbs above `/`: `lexical` answers.
+            Resolve::Lexical => Ok(lexical(abs).unwrap_or_else(|| PathBuf::from("/"))),
         }
     }
 }
@@ -201,6 +265,24 @@ mod tests {
         }
         assert!(matches!(jail.confine("/tmp/x"), Confined::Inside(_)));
         assert!(matches!(jail.confine("relative"), Confined::Refused(_)));
+    }
+
+    #[test]
+    fn a_relative_path_is_taken_from_its_opener_and_refused_when_nobody_knows_where_that_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        let jail = Jail::new(Some(&root), &names(), Resolve::Filesystem).unwrap();
+        let at = |p: &str| root.join(p).display().to_string();
+        assert_eq!(jail.place_from("x", Opener::Root), Placed::Inside(at("x")));
+        assert_eq!(jail.place_from("x", Opener::Dir(&root.join("sub"))), Placed::Inside(at("sub/x")));
+        assert!(matches!(jail.place_from("x", Opener::Dir(Path::new("/tmp"))), Placed::Outside { .. }));
+        assert!(
+            matches!(jail.place_from("x", Opener::Unknown), Placed::Refused(why) if why.contains("absolute"))
+        );
+        assert_eq!(jail.place_from(&at("x"), Opener::Unknown), Placed::Inside(at("x")));
+        assert!(matches!(jail.place_tool("x"), Placed::Refused(_)), "refused unless the operator says");
+        assert_eq!(jail.clone().with_relative(Relative::Root).place_tool("x"), Placed::Inside(at("x")));
     }
 
     #[test]

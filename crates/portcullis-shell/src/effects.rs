@@ -17,7 +17,7 @@ mod conservative;
 mod cwd;
 mod git;
 
-use super::place::{place, Base, Place};
+use super::place::{place, spell, Base, Place};
 use super::{Analysis, Command, RedirectKind};
 
 pub use cwd::MAX_BASES;
@@ -79,6 +79,10 @@ pub struct PathEffect {
     pub access: Access,
     /// The piece of the word as written (after quote removal).
     pub word: String,
+    /// The absolute path the kernel walks to open it ([`crate::place::spell`]): `..` and
+    /// symlinks unresolved, for the jail's walk to resolve as open(2) will; `None` when the
+    /// directory it is opened from is not known. `place` is its lexical reading.
+    pub spelled: Option<String>,
 }
 
 /// Where a command's canonical form comes from.
@@ -163,8 +167,15 @@ fn command_effects(cmd: &Command, bases: &[Base], home: Option<&str>) -> Command
     let put = |out: &mut CommandEffects, word: &str, access: Access, bases: &[Base]| {
         for base in bases {
             let place = place(word, base, home);
-            if !out.paths.iter().any(|p| p.place == place && p.access == access) {
-                out.paths.push(PathEffect { place, access, word: word.to_string() });
+            let spelled = spell(word, base, home);
+            // Spellings of one place differ in where the kernel lands only through `..`.
+            let same = |p: &PathEffect| {
+                p.place == place
+                    && p.access == access
+                    && (p.spelled == spelled || !(climbs(&p.spelled) || climbs(&spelled)))
+            };
+            if !out.paths.iter().any(same) {
+                out.paths.push(PathEffect { place, access, word: word.to_string(), spelled });
             }
         }
     };
@@ -271,7 +282,7 @@ fn apply_reading(
             Role::Chdir => {
                 here = here
                     .iter()
-                    .map(|b| super::place::change_dir(item.text, b, home))
+                    .map(|b| super::place::enter_dir(item.text, b, home))
                     .collect::<Vec<_>>()
                     .into();
                 out.moved = true;
@@ -284,6 +295,10 @@ fn apply_reading(
     if cmd.program == "git" {
         put(out, ".", Access::Repository, &here);
     }
+}
+
+fn climbs(spelled: &Option<String>) -> bool {
+    spelled.as_deref().is_some_and(|s| s.split('/').any(|c| c == ".."))
 }
 
 fn is_fd(target: &str) -> bool {

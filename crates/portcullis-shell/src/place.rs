@@ -17,9 +17,13 @@
 //! | `~root/x` | any | `Abs("/root/x")` |
 //! | `~alice/x` | any | `Anywhere` (the password database says where) |
 //!
-//! `..` is taken lexically. Where a directory on the way is a symlink the kernel goes elsewhere
-//! (`/usr/../etc` is the parent of `/usr`'s target); file tools canonicalise through the jail,
-//! and the secret policy judges the word as written as well as its normal form.
+//! `..` is taken lexically here. Where a directory on the way is a symlink the kernel goes
+//! elsewhere (`link/..` is the parent of the link's target), so every place also has its
+//! [`spell`]ing: the word joined to the directory it is opened from, `..` and links untouched,
+//! which the rule engine resolves through the jail's component walk as open(2) will
+//! (`portcullis_rules::jail`). A program's own `chdir(2)` (`git -C`, `tar -C`, `make
+//! --directory=`) is physical ([`enter_dir`]); bash's `cd` is logical, and falls back to the
+//! physical directory when the logical one cannot be entered ([`cd_dirs`]).
 
 /// The directory relative words are resolved against.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -120,6 +124,59 @@ pub fn change_dir(word: &str, base: &Base, home: Option<&str>) -> Base {
         Place::InStart(p) => Base::Start(p),
         Place::Home(_) | Place::Anywhere => Base::Unknown,
     }
+}
+
+/// The absolute path the kernel walks for `word` opened from `base`: the directory joined to
+/// the word with `..` and symlinks left for the walk, or `None` when the directory (or `HOME`)
+/// is not known. `place` is this path's lexical normal form whenever both are known.
+pub fn spell(word: &str, base: &Base, home: Option<&str>) -> Option<String> {
+    if word.is_empty() || word.contains('$') || word.contains('`') {
+        return None;
+    }
+    if let Some(rest) = word.strip_prefix('~') {
+        let (user, tail) = rest.split_once('/').unwrap_or((rest, ""));
+        return match (user, home) {
+            ("", Some(h)) if h.starts_with('/') => Some(format!("{h}/{tail}")),
+            ("root", _) => Some(format!("/root/{tail}")),
+            _ => None,
+        };
+    }
+    if word.starts_with('/') {
+        return Some(word.to_string());
+    }
+    match base {
+        Base::Dir(dir) => Some(format!("{dir}/{word}")),
+        Base::Start(_) | Base::Unknown => None,
+    }
+}
+
+/// The directory a program's own `chdir(WORD)` from `base` enters (`git -C`, `make -C`, `tar
+/// --directory=`): physical, so a known directory is kept as spelled (`/w/link/..` is the parent
+/// of the link's target, which only the walk knows).
+pub fn enter_dir(word: &str, base: &Base, home: Option<&str>) -> Base {
+    match spell(word, base, home) {
+        Some(spelled) if climbs(&spelled) => Base::Dir(spelled),
+        _ => change_dir(word, base, home),
+    }
+}
+
+/// The directories bash's `cd WORD` from `base` may enter: the logical one (`link/..` is the
+/// directory holding the link), and, when the word climbs with `..`, the physical one too —
+/// bash enters the word as written when the logical directory does not exist, and `cd -P` or
+/// `set -P` always does.
+pub fn cd_dirs(word: &str, base: &Base, home: Option<&str>) -> Vec<Base> {
+    let logical = change_dir(word, base, home);
+    let physical = enter_dir(word, base, home);
+    if physical == logical {
+        vec![logical]
+    } else {
+        vec![logical, physical]
+    }
+}
+
+/// Whether a path has a `..` component, the only one whose meaning a symlink changes.
+fn climbs(path: &str) -> bool {
+    path.split('/').any(|c| c == "..")
 }
 
 /// The lexical normal form of an absolute path: `//` and `/./` collapse, `..` pops a component
@@ -237,6 +294,33 @@ mod tests {
         assert_eq!(change_dir("..", &Base::start(), None), Base::Unknown);
         assert_eq!(change_dir(".", &Base::start(), None), Base::start());
         assert_eq!(change_dir("$D", &dir("/w"), None), Base::Unknown);
+    }
+
+    #[test]
+    fn a_spelling_keeps_dot_dot_for_the_walk_and_is_unknown_where_the_directory_is() {
+        let cases = [
+            ("fd/../environ", dir("/w"), Some("/w/fd/../environ")),
+            ("/etc/x", Base::Unknown, Some("/etc/x")),
+            ("~root/x", Base::Unknown, Some("/root/x")),
+            ("x", Base::start(), None),
+            ("x", Base::Unknown, None),
+            ("~/x", dir("/w"), None),
+            ("$D/x", dir("/w"), None),
+        ];
+        for (word, base, want) in cases {
+            assert_eq!(spell(word, &base, None).as_deref(), want, "{word} from {base:?}");
+        }
+        assert_eq!(spell("~/x", &Base::Unknown, Some("/home/u")).as_deref(), Some("/home/u/x"));
+    }
+
+    #[test]
+    fn a_programs_chdir_is_physical_and_cd_may_be_either() {
+        assert_eq!(enter_dir("link/..", &dir("/w"), None), dir("/w/link/.."));
+        assert_eq!(enter_dir("sub", &dir("/w"), None), dir("/w/sub"));
+        assert_eq!(enter_dir("sub", &Base::start(), None), Base::Start("sub".into()));
+        assert_eq!(cd_dirs("sub", &dir("/w"), None), vec![dir("/w/sub")]);
+        assert_eq!(cd_dirs("link/..", &dir("/w"), None), vec![dir("/w"), dir("/w/link/..")]);
+        assert_eq!(cd_dirs("..", &dir("/w/link"), None), vec![dir("/w"), dir("/w/link/..")]);
     }
 
     proptest::proptest! {

@@ -76,12 +76,12 @@ async fn a_link_to_a_per_process_path_is_judged_as_the_tool_will_follow_it() {
 }
 
 #[tokio::test]
-#[ignore = "open finding (shellfix helper, high): the jail judges a relative path against \
-            jail.root, but the proxy forwards it as written and the tool opens it against its \
-            own working directory: `notes/private.txt` is judged inside the jail and reads the \
-            tool's file outside it at strict. Fix in the binary crate: forward the judged \
-            absolute path, or refuse relative paths when the tool's directory is not the root"]
 async fn a_relative_path_is_judged_where_the_tool_will_open_it() {
-    let out = read_through_wrap(|_, _| vec!["notes/private.txt".into()]).await;
+    let out = read_through_wrap(|_, _| vec!["notes/private.txt".into(), "notes/inside.txt".into()]).await;
     assert_ne!(text_of(&out[0]), "OUTSIDE-THE-JAIL", "the tool read outside the jail: {}", out[0]);
+    // The tool's directory is not known to the proxy: a relative path is refused, never guessed,
+    // even where it would name a file inside the jail.
+    for r in &out {
+        assert!(text_of(r).contains("relative"), "refused as relative: {r}");
+    }
 }

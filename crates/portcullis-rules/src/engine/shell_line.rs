@@ -46,7 +46,9 @@ impl Engine {
         // The line is proven read-only (`shell::read_only`) exactly when it parsed, has a
         // command, and every command is: judged here once per command, without copying it.
         let mut line_read_only = true;
-        let effects = shell::effects::effects(&analysis, &self.start(cwd), None);
+        let mut effects = shell::effects::effects(&analysis, &self.start(cwd), None);
+        // Where each operand lands through links (`cat link/../x`), judged with where it reads.
+        self.jail.land(&mut effects);
         connections.0 = Some(effects.iter().flat_map(|fx| fx.network.iter().cloned()).collect());
         let proofs: Vec<bool> = analysis
             .commands

@@ -1,6 +1,6 @@
 //! The working directory through a line: the set of directories a command may run in.
 
-use crate::place::{change_dir, Base};
+use crate::place::{cd_dirs, change_dir, Base};
 use crate::{Analysis, Command};
 
 /// More possible working directories than this collapse to [`Base::Unknown`].
@@ -45,7 +45,7 @@ impl Tracker {
             Target::Word(w) if self.cdpath && !(w.starts_with('/') || w.starts_with('.')) => {
                 vec![Base::Unknown]
             }
-            Target::Word(w) => from.iter().map(|b| change_dir(&w, b, home)).collect(),
+            Target::Word(w) => from.iter().flat_map(|b| cd_dirs(&w, b, home)).collect(),
             Target::Home => vec![home.map_or(Base::Unknown, |h| change_dir(h, &Base::Unknown, None))],
             Target::Unknown => vec![Base::Unknown],
         };
