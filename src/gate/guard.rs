@@ -18,7 +18,7 @@ use crate::guardrails::Guardrails;
 use crate::identity::delegation::Delegations;
 use crate::rules::kinds::canonical_json;
 use crate::rules::kinds::ToolKinds;
-use crate::rules::{Decision, Effect, Engine, Profile, Scope};
+use crate::rules::{Decision, Effect, Engine, Origin, Profile, Scope};
 use crate::says::Said;
 use crate::telemetry::Metrics;
 
@@ -216,6 +216,7 @@ impl Guard {
                 effect: Effect::Deny,
                 rule: "unreadable arguments".into(),
                 scope: Scope::Builtin,
+                origin: Origin::Floor,
                 reason: format!(
                     "its arguments are JSON the proxy cannot read as values ({e}), so what the tool \
                      would receive cannot be judged"
@@ -306,6 +307,7 @@ impl Guard {
                 effect: Effect::Deny,
                 rule: withheld.rule.clone(),
                 scope: Scope::Builtin,
+                origin: Origin::Floor,
                 reason: withheld.reason.clone(),
                 prefilter: None,
             });
@@ -319,6 +321,7 @@ impl Guard {
                 effect: Effect::Deny,
                 rule: r.rule,
                 scope: Scope::Builtin,
+                origin: Origin::Floor,
                 reason: r.reason,
                 prefilter: None,
             };
@@ -390,7 +393,13 @@ impl Guard {
                         },
                     }),
                     reason: d.reason.clone(),
-                    source: if d.scope == Scope::Builtin { Source::Floor } else { Source::Configured },
+                    // Who asked, not which rule was named: an operator's ask tied with a floor
+                    // or escape ask is still the operator's ([`crate::rules::Origin`]).
+                    source: match d.origin {
+                        Origin::Floor => Source::Floor,
+                        Origin::Escape => Source::Escape,
+                        Origin::Configured => Source::Configured,
+                    },
                     session: call.session.clone(),
                     definition: 0,
                     agent: call.agent.clone(),

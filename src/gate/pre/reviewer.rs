@@ -1,11 +1,12 @@
 //! Which asks the headless ask reviewer may answer, and what its answer makes of the call: a
 //! [`Verdict`] like any other, so every transport renders it as it renders a human's.
 //!
-//! Only the built-in floor's asks reach it — an ask Layer 1 names in [`Scope::Builtin`](crate::rules::Scope::Builtin) (not
-//! proven read-only, opaque shell, a secret read) and the jail's escape ask — never an operator's
-//! `ask` rule, a checker's block or a flagged session. The engine names a configured rule over
-//! the floor whenever both ask about one call ([`crate::rules`]), so an operator's ask hidden
-//! behind a floor ask in the same line is still configured here.
+//! Only the built-in floor's asks reach it — an ask every part of which the floor made (not
+//! proven read-only, opaque shell, a secret read) or the jail's escape row — never an ask an
+//! operator's rule contributed to (an `ask` rule, `egress: ask`, `flows: {mode: ask}`), a
+//! checker's block or a flagged session. Which rule a refusal *names* does not decide it: an
+//! operator's ask tied with a floor or escape ask may be named as theirs, and is still the
+//! operator's ([`crate::rules::Origin`], carried on the ask as its [`Source`]).
 
 use super::verdict::Verdict;
 use super::Context;
@@ -15,14 +16,12 @@ use crate::call::{ToolCall, Transport};
 use crate::gate::{Denial, Guard};
 use crate::says::{answer, Not, Said};
 
-/// Whether the reviewer may answer `ask`, which Layer 1 refused under `rule`.
-pub fn reviewable(ask: &Ask, rule: &str) -> bool {
+/// Whether the reviewer may answer `ask`: only when every ask that went into it was the floor's
+/// or the jail escape's.
+pub fn reviewable(ask: &Ask) -> bool {
     match ask.source {
-        Source::Floor => true,
-        // The escape ask is decided in the config's scope so no waiver answers it; an escape over
-        // a configured ask names that ask's rule instead ([`crate::rules::escape::over`]).
-        Source::Configured => rule == crate::rules::escape::RULE,
-        Source::Checker | Source::Flagged => false,
+        Source::Floor | Source::Escape => true,
+        Source::Configured | Source::Checker | Source::Flagged => false,
     }
 }
 
@@ -68,11 +67,11 @@ pub(super) async fn reviewed(
 mod tests {
     use super::*;
 
-    fn ask(source: Source) -> Ask {
+    fn ask(source: Source, reason: &str) -> Ask {
         Ask {
             tool: "mcp__sh__run".into(),
             args: "{}".into(),
-            reason: "r".into(),
+            reason: reason.into(),
             source,
             session: None,
             agent: None,
@@ -81,21 +80,18 @@ mod tests {
     }
 
     #[test]
-    fn only_the_floor_and_a_bare_escape_are_reviewable() {
+    fn only_the_floor_and_a_bare_escape_are_reviewable_whatever_rule_is_named() {
         let escape = crate::rules::escape::RULE;
         let table = [
-            (Source::Floor, "shell: opaque", true),
-            (Source::Floor, "floor: mutating", true),
-            (Source::Configured, escape, true),
-            (Source::Configured, "Shell(git push:*)", false),
-            (Source::Configured, "Write(/etc/**)", false),
-            (Source::Checker, "guardrail", false),
-            (Source::Flagged, "flagged session", false),
-            (Source::Flagged, escape, false),
-            (Source::Checker, escape, false),
+            (Source::Floor, true),
+            (Source::Escape, true),
+            (Source::Configured, false),
+            (Source::Checker, false),
+            (Source::Flagged, false),
         ];
-        for (source, rule, want) in table {
-            assert_eq!(reviewable(&ask(source), rule), want, "{source:?} {rule}");
+        for (source, want) in table {
+            assert_eq!(reviewable(&ask(source, escape)), want, "{source:?}");
+            assert_eq!(reviewable(&ask(source, "shell: opaque")), want, "{source:?}");
         }
     }
 }

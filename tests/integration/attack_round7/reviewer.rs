@@ -33,7 +33,6 @@ fn checker_yaml(checker: &FakeChecker, rules: &str) -> String {
 /// asks too — and `flows::decide::judge` keeps the rules' decision at equal effect, so the call
 /// reaches the reviewer as a floor ask (shown nothing of the flow) and a yes sends the mail.
 #[tokio::test]
-#[ignore = "open finding R7-1 (high): a flows ask behind a floor ask is put to the ask reviewer, whose allow sends private data out"]
 async fn a_flows_ask_hidden_behind_a_floor_ask_never_reaches_the_reviewer() {
     let peer = Peer::start("python3", &["mail_web_server.py"]);
     let checker = FakeChecker::replying(Reply::Safe).await;
@@ -170,7 +169,6 @@ async fn near_verdicts_from_the_model_are_refused_end_to_end() {
 /// asked one after it (the query kept, as a server that strips `file://` reads it), the escape is
 /// named, and a bare escape is what the reviewer may answer.
 #[tokio::test]
-#[ignore = "open finding R7-7 (high): an operator's ask on one reading of a resource URI is hidden behind a jail escape on another and put to the reviewer"]
 async fn an_operators_ask_on_any_reading_of_a_resource_uri_is_never_reviewed() {
     let peer = Peer::python("legacy");
     let checker = FakeChecker::replying(Reply::Safe).await;
@@ -202,7 +200,6 @@ async fn an_operators_ask_on_any_reading_of_a_resource_uri_is_never_reviewed() {
 /// (ask, config)). `Engine::decide` keeps the subject's decision unless egress outranks it, so
 /// the escape is named and the reviewer answers the operator's egress ask.
 #[tokio::test]
-#[ignore = "open finding R7-7 (high): an operator's egress ask is hidden behind a jail escape of equal rank and put to the reviewer"]
 async fn an_operators_egress_ask_behind_a_jail_escape_is_never_reviewed() {
     let peer = Peer::python("legacy");
     let checker = FakeChecker::replying(Reply::Safe).await;
