@@ -362,21 +362,7 @@ impl Guard {
         let outcome = match d.effect {
             Effect::Allow => match checker {
                 None => Outcome::Forward,
-                Some(g) => match g.pre_job(&call.qualified, kind, &args, prefilter) {
-                    None => Outcome::Forward,
-                    Some(job) => Outcome::Check(Box::new(PreCheck {
-                        guardrails: g.clone(),
-                        // The fair share of checker slots is per caller (else per session).
-                        job: job
-                            .keyed(call.share_key())
-                            .with_task(call.task.clone())
-                            .with_user_task(call.user_task.clone()),
-                        tool: call.qualified.clone(),
-                        args,
-                        session: call.session.clone(),
-                        agent: call.agent.clone(),
-                    })),
-                },
+                Some(g) => Self::checked(g, call, kind, args, prefilter),
             },
             Effect::Deny => Self::denied(call, d),
             Effect::Ask => Outcome::Refuse(Denial {
@@ -425,6 +411,7 @@ mod lists;
 mod parts;
 mod post_phase;
 mod results;
+mod reviewed;
 mod workspace;
 
 #[cfg(test)]

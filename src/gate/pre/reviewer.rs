@@ -46,7 +46,8 @@ pub(super) async fn reviewed(
     };
     let frame = Frame { task: call.task.as_deref(), user_task: call.user_task.as_deref() };
     let why = match reviewer.review(ask, &key, model, frame).await {
-        Outcome::Allow => return Verdict::Forward(None, Default::default()),
+        // A yes is a Layer 1 allow: the operator's guardrail rule still checks the call.
+        Outcome::Allow => return allowed(call, guard).await,
         Outcome::Deny => answer::REVIEWER_DENIED,
         Outcome::Tripped => answer::REVIEWER_TRIPPED,
         Outcome::Malformed
@@ -61,6 +62,31 @@ pub(super) async fn reviewed(
     };
     let reason = Said::Reviewed { tool: &call.qualified, reason: &ask.reason, answer: why, not }.to_string();
     Verdict::Refuse(Denial { reason, ..d })
+}
+
+/// What the reviewer's allow of `call` comes to: forwarded, unless the operator's guardrail
+/// check that covers it refuses (then no one else is asked: it is headless, and a checker's
+/// block is not the reviewer's to answer).
+async fn allowed(call: &ToolCall, guard: &Guard) -> Verdict {
+    let outcome = match guard.after_review(call) {
+        crate::gate::Outcome::Check(check) => check.run().await,
+        other => other,
+    };
+    let not = match call.transport {
+        Transport::Hook => Not::Run,
+        _ => Not::Sent,
+    };
+    match outcome {
+        crate::gate::Outcome::Forward => Verdict::Forward(None, Default::default()),
+        crate::gate::Outcome::Refuse(d) => Verdict::Refuse(Denial { ask: None, ..d }),
+        // A check never asks for another; were it to, refusing is the safe reading.
+        crate::gate::Outcome::Check(_) => Verdict::Refuse(Denial {
+            reason: Said::Unfinished { tool: &call.qualified, not }.to_string(),
+            rule: "guardrail".into(),
+            outcome: crate::gate::CallOutcome::CheckerDown,
+            ask: None,
+        }),
+    }
 }
 
 #[cfg(test)]

@@ -80,7 +80,6 @@ async fn a_bare_flows_ask_is_refused_headless_and_never_reviewed() {
 /// the floor; the reviewer (another rubric, told to judge only harm) allows — and the call is
 /// forwarded without the operator's own check ever running.
 #[tokio::test]
-#[ignore = "open finding R7-2 (medium): a reviewer allow forwards the call without the operator's guardrail check that covers it"]
 async fn a_reviewer_allow_still_meets_the_operators_guardrail_rule() {
     let peer = Peer::python("legacy");
     let checker = FakeChecker::start(|r: &Request| match is_review(r) {
