@@ -10,7 +10,7 @@
 
 use super::verdict::Verdict;
 use super::Context;
-use crate::approval::reviewer::{Frame, Model, Outcome, EMBEDDED_RUBRIC, RUBRIC};
+use crate::approval::reviewer::{Frame, Keys, Model, Outcome, EMBEDDED_RUBRIC, RUBRIC};
 use crate::approval::{Ask, Source};
 use crate::call::{ToolCall, Transport};
 use crate::gate::{Denial, Guard};
@@ -38,14 +38,11 @@ pub(super) async fn reviewed(
         .guardrails()
         .and_then(|g| g.model_with_rubric(RUBRIC, EMBEDDED_RUBRIC))
         .map(|(client, rubric)| Model { client, rubric });
-    // A streak is the session's; without one, the caller's; without either, everyone's.
-    let key = match (cx.session, cx.principal) {
-        (Some(s), _) => format!("session:{s}"),
-        (None, Some(p)) => format!("caller:{p}"),
-        (None, None) => "anonymous".to_owned(),
-    };
+    // A streak is kept under the session and under the caller (the budget key: an agent, else
+    // the peer address), so opening sessions does not start a caller afresh.
+    let keys = Keys::of(cx.session, call.caller.as_deref());
     let frame = Frame { task: call.task.as_deref(), user_task: call.user_task.as_deref() };
-    let why = match reviewer.review(ask, &key, model, frame).await {
+    let why = match reviewer.review(ask, &keys, model, frame).await {
         // A yes is a Layer 1 allow: the operator's guardrail rule still checks the call.
         Outcome::Allow => return allowed(call, guard).await,
         Outcome::Deny => answer::REVIEWER_DENIED,

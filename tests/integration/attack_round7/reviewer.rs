@@ -102,7 +102,6 @@ async fn a_reviewer_allow_still_meets_the_operators_guardrail_rule() {
 /// as it likes. The repeated-denial breaker keys the caller as well as the session; this one
 /// keys only the session when there is one (`gate/pre/reviewer.rs`).
 #[tokio::test]
-#[ignore = "open finding R7-3 (medium): the reviewer's breaker is per session id, so one caller opening sessions gets unbounded reviews"]
 async fn a_caller_opening_new_sessions_is_not_reviewed_past_its_breaker() {
     let peer = Peer::python("legacy");
     let checker = FakeChecker::replying(Reply::Unsafe("no".into())).await;
