@@ -243,8 +243,29 @@ pub fn user_file() -> Option<PathBuf> {
     Some(base.join("portcullis/settings.yaml"))
 }
 
-/// Resolves `dir` (relative to the working directory) as a workspace, or says why not.
+/// Resolves `dir` (relative to the working directory) as a workspace, or says why not: `dir`
+/// itself (`--workspace DIR`).
 pub fn workspace_at(dir: &Path) -> Result<Workspace, String> {
     let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     Workspace::resolve(dir, &here).map_err(|e| e.to_string())
+}
+
+/// The workspace a call made in `cwd` belongs to: the nearest directory, from `cwd` up, that
+/// holds `.portcullis/` — an agent's `cd src` leaves its project's denies and asks in force.
+/// The walk stops at the home directory when `cwd` is under it (a `.portcullis/` above home is
+/// no project of the user's), else at the filesystem root; with none found, `cwd` itself. Trust
+/// is then checked on the directory found, as for `--workspace` (an exact match).
+pub fn workspace_of_cwd(cwd: &Path) -> Result<Workspace, String> {
+    let here = workspace_at(cwd)?;
+    let home = super::home::home().and_then(|h| std::fs::canonicalize(h).ok());
+    let stop = home.as_deref().filter(|h| here.root().starts_with(h));
+    for dir in here.root().ancestors() {
+        if dir.join(".portcullis").is_dir() {
+            return workspace_at(dir);
+        }
+        if Some(dir) == stop {
+            break;
+        }
+    }
+    Ok(here)
 }

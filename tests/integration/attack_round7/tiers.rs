@@ -89,7 +89,6 @@ async fn an_untrusted_project_widens_nothing_through_any_key_it_may_write() {
 /// subdirectory of the project (the agent ran `cd src` and Claude Code reports the new `cwd`)
 /// is decided without the project's file at all, so its deny no longer holds.
 #[tokio::test]
-#[ignore = "open finding R7-5 (medium): a project's deny and ask rules do not hold when the hook's cwd is a subdirectory of the project"]
 async fn a_projects_deny_holds_in_its_subdirectories() {
     let p = Place::new();
     p.project("settings.yaml", "permissions: { deny: [\"Bash(terraform:*)\"] }\n");
