@@ -106,7 +106,6 @@ async fn a_projects_deny_holds_in_its_subdirectories() {
 /// cloned repository as `.portcullis/settings.yaml` — and lays its allows in scope `cli`, with no
 /// trust check: the allow the untrusted `.portcullis` file may not give, this file gives.
 #[tokio::test]
-#[ignore = "open finding R7-6 (medium): an untrusted project's .claude/settings.json allows apply (scope cli) where its .portcullis allows are dropped"]
 async fn an_untrusted_projects_claude_settings_allow_nothing_either() {
     let p = Place::new();
     std::fs::create_dir_all(p.ws().join(".claude")).unwrap();
