@@ -67,7 +67,7 @@ fn at_equal_effect_the_higher_scope_outranks_and_the_worse_effect_always_does() 
         reason: String::new(),
         prefilter: None,
     };
-    use crate::engine::outranks;
+    use crate::origin::outranks;
     assert!(outranks(&d(Effect::Ask, Scope::Config), &d(Effect::Ask, Scope::Builtin)));
     assert!(!outranks(&d(Effect::Ask, Scope::Builtin), &d(Effect::Ask, Scope::Config)));
     assert!(

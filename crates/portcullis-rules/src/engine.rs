@@ -429,14 +429,6 @@ impl Engine {
     }
 }
 
-/// Whether `d` is named over `other` when units (or readings, or a line's commands) are combined:
-/// the worse effect, and at equal effect the higher scope. Naming only: whether any configured
-/// rule asked is the decision's [`Origin`], folded by [`Decision::worse`], which whoever answers
-/// an ask on the proxy's behalf (the headless ask reviewer, a waiver) reads.
-pub(crate) fn outranks(d: &Decision, other: &Decision) -> bool {
-    (d.effect, d.scope) > (other.effect, other.scope)
-}
-
 fn decision(effect: Effect, rule: &Rule, reason: String) -> Decision {
     Decision {
         effect,

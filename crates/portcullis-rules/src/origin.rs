@@ -8,7 +8,6 @@
 //! whichever one got named: a jail escape ask of equal rank named over an operator's egress ask
 //! is still the operator's ask. So at equal effect the origins combine, configured winning.
 
-use crate::engine::outranks;
 use crate::{Decision, Scope};
 
 /// Who asked (or allowed, or denied). Ordered so that `max` is "configured wins": the origin of
@@ -60,6 +59,14 @@ impl Decision {
         }
         named
     }
+}
+
+/// Whether `d` is named over `other` when two decisions are combined (units, readings, a line's
+/// commands): the worse effect, and at equal effect the higher scope. Naming only: whether any
+/// configured rule asked is the decision's [`Origin`], folded by [`Decision::worse`], which
+/// whoever answers an ask on the proxy's behalf (the headless ask reviewer, a waiver) reads.
+pub(crate) fn outranks(d: &Decision, other: &Decision) -> bool {
+    (d.effect, d.scope) > (other.effect, other.scope)
 }
 
 #[cfg(test)]
