@@ -93,8 +93,12 @@ impl Via {
 pub enum Source {
     /// The built-in floor ("not proven read-only"): waivable.
     Floor,
-    /// A configured `ask` rule: a human may allow it once, a waiver never answers it.
+    /// A configured `ask` rule (any ask an operator's rule contributed to): a human may allow it
+    /// once, a waiver never answers it.
     Configured,
+    /// The jail's escape row alone (or with the floor): allowed once only like a configured ask
+    /// (no waiver), and the only other ask the headless ask reviewer may answer.
+    Escape,
     /// A checker block before the call: waivable.
     Checker,
     /// The session was flagged by the repeated-denial breaker: every call asks, no waiver answers.

@@ -24,7 +24,8 @@ impl super::Source {
     pub fn as_str(self) -> &'static str {
         match self {
             super::Source::Floor => "floor",
-            super::Source::Configured => "configured",
+            // Shown (and matched by the fleet) as what it is to a human: allow once only.
+            super::Source::Configured | super::Source::Escape => "configured",
             super::Source::Checker => "checker",
             super::Source::Flagged => "flagged",
         }
@@ -145,7 +146,10 @@ impl Parking {
         let mut t = self.table.lock().unwrap_or_else(|p| p.into_inner());
         let Some(e) = t.get(&id) else { return Err(DecideError::NotFound(id)) };
         if decision == Choice::AllowSession
-            && matches!(e.ask.source, super::Source::Configured | super::Source::Flagged)
+            && matches!(
+                e.ask.source,
+                super::Source::Configured | super::Source::Escape | super::Source::Flagged
+            )
         {
             return Err(DecideError::NotWaivable(id));
         }

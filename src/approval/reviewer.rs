@@ -4,7 +4,7 @@
 //! refused.
 //!
 //! ```text
-//!  floor ask, nobody to ask ─▶ session tripped? ─ yes ─▶ deny (tripped)
+//!  floor ask, nobody to ask ─▶ session or caller tripped? ─ yes ─▶ deny (tripped)
 //!        │ no
 //!        ▼
 //!  checker model configured? ─ no ─▶ deny (unavailable)
@@ -12,7 +12,8 @@
 //!  a review slot within 2 s? ─ no ─▶ deny (overloaded)
 //!        ▼
 //!  one completion, strict verdict ─ safe ─▶ allow THIS call (never a waiver, never learned)
-//!        └─ unsafe │ malformed │ error │ timeout ─▶ deny, and the session's streak grows
+//!        └─ unsafe │ malformed │ error │ timeout ─▶ deny, and the session's and the caller's
+//!                                                   streaks grow
 //! ```
 //!
 //! Fail-safe everywhere: only a well-formed `safe` verdict allows. It is never consulted for a
@@ -25,6 +26,7 @@ use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
+pub use super::reviewer_streak::Keys;
 use super::reviewer_streak::{Standing, Streaks};
 use super::Ask;
 use crate::checker::openai::OpenAi;
@@ -44,7 +46,8 @@ pub const EMBEDDED_RUBRIC: &str = include_str!("../../rubrics/ask_reviewer.md");
 
 pub use crate::telemetry::reviewer_metrics::Outcome;
 
-/// Whether the model was asked and answered or failed: what the session's streak counts.
+/// Whether the model was asked and answered or failed: what the session's and the caller's
+/// streaks count.
 fn reviewed(o: Outcome) -> bool {
     !matches!(o, Outcome::Tripped | Outcome::Unavailable | Outcome::Overloaded)
 }
@@ -63,7 +66,8 @@ pub struct Frame<'a> {
     pub user_task: Option<&'a str>,
 }
 
-/// The reviewer's state: per-session streaks and the slots, for the life of the process.
+/// The reviewer's state: streaks by session and by caller, and the slots, for the life of the
+/// process.
 #[derive(Debug)]
 pub struct Reviewer {
     streaks: Streaks,
@@ -77,13 +81,13 @@ impl Reviewer {
         Reviewer { streaks: Streaks::default(), slots: Semaphore::new(MAX_CONCURRENT), metrics, audit }
     }
 
-    /// Reviews `ask` (its streak kept under `key`: the session, else the caller) with `model`;
-    /// counted, logged and audited once.
-    pub async fn review(&self, ask: &Ask, key: &str, model: Option<Model>, frame: Frame<'_>) -> Outcome {
+    /// Reviews `ask` (its streak kept under `keys`: the session's and the caller's) with
+    /// `model`; counted, logged and audited once.
+    pub async fn review(&self, ask: &Ask, keys: &Keys, model: Option<Model>, frame: Frame<'_>) -> Outcome {
         let started = tokio::time::Instant::now();
-        let (outcome, why) = self.decide(ask, key, model, frame).await;
+        let (outcome, why) = self.decide(ask, keys, model, frame).await;
         if reviewed(outcome) {
-            self.streaks.record(key, outcome == Outcome::Allow);
+            self.streaks.record(keys, outcome == Outcome::Allow);
         }
         self.settle(ask, outcome, why.as_deref(), started.elapsed());
         outcome
@@ -92,11 +96,11 @@ impl Reviewer {
     async fn decide(
         &self,
         ask: &Ask,
-        key: &str,
+        keys: &Keys,
         model: Option<Model>,
         frame: Frame<'_>,
     ) -> (Outcome, Option<String>) {
-        if self.streaks.standing(key) == Standing::Tripped {
+        if self.streaks.standing(keys) == Standing::Tripped {
             return (Outcome::Tripped, None);
         }
         let Some(model) = model else { return (Outcome::Unavailable, None) };
@@ -180,7 +184,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_answers_of_the_model_count_toward_a_sessions_streak() {
+    fn only_answers_of_the_model_count_toward_a_streak() {
         let counted: Vec<&str> = Outcome::ALL.iter().filter(|o| reviewed(**o)).map(|o| o.as_str()).collect();
         assert_eq!(counted, ["allow", "deny", "malformed", "error", "timeout"]);
     }

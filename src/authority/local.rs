@@ -2,7 +2,7 @@
 //! refuses a delegated call (it carries a set that nothing would hold it to).
 
 use crate::identity::Agent;
-use crate::rules::{Decision, Effect, Scope};
+use crate::rules::{Decision, Effect, Origin, Scope};
 
 /// `noop`'s decision: `d` for a configured agent or an anonymous caller; a denial for a
 /// delegated agent (fail closed: there is no evaluator for what it carries).
@@ -12,6 +12,7 @@ pub fn noop(d: Decision, agent: Option<&Agent>) -> Decision {
             effect: Effect::Deny,
             rule: "authority".into(),
             scope: Scope::Config,
+            origin: Origin::Configured,
             reason: "it is a delegated call and the authority evaluator is noop, so nothing can hold it \
                      to what it was delegated"
                 .into(),

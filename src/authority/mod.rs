@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::call::ToolCall;
 use crate::config::authority::Evaluator;
 use crate::rules::kinds::ToolKinds;
-use crate::rules::{Decision, Effect, Scope};
+use crate::rules::{Decision, Effect, Origin, Scope};
 use cedar::{Asked, Cedar, Refusal};
 
 /// The evaluator in force, built from config.
@@ -100,7 +100,14 @@ fn denial(refusal: Refusal) -> Decision {
             "the authority policy decides on who is calling, and this caller did not authenticate".to_owned(),
         ),
     };
-    Decision { effect: Effect::Deny, rule, scope: Scope::Config, reason, prefilter: None }
+    Decision {
+        effect: Effect::Deny,
+        rule,
+        scope: Scope::Config,
+        origin: Origin::Configured,
+        reason,
+        prefilter: None,
+    }
 }
 
 #[cfg(test)]

@@ -169,6 +169,7 @@ fn noop_refuses_a_delegated_call_and_local_keeps_the_carried_sets_decision() {
         effect: Effect::Allow,
         rule: "r".into(),
         scope: Scope::Config,
+        origin: crate::rules::Origin::Configured,
         reason: String::new(),
         prefilter: None,
     };

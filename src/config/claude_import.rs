@@ -1,6 +1,8 @@
 //! `--import-claude-permissions`: Claude Code's own permission rules (`.claude/settings.json` of
-//! the project, `~/.claude/settings.json` of the user) read beside portcullis's files, as one
-//! more permission layer (scope `cli`). Lossy, and never wider than Claude Code itself:
+//! the project, `~/.claude/settings.json` of the user) read beside portcullis's files, as the
+//! tiers they are: the project's file in scope `project` — as writable by a cloned repository as
+//! `.portcullis/settings.yaml`, so its allows apply only in a workspace the user file trusts, as
+//! that file's — and the user's in scope `user`. Lossy, and never wider than Claude Code itself:
 //!
 //! - deny and ask rules import as they are meant: a `/path` (relative to the project in Claude
 //!   Code) is denied both there and as an absolute path, `~/` is the home directory, a trailing
@@ -20,15 +22,22 @@ use crate::rules::Scope;
 
 /// Claude Code's settings files for a project at `project`: the project's, then the user's.
 pub fn settings_files(project: &Path, home: Option<&Path>) -> Vec<PathBuf> {
-    let mut out = vec![project.join(".claude/settings.json")];
-    out.extend(home.map(|h| h.join(".claude/settings.json")));
+    scoped_files(project, home).into_iter().map(|(_, f)| f).collect()
+}
+
+/// Each settings file with the tier it is laid in.
+fn scoped_files(project: &Path, home: Option<&Path>) -> Vec<(Scope, PathBuf)> {
+    let mut out = vec![(Scope::SharedProject, project.join(".claude/settings.json"))];
+    out.extend(home.map(|h| (Scope::User, h.join(".claude/settings.json"))));
     out
 }
 
 /// The permission layers imported from Claude Code's settings for `project`, and what was lost.
 pub fn layers(project: &Path, home: Option<&Path>) -> (Vec<Layer>, Vec<String>) {
     let (mut layers, mut notes) = (Vec::new(), Vec::new());
-    for file in settings_files(project, home) {
+    // Asked once, and only when a project file is there to be trusted.
+    let mut trusted = None;
+    for (scope, file) in scoped_files(project, home) {
         let text = match std::fs::read_to_string(&file) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
@@ -38,10 +47,20 @@ pub fn layers(project: &Path, home: Option<&Path>) -> (Vec<Layer>, Vec<String>) 
             }
         };
         match import(&text, project, home) {
-            Ok((perms, lost)) => {
+            Ok((mut perms, lost)) => {
                 notes.extend(lost.into_iter().map(|n| format!("{}: {n}", file.display())));
+                if scope.is_project() && !*trusted.get_or_insert_with(|| super::tiers::trusts(project)) {
+                    let dropped = perms.get_mut("permissions").map_or(0, super::tiers::drop_allows);
+                    if dropped > 0 {
+                        notes.push(format!(
+                            "{}: {dropped} allow rule(s) ignored: workspace {} is not trusted (trusted_workspaces in the user file)",
+                            file.display(),
+                            project.display()
+                        ));
+                    }
+                }
                 let name = format!("claude:{}", file.display());
-                layers.push(Layer { scope: Scope::Cli, name, text: perms.to_string() });
+                layers.push(Layer { scope, name, text: perms.to_string() });
             }
             Err(e) => notes.push(format!("{}: {e}: nothing imported from it", file.display())),
         }

@@ -210,7 +210,7 @@ const OPERATOR_ONLY: &[&str] = &["authority", "managed"];
 
 /// Removes every rule under `allow:` that could allow; keeps `!` exclusions (they compile to
 /// denies, rules::grants). Returns how many were removed.
-fn drop_allows(perms: &mut Value) -> usize {
+pub(super) fn drop_allows(perms: &mut Value) -> usize {
     let Some(allow) = perms.get_mut("allow").and_then(Value::as_array_mut) else {
         return match perms.as_object_mut().and_then(|o| o.remove("allow")) {
             Some(Value::Null) | None => 0,
@@ -243,8 +243,46 @@ pub fn user_file() -> Option<PathBuf> {
     Some(base.join("portcullis/settings.yaml"))
 }
 
-/// Resolves `dir` (relative to the working directory) as a workspace, or says why not.
+/// Resolves `dir` (relative to the working directory) as a workspace, or says why not: `dir`
+/// itself (`--workspace DIR`).
 pub fn workspace_at(dir: &Path) -> Result<Workspace, String> {
     let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
     Workspace::resolve(dir, &here).map_err(|e| e.to_string())
+}
+
+/// Whether the user file's `trusted_workspaces` lists `dir` (resolved, as a workspace is): what
+/// lets a project's own allows apply. Anything unreadable (no user file, a directory that does not
+/// resolve, a list that is not one) trusts nothing.
+pub fn trusts(dir: &Path) -> bool {
+    let Ok(w) = workspace_at(dir) else { return false };
+    let Some(user) = user_file() else { return false };
+    let Ok(Some(text)) = tiers_read::read(&user, Links::Follow) else { return false };
+    let Ok(Some(doc)) =
+        serde_saphyr::from_str_with_options::<Option<BTreeMap<String, Value>>>(&text, yaml_limits())
+    else {
+        return false;
+    };
+    let mut notes = Vec::new();
+    let Ok((_, Ok(list))) = sections(Scope::User, "", doc, &mut notes) else { return false };
+    w.trust(&list, super::home::home().as_deref(), &mut notes) == Trust::Trusted
+}
+
+/// The workspace a call made in `cwd` belongs to: the nearest directory, from `cwd` up, that
+/// holds `.portcullis/` — an agent's `cd src` leaves its project's denies and asks in force.
+/// The walk stops at the home directory when `cwd` is under it (a `.portcullis/` above home is
+/// no project of the user's), else at the filesystem root; with none found, `cwd` itself. Trust
+/// is then checked on the directory found, as for `--workspace` (an exact match).
+pub fn workspace_of_cwd(cwd: &Path) -> Result<Workspace, String> {
+    let here = workspace_at(cwd)?;
+    let home = super::home::home().and_then(|h| std::fs::canonicalize(h).ok());
+    let stop = home.as_deref().filter(|h| here.root().starts_with(h));
+    for dir in here.root().ancestors() {
+        if dir.join(".portcullis").is_dir() {
+            return workspace_at(dir);
+        }
+        if Some(dir) == stop {
+            break;
+        }
+    }
+    Ok(here)
 }

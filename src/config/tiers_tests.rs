@@ -222,3 +222,23 @@ fn a_yaml_alias_bomb_in_a_project_file_is_refused_quickly() {
     h.project("settings.yaml", "permissions: { deny: [Bash] }\npermissions: { allow: [Bash] }\n");
     assert!(h.files().load().unwrap_err().contains("settings.yaml"), "a duplicate key is an error");
 }
+
+#[test]
+fn a_call_in_a_subdirectory_belongs_to_the_nearest_project_above_it_and_dir_means_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    for d in ["ws/.portcullis", "ws/src/deep", "ws/inner/.portcullis", "ws/inner/lib", "loose/x"] {
+        std::fs::create_dir_all(base.join(d)).unwrap();
+    }
+    std::os::unix::fs::symlink(base.join("ws/src"), base.join("link")).unwrap();
+    let of = |p: &str| super::tiers::workspace_of_cwd(&base.join(p)).unwrap().root().to_path_buf();
+    assert_eq!(of("ws"), base.join("ws"));
+    assert_eq!(of("ws/src"), base.join("ws"));
+    assert_eq!(of("ws/src/deep"), base.join("ws"));
+    assert_eq!(of("ws/src/deep/../.."), base.join("ws"));
+    assert_eq!(of("link/deep"), base.join("ws"), "resolved before the walk");
+    assert_eq!(of("ws/inner/lib"), base.join("ws/inner"), "the nearest project");
+    assert_eq!(of("loose/x"), base.join("loose/x"), "no project: the directory itself");
+    let exact = super::tiers::workspace_at(&base.join("ws/src/deep")).unwrap();
+    assert_eq!(exact.root(), base.join("ws/src/deep"), "--workspace DIR is DIR");
+}

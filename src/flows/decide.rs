@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::{Flow, Flows};
 use crate::call::ToolCall;
 use crate::config::flows::FlowMode;
-use crate::rules::{Decision, Effect, Engine, Prefilter, Scope};
+use crate::rules::{Decision, Effect, Engine, Origin, Prefilter, Scope};
 
 impl Flows {
     /// Whether `call`'s session has anything recorded (or forgot something): only then are its
@@ -32,19 +32,21 @@ impl Flows {
             },
             rule,
             scope: Scope::Config,
+            origin: Origin::Configured,
             reason,
             prefilter: None,
         };
-        let worse = |d: Decision, f: Decision| if f.effect > d.effect { f } else { d };
         match self.check(call, args, engine) {
             Flow::Clear => {
                 let p = d.prefilter;
                 (d, p)
             }
-            Flow::Refuse { rule, reason, .. } => (worse(d, refusal(rule, reason)), None),
+            // At equal effect the flow's refusal folds in: a `mode: ask` refusal tied with a
+            // floor ask is still the operator's ([`Decision::worse`]).
+            Flow::Refuse { rule, reason, .. } => (d.worse(refusal(rule, reason)), None),
             // The model judges what the index cannot: never skipped by the pre-filter.
             Flow::ToModel { .. } if checked => (d, None),
-            Flow::ToModel { reason } => (worse(d, refusal("flows: overflowed".into(), reason)), None),
+            Flow::ToModel { reason } => (d.worse(refusal("flows: overflowed".into(), reason)), None),
         }
     }
 }

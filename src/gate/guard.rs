@@ -18,7 +18,7 @@ use crate::guardrails::Guardrails;
 use crate::identity::delegation::Delegations;
 use crate::rules::kinds::canonical_json;
 use crate::rules::kinds::ToolKinds;
-use crate::rules::{Decision, Effect, Engine, Profile, Scope};
+use crate::rules::{Decision, Effect, Engine, Origin, Profile, Scope};
 use crate::says::Said;
 use crate::telemetry::Metrics;
 
@@ -227,6 +227,7 @@ impl Guard {
                 effect: Effect::Deny,
                 rule: "unreadable arguments".into(),
                 scope: Scope::Builtin,
+                origin: Origin::Floor,
                 reason: format!(
                     "its arguments are JSON the proxy cannot read as values ({e}), so what the tool \
                      would receive cannot be judged"
@@ -317,6 +318,7 @@ impl Guard {
                 effect: Effect::Deny,
                 rule: withheld.rule.clone(),
                 scope: Scope::Builtin,
+                origin: Origin::Floor,
                 reason: withheld.reason.clone(),
                 prefilter: None,
             });
@@ -330,6 +332,7 @@ impl Guard {
                 effect: Effect::Deny,
                 rule: r.rule,
                 scope: Scope::Builtin,
+                origin: Origin::Floor,
                 reason: r.reason,
                 prefilter: None,
             };
@@ -373,21 +376,7 @@ impl Guard {
         let outcome = match d.effect {
             Effect::Allow => match checker {
                 None => Outcome::Forward,
-                Some(g) => match g.pre_job(&call.qualified, kind, &args, prefilter) {
-                    None => Outcome::Forward,
-                    Some(job) => Outcome::Check(Box::new(PreCheck {
-                        guardrails: g.clone(),
-                        // The fair share of checker slots is per caller (else per session).
-                        job: job
-                            .keyed(call.share_key())
-                            .with_task(call.task.clone())
-                            .with_user_task(call.user_task.clone()),
-                        tool: call.qualified.clone(),
-                        args,
-                        session: call.session.clone(),
-                        agent: call.agent.clone(),
-                    })),
-                },
+                Some(g) => Self::checked(g, call, kind, args, prefilter),
             },
             Effect::Deny => Self::denied(call, d),
             Effect::Ask => Outcome::Refuse(Denial {
@@ -404,7 +393,13 @@ impl Guard {
                         },
                     }),
                     reason: d.reason.clone(),
-                    source: if d.scope == Scope::Builtin { Source::Floor } else { Source::Configured },
+                    // Who asked, not which rule was named: an operator's ask tied with a floor
+                    // or escape ask is still the operator's ([`crate::rules::Origin`]).
+                    source: match d.origin {
+                        Origin::Floor => Source::Floor,
+                        Origin::Escape => Source::Escape,
+                        Origin::Configured => Source::Configured,
+                    },
                     session: call.session.clone(),
                     definition: 0,
                     agent: call.agent.clone(),
@@ -431,6 +426,7 @@ mod lists;
 mod parts;
 mod post_phase;
 mod results;
+mod reviewed;
 mod workspace;
 
 #[cfg(test)]

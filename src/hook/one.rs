@@ -70,9 +70,15 @@ pub(super) fn decide_envelope(
     let Some(proxy) = &args.proxy else {
         // Claude Code's own rules for the project the call is made in (the envelope's `cwd`).
         let project = args.import_claude_permissions.then(|| env.cwd.clone().unwrap_or_else(|| ".".into()));
-        // The tiers of the workspace the call is made in; a `cwd` that is no directory holds no
-        // project file, so it has none (`check --workspace` refuses one instead).
-        let workspace = env.cwd.as_deref().filter(|c| c.is_absolute() && c.is_dir());
+        // The tiers of the project the call is made in (the nearest `.portcullis/` from `cwd`
+        // up); a `cwd` that is no directory holds no project file, so it has none
+        // (`check --workspace` refuses one instead).
+        let cwd = env.cwd.as_deref().filter(|c| c.is_absolute() && c.is_dir());
+        let project_root = match cwd.map(crate::config::tiers::workspace_of_cwd) {
+            Some(Err(e)) => return conservative(format!("the config cannot be loaded: {e}")),
+            found => found.and_then(Result::ok).map(|w| w.root().to_path_buf()),
+        };
+        let workspace = project_root.as_deref();
         let extra = &args.permission_config;
         let config = match load(args.config.as_ref(), extra, project.as_deref(), workspace) {
             Ok(c) => c,

@@ -40,11 +40,12 @@ pub fn shared() -> &'static Workspaces {
 }
 
 impl Workspaces {
-    /// The guard a call made in `cwd` is decided by: `base` itself when there is no workspace
-    /// (no `cwd`, or one that is no directory: it holds no project file).
+    /// The guard a call made in `cwd` is decided by (the tiers of the project `cwd` is in,
+    /// [`crate::config::tiers::workspace_of_cwd`]): `base` itself when there is no workspace (no
+    /// `cwd`, or one that is no directory: it holds no project file).
     pub fn guard_for(&self, base: &Arc<Guard>, cwd: Option<&Path>) -> Result<Arc<Guard>, String> {
         let Some(dir) = cwd.filter(|c| c.is_absolute() && c.is_dir()) else { return Ok(base.clone()) };
-        let workspace = crate::config::tiers::workspace_at(dir)?;
+        let workspace = crate::config::tiers::workspace_of_cwd(dir)?;
         let key = workspace.root().to_path_buf();
         let files = Files::new(Some(workspace));
         let stamps = files.stamps();

@@ -47,15 +47,26 @@ fn chats(checker: &FakeChecker) -> usize {
     checker.requests().iter().filter(|r| r.path == "/v1/chat/completions").count()
 }
 
+/// Two agents, so two callers can be told apart (anonymous callers on one address are one).
+const ONE: &str = "Bearer reviewer-one-6b1f0e9d2c";
+const ANOTHER: &str = "Bearer reviewer-another-4a7c3e81";
+
+fn agents() -> &'static str {
+    std::env::set_var("PORTCULLIS_TEST_REVIEWER_ONE", &ONE["Bearer ".len()..]);
+    std::env::set_var("PORTCULLIS_TEST_REVIEWER_ANOTHER", &ANOTHER["Bearer ".len()..]);
+    "agents:\n  one: { token_env: PORTCULLIS_TEST_REVIEWER_ONE }\n  another: { token_env: PORTCULLIS_TEST_REVIEWER_ANOTHER }\n"
+}
+
 #[tokio::test]
 async fn the_reviewer_allows_one_floor_ask_at_a_time_fails_safe_and_trips_after_three() {
     let peer = Peer::python("legacy");
     let checker = FakeChecker::start(script).await;
-    let p = proxy(&reviewed(&peer, &checker)).await;
+    let p = proxy(&reviewed_with(&peer, &checker, agents())).await;
     p.shared.approvals.enable_reviewer();
-    let mut s = Session::open(&proxy_url(&p, "py")).await;
+    let url = proxy_url(&p, "py");
+    let mut s = Session::open_as(&url, ONE).await;
     let mut call = async |word: &str| {
-        let (_, _, msg) = s.call("echo", json!({ "message": word }), &[]).await;
+        let (_, _, msg) = s.call("echo", json!({ "message": word }), &[("authorization", ONE)]).await;
         msg
     };
     // (word, runs upstream, model asked): the identical allowed call is asked again (never learned).
@@ -91,9 +102,15 @@ async fn the_reviewer_allows_one_floor_ask_at_a_time_fails_safe_and_trips_after_
         }
     }
     assert!(text_of(&call("allow-me").await).contains("no longer asked here"));
-    // The breaker is the session's: another session is reviewed.
-    let mut other = Session::open(&proxy_url(&p, "py")).await;
-    let (_, _, msg) = other.call("echo", json!({ "message": "allow-me" }), &[]).await;
+    // The breaker is the session's and the caller's: another session of the same caller is not
+    // reviewed (a fresh id buys no fresh streak), another caller is.
+    let mut again = Session::open_as(&url, ONE).await;
+    let (_, _, msg) = again.call("echo", json!({ "message": "allow-me" }), &[("authorization", ONE)]).await;
+    assert!(text_of(&msg).contains("no longer asked here"), "{msg}");
+    assert_eq!(chats(&checker), asked, "{msg}");
+    let mut other = Session::open_as(&url, ANOTHER).await;
+    let (_, _, msg) =
+        other.call("echo", json!({ "message": "allow-me" }), &[("authorization", ANOTHER)]).await;
     assert_eq!(text_of(&msg), "allow-me", "{msg}");
     for (outcome, n) in [
         ("allow", 4.0),
@@ -101,7 +118,7 @@ async fn the_reviewer_allows_one_floor_ask_at_a_time_fails_safe_and_trips_after_
         ("malformed", 1.0),
         ("error", 1.0),
         ("timeout", 1.0),
-        ("tripped", 2.0),
+        ("tripped", 3.0),
     ] {
         let line = format!("portcullis_ask_reviewer_total{{outcome=\"{outcome}\"}}");
         assert_eq!(metric(&p, &line), n, "{line}");

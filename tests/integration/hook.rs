@@ -340,7 +340,7 @@ async fn claude_codes_own_rules_are_imported_never_wider() {
         std::fs::create_dir_all(d.join(".claude")).unwrap();
     }
     let project_rules =
-        json!({"permissions": {"deny": ["Bash(rm *)"], "allow": ["WebFetch(domain:docs.rs)"]}});
+        json!({"permissions": {"deny": ["Bash(make *)"], "allow": ["WebFetch(domain:docs.rs)"]}});
     std::fs::write(project.join(".claude/settings.json"), project_rules.to_string()).unwrap();
     let user_rules = json!({"permissions": {"deny": ["Read(~/.netrc)"]}});
     std::fs::write(home.join(".claude/settings.json"), user_rules.to_string()).unwrap();
@@ -351,10 +351,12 @@ async fn claude_codes_own_rules_are_imported_never_wider() {
         e.to_string().into_bytes()
     };
     let home_env = [("HOME", home.to_str().unwrap())];
-    let rm = call("Bash", json!({"command": "rm -rf build"}));
+    // A command the operator's config does not deny: the project's deny is what refuses it.
+    let rm = call("Bash", json!({"command": "make build"}));
     let (answer, stderr) = hook(&["pre", "--import-claude-permissions"], &rm, &home_env).await;
     assert_eq!(decision(&answer), "deny", "{answer}");
-    assert!(reason(&answer).contains("Bash(rm") && reason(&answer).contains("scope cli"), "{answer}");
+    // The project's file is the project's tier (its deny holds untrusted; its allows would not).
+    assert!(reason(&answer).contains("Bash(make") && reason(&answer).contains("scope project"), "{answer}");
     assert!(stderr.contains("demoted to ask"), "the lossy import is said: {stderr}");
     let netrc = call("Read", json!({"file_path": home.join(".netrc").display().to_string()}));
     let (answer, _) = hook(&["pre", "--import-claude-permissions"], &netrc, &home_env).await;
@@ -364,5 +366,5 @@ async fn claude_codes_own_rules_are_imported_never_wider() {
     assert_eq!(decision(&answer), "ask", "an allow by host is only an ask: {answer}");
     // Without the flag nothing of Claude Code's is read.
     let (answer, _) = hook(&["pre"], &rm, &home_env).await;
-    assert!(!reason(&answer).contains("scope cli"), "{answer}");
+    assert!(!reason(&answer).contains("scope project"), "{answer}");
 }

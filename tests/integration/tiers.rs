@@ -88,15 +88,20 @@ async fn through_the_hook_a_project_allow_needs_a_trusted_workspace_and_its_deny
     assert!(reason(&tf).contains("Bash(terraform:*)") && reason(&tf).contains("scope project"), "{tf}");
 
     p.trust(&[&p.ws()]);
+    // A repository cloned into the trusted one is a project of its own, untrusted.
+    std::fs::create_dir_all(p.ws().join("cloned/.portcullis")).unwrap();
     // (cwd as Claude Code may send it, command, decision)
-    let table: [(PathBuf, &str, &str); 7] = [
+    let table: [(PathBuf, &str, &str); 8] = [
         (p.ws(), "make", "allow"),
         (p.base.join("ws/"), "make build", "allow"),
         (p.base.join("ws/sub/.."), "make", "allow"),
         // A workspace reached through a symlink: its target decides.
         (p.base.join("link"), "make", "allow"),
-        // Exact match: a trusted workspace's subdirectory is another workspace, untrusted.
-        (p.ws().join("sub"), "make", "ask"),
+        // A subdirectory with no `.portcullis/` of its own is in the project above it (the
+        // nearest one from `cwd` up), trusted as that project is.
+        (p.ws().join("sub"), "make", "allow"),
+        // Exact match: trusting a project trusts no project inside it.
+        (p.ws().join("cloned"), "make", "ask"),
         (p.ws(), "terraform apply", "deny"),
         // A trusted project's allow lifts no operator deny.
         (p.ws(), "curl https://example.com", "deny"),

@@ -22,7 +22,7 @@ use super::escape::{self, Lineage};
 use super::jail::{Jail, Placed};
 use super::kinds::{Subject, ToolKinds};
 use super::spec::Subject as RuleSubject;
-use super::{Decision, Effect, Posture, Prefilter, Profile, Rule, Scope};
+use super::{Decision, Effect, Origin, Posture, Prefilter, Profile, Rule, Scope};
 
 /// The rule the opacity floor names (a command that hides what it runs is asked).
 const OPAQUE: &str = "shell: opaque";
@@ -220,8 +220,8 @@ impl Engine {
             return d;
         }
         match self.egress_with(upstream, qualified, args, connections.0.as_deref()) {
-            Some(e) if outranks(&e, &d) => e,
-            _ => d,
+            Some(e) => d.worse(e),
+            None => d,
         }
     }
 
@@ -242,6 +242,7 @@ impl Engine {
                         effect: Effect::Deny,
                         rule: "tools: allowlist".into(),
                         scope: Scope::Config,
+                        origin: Origin::Configured,
                         reason: why,
                         prefilter: Some(Prefilter::Inspect),
                     },
@@ -259,6 +260,7 @@ impl Engine {
                     effect: Effect::Deny,
                     rule: "jail".into(),
                     scope: Scope::Builtin,
+                    origin: Origin::Floor,
                     reason: why,
                     prefilter: None,
                 },
@@ -280,16 +282,17 @@ impl Engine {
             }
             Subject::Generic { args } => self.unit(qualified, &Unit::Generic { args: &args }, profile, false),
             // The worst reading decides (the first of equals in scope too, so its reason is the
-            // plainest).
+            // plainest), and an ask is configured if any reading's was.
             Subject::Readings(all) => all
                 .into_iter()
                 .map(|s| self.subject(qualified, s, profile, net))
-                .reduce(|worst, d| if outranks(&d, &worst) { d } else { worst })
+                .reduce(Decision::worse)
                 .unwrap_or_else(|| self.floor(&Unit::Generic { args: "" }, profile)),
             Subject::Unplaced { reason } => Decision {
                 effect: Effect::Deny,
                 rule: "resource uri".into(),
                 scope: Scope::Builtin,
+                origin: Origin::Floor,
                 reason,
                 prefilter: None,
             },
@@ -297,6 +300,7 @@ impl Engine {
                 effect: Effect::Ask,
                 rule: format!("tools: {kind} kind"),
                 scope: Scope::Builtin,
+                origin: Origin::Floor,
                 reason: format!(
                     "{qualified} is a {kind} tool but its argument {pointer} is missing or not a string"
                 ),
@@ -333,6 +337,7 @@ impl Engine {
                     effect: Effect::Deny,
                     rule: "plan mode".into(),
                     scope: Scope::Builtin,
+                    origin: Origin::Floor,
                     reason: format!(
                         "{unit} is not proven read-only and the agent is in plan mode: present the plan \
                          to the user first; edits, writes and commands that change anything wait until \
@@ -344,6 +349,7 @@ impl Engine {
                     effect: Effect::Deny,
                     rule: "profile: readonly".into(),
                     scope: Scope::Config,
+                    origin: Origin::Configured,
                     reason: format!("{unit} is not proven read-only and the profile in force (the upstream's or the agent's) is readonly"),
                     prefilter: None,
                 },
@@ -360,6 +366,7 @@ impl Engine {
                 effect: Effect::Ask,
                 rule: OPAQUE.into(),
                 scope: Scope::Builtin,
+                origin: Origin::Floor,
                 reason: format!("{unit} hides what it runs ({}), so it is asked", why.join(", ")),
                 prefilter: None,
             };
@@ -375,6 +382,7 @@ impl Engine {
                         effect: Effect::Ask,
                         rule: "shell: redirect".into(),
                         scope: Scope::Builtin,
+                        origin: Origin::Floor,
                         reason: format!(
                             "{unit} writes {} by redirection, which {} does not cover",
                             r.target, rule.spec.source
@@ -393,6 +401,7 @@ impl Engine {
             effect,
             rule: rule.into(),
             scope: Scope::Builtin,
+            origin: Origin::Floor,
             reason,
             prefilter: None,
         };
@@ -424,15 +433,13 @@ impl Engine {
     }
 }
 
-/// Whether `d` is named over `other` when units (or readings, or a line's commands) are combined:
-/// the worse effect, and at equal effect the higher scope. So a decision whose effect is ask
-/// names [`Scope::Builtin`] only when no configured rule asked for (or may have matched) any part
-/// of the call: whoever answers a floor ask on the proxy's behalf (the headless ask reviewer)
-/// reads that from the scope and never answers an operator's `ask`.
-pub(crate) fn outranks(d: &Decision, other: &Decision) -> bool {
-    (d.effect, d.scope) > (other.effect, other.scope)
-}
-
 fn decision(effect: Effect, rule: &Rule, reason: String) -> Decision {
-    Decision { effect, rule: rule.spec.source.clone(), scope: rule.scope, reason, prefilter: None }
+    Decision {
+        effect,
+        rule: rule.spec.source.clone(),
+        scope: rule.scope,
+        origin: Origin::of(rule.scope),
+        reason,
+        prefilter: None,
+    }
 }

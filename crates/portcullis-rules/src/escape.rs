@@ -11,15 +11,16 @@
 //! configured denies and asks, the secret floor and a `readonly` profile still decide the path as
 //! they would inside. `/proc`, `/sys`, `/dev` and the jail's denied names never get here (the
 //! jail refuses them at every posture, [`crate::jail::Placed::Refused`]). An ask for an escape is
-//! allow-once only: it is decided in [`crate::Scope::Config`] (the jail's root is configured),
-//! which the proxy never answers with a session waiver.
+//! allow-once only: it is decided in [`crate::Scope::Config`] (the jail's root is configured)
+//! with [`crate::Origin::Escape`], which the proxy never answers with a session waiver (the
+//! headless ask reviewer may answer it, unless a configured ask met the call too).
 //!
 //! A delegated child never gets a relaxed row: it is denied, not asked. A child is minted by an
 //! agent to do less than its parent; a human asked to let it out of the workspace would be
 //! judging a call composed two agents away from them, which is what delegation exists to avoid.
 
 use crate::kinds::Access;
-use crate::{Decision, Effect, Posture, Scope};
+use crate::{Decision, Effect, Origin, Posture, Scope};
 
 /// The rule an escape decision names.
 pub const RULE: &str = "jail: outside";
@@ -78,6 +79,7 @@ pub(crate) fn over(
         effect,
         rule: RULE.into(),
         scope: Scope::Config,
+        origin: Origin::Escape,
         reason,
         prefilter: None,
     };
@@ -96,12 +98,11 @@ pub(crate) fn over(
                 "{unit} resolves outside the jail {root}; at posture {} that is asked, and allowed once only{also}",
                 posture.as_str()
             );
-            match (effect, inner.scope) {
-                // A configured ask on the path stays named: whoever may answer an escape on the
-                // proxy's behalf (the ask reviewer) must see that an operator asked too.
-                (Effect::Ask, scope) if scope != Scope::Builtin => {
-                    Decision { effect: Effect::Ask, rule: inner.rule, scope, reason, prefilter: None }
-                }
+            // A configured ask on the path stays named, and configured: whoever may answer an
+            // escape on the proxy's behalf (the ask reviewer) must see that an operator asked
+            // too. A floor ask on the path is folded into the escape's (allowed once only).
+            match (effect, inner.origin) {
+                (Effect::Ask, Origin::Configured) => Decision { reason, ..inner },
                 _ => escape(Effect::Ask, reason),
             }
         }

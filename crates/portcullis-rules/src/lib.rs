@@ -34,6 +34,7 @@ pub mod kinds;
 mod launder;
 #[cfg(test)]
 mod launder_corpus_tests;
+pub mod origin;
 #[cfg(test)]
 mod plan_tests;
 pub mod resource;
@@ -48,6 +49,7 @@ mod subagent_tests;
 pub mod subject;
 
 pub use engine::{Engine, EngineParts, Layered, Matched};
+pub use origin::Origin;
 
 /// Layer 1's answer. Ordered: `Allow < Ask < Deny`, so `max` is "worst wins".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -257,6 +259,9 @@ pub struct Decision {
     /// The rule that decided (its source text, or the built-in that did).
     pub rule: String,
     pub scope: Scope,
+    /// Who asked (allowed, denied): at equal effect the origins of every decision combined into
+    /// this one, configured winning ([`Decision::worse`]), whichever rule is named.
+    pub origin: Origin,
     pub reason: String,
     /// For shell calls: whether the read-only pre-filter would skip the checker.
     pub prefilter: Option<Prefilter>,

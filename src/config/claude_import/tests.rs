@@ -75,6 +75,24 @@ fn every_imported_rule_compiles_in_a_real_config() {
     assert_eq!(decide("Read", json!({"file_path": env})), E::Deny);
     assert_eq!(decide("Bash", json!({"command": "rm -rf build"})), E::Deny);
     assert_eq!(decide("Bash", json!({"command": "rm"})), E::Deny, "the bare command too");
+    // The project's file is the project's tier: in a workspace the user file does not trust (no
+    // test trusts one), its allows are dropped and said, as `.portcullis/` allows are.
+    assert_eq!(layers[0].scope, crate::rules::Scope::SharedProject);
+    assert!(notes.iter().any(|n| n.contains("2 allow rule(s) ignored")), "{notes:?}");
     let src = project.join("src/lib.rs").display().to_string();
-    assert_eq!(decide("Edit", json!({"file_path": src, "old_string": "a", "new_string": "b"})), E::Allow);
+    assert_eq!(decide("Edit", json!({"file_path": src, "old_string": "a", "new_string": "b"})), E::Ask);
+}
+
+#[test]
+fn the_users_own_claude_settings_are_the_user_tier_and_keep_their_allows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (project, home) = (dir.path().join("repo"), dir.path().join("home"));
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::create_dir_all(&project).unwrap();
+    let settings = json!({"permissions": {"allow": ["Bash(cargo test:*)"]}});
+    std::fs::write(home.join(".claude/settings.json"), settings.to_string()).unwrap();
+    let (layers, notes) = layers(&project, Some(&home));
+    assert_eq!(layers.len(), 1, "{notes:?}");
+    assert_eq!(layers[0].scope, crate::rules::Scope::User);
+    assert!(layers[0].text.contains("Bash(cargo test:*)"), "{}", layers[0].text);
 }

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use super::Guard;
 use crate::call::{Spawn, ToolCall};
-use crate::rules::{Decision, Effect, Engine, Layered, Scope};
+use crate::rules::{Decision, Effect, Engine, Layered, Origin, Scope};
 
 /// Delegated engines kept per guard (as many as the store holds grants).
 const MAX_DELEGATED_ENGINES: usize = 4096;
@@ -70,6 +70,7 @@ impl Guard {
             effect: Effect::Deny,
             rule: rule.into(),
             scope: Scope::Builtin,
+            origin: Origin::Floor,
             reason,
             prefilter: None,
         };

@@ -112,7 +112,7 @@ async fn human(mut d: Denial, call: &ToolCall, cx: &Context<'_>, guard: &Guard, 
     guard.audit().note(call.decision, Note::Waiver(Waiver { consulted: true, found: false }));
     match (cx.approvals.route(elicits), cx.approvals.reviewer()) {
         (Some(via), _) => Verdict::Ask { denial: d, ask, via },
-        (None, Some(r)) if super::reviewer::reviewable(&ask, &d.rule) => {
+        (None, Some(r)) if super::reviewer::reviewable(&ask) => {
             super::reviewer::reviewed(d, &ask, call, cx, guard, r).await
         }
         (None, _) => Verdict::Refuse(d),

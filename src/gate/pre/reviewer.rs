@@ -1,28 +1,27 @@
 //! Which asks the headless ask reviewer may answer, and what its answer makes of the call: a
 //! [`Verdict`] like any other, so every transport renders it as it renders a human's.
 //!
-//! Only the built-in floor's asks reach it — an ask Layer 1 names in [`Scope::Builtin`](crate::rules::Scope::Builtin) (not
-//! proven read-only, opaque shell, a secret read) and the jail's escape ask — never an operator's
-//! `ask` rule, a checker's block or a flagged session. The engine names a configured rule over
-//! the floor whenever both ask about one call ([`crate::rules`]), so an operator's ask hidden
-//! behind a floor ask in the same line is still configured here.
+//! Only the built-in floor's asks reach it — an ask every part of which the floor made (not
+//! proven read-only, opaque shell, a secret read) or the jail's escape row — never an ask an
+//! operator's rule contributed to (an `ask` rule, `egress: ask`, `flows: {mode: ask}`), a
+//! checker's block or a flagged session. Which rule a refusal *names* does not decide it: an
+//! operator's ask tied with a floor or escape ask may be named as theirs, and is still the
+//! operator's ([`crate::rules::Origin`], carried on the ask as its [`Source`]).
 
 use super::verdict::Verdict;
 use super::Context;
-use crate::approval::reviewer::{Frame, Model, Outcome, EMBEDDED_RUBRIC, RUBRIC};
+use crate::approval::reviewer::{Frame, Keys, Model, Outcome, EMBEDDED_RUBRIC, RUBRIC};
 use crate::approval::{Ask, Source};
 use crate::call::{ToolCall, Transport};
 use crate::gate::{Denial, Guard};
 use crate::says::{answer, Not, Said};
 
-/// Whether the reviewer may answer `ask`, which Layer 1 refused under `rule`.
-pub fn reviewable(ask: &Ask, rule: &str) -> bool {
+/// Whether the reviewer may answer `ask`: only when every ask that went into it was the floor's
+/// or the jail escape's.
+pub fn reviewable(ask: &Ask) -> bool {
     match ask.source {
-        Source::Floor => true,
-        // The escape ask is decided in the config's scope so no waiver answers it; an escape over
-        // a configured ask names that ask's rule instead ([`crate::rules::escape::over`]).
-        Source::Configured => rule == crate::rules::escape::RULE,
-        Source::Checker | Source::Flagged => false,
+        Source::Floor | Source::Escape => true,
+        Source::Configured | Source::Checker | Source::Flagged => false,
     }
 }
 
@@ -39,15 +38,13 @@ pub(super) async fn reviewed(
         .guardrails()
         .and_then(|g| g.model_with_rubric(RUBRIC, EMBEDDED_RUBRIC))
         .map(|(client, rubric)| Model { client, rubric });
-    // A streak is the session's; without one, the caller's; without either, everyone's.
-    let key = match (cx.session, cx.principal) {
-        (Some(s), _) => format!("session:{s}"),
-        (None, Some(p)) => format!("caller:{p}"),
-        (None, None) => "anonymous".to_owned(),
-    };
+    // A streak is kept under the session and under the caller (the budget key: an agent, else
+    // the peer address), so opening sessions does not start a caller afresh.
+    let keys = Keys::of(cx.session, call.caller.as_deref());
     let frame = Frame { task: call.task.as_deref(), user_task: call.user_task.as_deref() };
-    let why = match reviewer.review(ask, &key, model, frame).await {
-        Outcome::Allow => return Verdict::Forward(None, Default::default()),
+    let why = match reviewer.review(ask, &keys, model, frame).await {
+        // A yes is a Layer 1 allow: the operator's guardrail rule still checks the call.
+        Outcome::Allow => return allowed(call, guard).await,
         Outcome::Deny => answer::REVIEWER_DENIED,
         Outcome::Tripped => answer::REVIEWER_TRIPPED,
         Outcome::Malformed
@@ -64,15 +61,40 @@ pub(super) async fn reviewed(
     Verdict::Refuse(Denial { reason, ..d })
 }
 
+/// What the reviewer's allow of `call` comes to: forwarded, unless the operator's guardrail
+/// check that covers it refuses (then no one else is asked: it is headless, and a checker's
+/// block is not the reviewer's to answer).
+async fn allowed(call: &ToolCall, guard: &Guard) -> Verdict {
+    let outcome = match guard.after_review(call) {
+        crate::gate::Outcome::Check(check) => check.run().await,
+        other => other,
+    };
+    let not = match call.transport {
+        Transport::Hook => Not::Run,
+        _ => Not::Sent,
+    };
+    match outcome {
+        crate::gate::Outcome::Forward => Verdict::Forward(None, Default::default()),
+        crate::gate::Outcome::Refuse(d) => Verdict::Refuse(Denial { ask: None, ..d }),
+        // A check never asks for another; were it to, refusing is the safe reading.
+        crate::gate::Outcome::Check(_) => Verdict::Refuse(Denial {
+            reason: Said::Unfinished { tool: &call.qualified, not }.to_string(),
+            rule: "guardrail".into(),
+            outcome: crate::gate::CallOutcome::CheckerDown,
+            ask: None,
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn ask(source: Source) -> Ask {
+    fn ask(source: Source, reason: &str) -> Ask {
         Ask {
             tool: "mcp__sh__run".into(),
             args: "{}".into(),
-            reason: "r".into(),
+            reason: reason.into(),
             source,
             session: None,
             agent: None,
@@ -81,21 +103,18 @@ mod tests {
     }
 
     #[test]
-    fn only_the_floor_and_a_bare_escape_are_reviewable() {
+    fn only_the_floor_and_a_bare_escape_are_reviewable_whatever_rule_is_named() {
         let escape = crate::rules::escape::RULE;
         let table = [
-            (Source::Floor, "shell: opaque", true),
-            (Source::Floor, "floor: mutating", true),
-            (Source::Configured, escape, true),
-            (Source::Configured, "Shell(git push:*)", false),
-            (Source::Configured, "Write(/etc/**)", false),
-            (Source::Checker, "guardrail", false),
-            (Source::Flagged, "flagged session", false),
-            (Source::Flagged, escape, false),
-            (Source::Checker, escape, false),
+            (Source::Floor, true),
+            (Source::Escape, true),
+            (Source::Configured, false),
+            (Source::Checker, false),
+            (Source::Flagged, false),
         ];
-        for (source, rule, want) in table {
-            assert_eq!(reviewable(&ask(source), rule), want, "{source:?} {rule}");
+        for (source, want) in table {
+            assert_eq!(reviewable(&ask(source, escape)), want, "{source:?}");
+            assert_eq!(reviewable(&ask(source, "shell: opaque")), want, "{source:?}");
         }
     }
 }

@@ -33,7 +33,6 @@ fn checker_yaml(checker: &FakeChecker, rules: &str) -> String {
 /// asks too — and `flows::decide::judge` keeps the rules' decision at equal effect, so the call
 /// reaches the reviewer as a floor ask (shown nothing of the flow) and a yes sends the mail.
 #[tokio::test]
-#[ignore = "open finding R7-1 (high): a flows ask behind a floor ask is put to the ask reviewer, whose allow sends private data out"]
 async fn a_flows_ask_hidden_behind_a_floor_ask_never_reaches_the_reviewer() {
     let peer = Peer::start("python3", &["mail_web_server.py"]);
     let checker = FakeChecker::replying(Reply::Safe).await;
@@ -81,7 +80,6 @@ async fn a_bare_flows_ask_is_refused_headless_and_never_reviewed() {
 /// the floor; the reviewer (another rubric, told to judge only harm) allows — and the call is
 /// forwarded without the operator's own check ever running.
 #[tokio::test]
-#[ignore = "open finding R7-2 (medium): a reviewer allow forwards the call without the operator's guardrail check that covers it"]
 async fn a_reviewer_allow_still_meets_the_operators_guardrail_rule() {
     let peer = Peer::python("legacy");
     let checker = FakeChecker::start(|r: &Request| match is_review(r) {
@@ -104,7 +102,6 @@ async fn a_reviewer_allow_still_meets_the_operators_guardrail_rule() {
 /// as it likes. The repeated-denial breaker keys the caller as well as the session; this one
 /// keys only the session when there is one (`gate/pre/reviewer.rs`).
 #[tokio::test]
-#[ignore = "open finding R7-3 (medium): the reviewer's breaker is per session id, so one caller opening sessions gets unbounded reviews"]
 async fn a_caller_opening_new_sessions_is_not_reviewed_past_its_breaker() {
     let peer = Peer::python("legacy");
     let checker = FakeChecker::replying(Reply::Unsafe("no".into())).await;
@@ -170,7 +167,6 @@ async fn near_verdicts_from_the_model_are_refused_end_to_end() {
 /// asked one after it (the query kept, as a server that strips `file://` reads it), the escape is
 /// named, and a bare escape is what the reviewer may answer.
 #[tokio::test]
-#[ignore = "open finding R7-7 (high): an operator's ask on one reading of a resource URI is hidden behind a jail escape on another and put to the reviewer"]
 async fn an_operators_ask_on_any_reading_of_a_resource_uri_is_never_reviewed() {
     let peer = Peer::python("legacy");
     let checker = FakeChecker::replying(Reply::Safe).await;
@@ -202,7 +198,6 @@ async fn an_operators_ask_on_any_reading_of_a_resource_uri_is_never_reviewed() {
 /// (ask, config)). `Engine::decide` keeps the subject's decision unless egress outranks it, so
 /// the escape is named and the reviewer answers the operator's egress ask.
 #[tokio::test]
-#[ignore = "open finding R7-7 (high): an operator's egress ask is hidden behind a jail escape of equal rank and put to the reviewer"]
 async fn an_operators_egress_ask_behind_a_jail_escape_is_never_reviewed() {
     let peer = Peer::python("legacy");
     let checker = FakeChecker::replying(Reply::Safe).await;

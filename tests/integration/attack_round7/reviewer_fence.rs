@@ -78,7 +78,6 @@ async fn an_instruction_in_the_arguments_stays_inside_the_fence() {
 /// tool (the client writes it; a hostile upstream may list one), newlines and all: the name is the
 /// agent's text outside the fence, and a model that trusts the proxy's lines obeys it.
 #[tokio::test]
-#[ignore = "open finding R7-4 (low): the called tool's name is printed unescaped outside the reviewer's data fence"]
 async fn a_tool_name_cannot_speak_outside_the_fence() {
     let peer = Peer::python("legacy");
     let checker = FakeChecker::start(obedient).await;

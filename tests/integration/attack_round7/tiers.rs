@@ -89,7 +89,6 @@ async fn an_untrusted_project_widens_nothing_through_any_key_it_may_write() {
 /// subdirectory of the project (the agent ran `cd src` and Claude Code reports the new `cwd`)
 /// is decided without the project's file at all, so its deny no longer holds.
 #[tokio::test]
-#[ignore = "open finding R7-5 (medium): a project's deny and ask rules do not hold when the hook's cwd is a subdirectory of the project"]
 async fn a_projects_deny_holds_in_its_subdirectories() {
     let p = Place::new();
     p.project("settings.yaml", "permissions: { deny: [\"Bash(terraform:*)\"] }\n");
@@ -107,7 +106,6 @@ async fn a_projects_deny_holds_in_its_subdirectories() {
 /// cloned repository as `.portcullis/settings.yaml` — and lays its allows in scope `cli`, with no
 /// trust check: the allow the untrusted `.portcullis` file may not give, this file gives.
 #[tokio::test]
-#[ignore = "open finding R7-6 (medium): an untrusted project's .claude/settings.json allows apply (scope cli) where its .portcullis allows are dropped"]
 async fn an_untrusted_projects_claude_settings_allow_nothing_either() {
     let p = Place::new();
     std::fs::create_dir_all(p.ws().join(".claude")).unwrap();

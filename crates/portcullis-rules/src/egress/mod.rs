@@ -30,7 +30,7 @@ use serde_json::Value;
 
 use crate::destination::{Host, HostMatch, Reading};
 use crate::glob::{Flavour, Glob};
-use crate::{Decision, Effect, Posture, Scope};
+use crate::{Decision, Effect, Origin, Posture, Scope};
 pub use reach::{Outward, Reach};
 use scan::{Found, What};
 pub use special::Special;
@@ -113,6 +113,7 @@ impl Egress {
                     effect: Effect::Deny,
                     rule: UNREADABLE_RULE.to_owned(),
                     scope: Scope::Builtin,
+                    origin: Origin::Floor,
                     reason: format!(
                         "the redirect to {shown:?} cannot be resolved as a URL ({why}), and a client \
                          may still follow it"
@@ -147,9 +148,10 @@ impl Egress {
         let mut judge = |found: Found| {
             if let Some(d) = self.judge(upstream, &found, reach, posture) {
                 let deny = d.effect == Effect::Deny;
-                if worst.as_ref().is_none_or(|w| d.effect > w.effect) {
-                    worst = Some(d);
-                }
+                worst = Some(match worst.take() {
+                    Some(w) => w.worse(d),
+                    None => d,
+                });
                 if deny {
                     return ControlFlow::Break(());
                 }
@@ -180,7 +182,7 @@ impl Egress {
         let default = if lifted { None } else { self.floor(upstream, found, reach, posture) };
         let asked = configured.filter(|d| d.effect == Effect::Ask);
         match (asked, default) {
-            (Some(a), Some(d)) => Some(if d.effect > a.effect { d } else { a }),
+            (Some(a), Some(d)) => Some(a.worse(d)),
             (a, d) => a.or(d),
         }
     }
@@ -216,7 +218,14 @@ impl Egress {
                 (
                     effect,
                     m,
-                    Decision { effect, rule: r.source.clone(), scope: r.scope, reason, prefilter: None },
+                    Decision {
+                        effect,
+                        rule: r.source.clone(),
+                        scope: r.scope,
+                        origin: Origin::of(r.scope),
+                        reason,
+                        prefilter: None,
+                    },
                 )
             })
     }
@@ -272,6 +281,7 @@ impl Egress {
             effect: Effect::Deny,
             rule: format!("egress: {}", special.as_str()),
             scope: Scope::Builtin,
+            origin: Origin::Floor,
             reason,
             prefilter: None,
         })
@@ -296,6 +306,7 @@ fn unreadable(found: &Found, reach: &Reach) -> Option<Decision> {
         effect: Effect::Deny,
         rule: UNREADABLE_RULE.to_owned(),
         scope: Scope::Builtin,
+        origin: Origin::Floor,
         reason,
         prefilter: None,
     })

@@ -15,7 +15,7 @@
 
 use super::super::kinds::KindSpec;
 use super::super::spec::Subject as RuleSubject;
-use super::super::{Decision, Effect, Profile, Rule, Scope};
+use super::super::{Decision, Effect, Origin, Profile, Rule, Scope};
 use super::{decision, Engine};
 
 impl Engine {
@@ -57,6 +57,7 @@ impl Engine {
             effect: Effect::Deny,
             rule: "profile: readonly".into(),
             scope: Scope::Config,
+            origin: Origin::Configured,
             reason: format!(
                 "no call of {qualified} (a {} tool) can be proven read-only and the profile in force \
                  (the upstream's or the agent's) is readonly",

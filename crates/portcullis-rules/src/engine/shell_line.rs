@@ -8,8 +8,8 @@ use portcullis_shell::{self as shell, Command};
 use super::super::destination::{read_url, HostMatch};
 use super::super::effect_match::{self, Hit};
 use super::super::spec::Subject as RuleSubject;
-use super::super::{Decision, Effect, Prefilter, Profile, Rule, Scope};
-use super::{outranks, Engine, Unit, OPAQUE};
+use super::super::{Decision, Effect, Origin, Prefilter, Profile, Rule, Scope};
+use super::{Engine, Unit, OPAQUE};
 
 impl Engine {
     /// A shell line as `dialect` runs it: each command is proven read-only for the shell that
@@ -29,6 +29,7 @@ impl Engine {
                 effect: Effect::Ask,
                 rule: "shell: parse error".into(),
                 scope: Scope::Builtin,
+                origin: Origin::Floor,
                 reason: format!("the command could not be parsed ({err}), so it cannot be judged"),
                 prefilter: Some(Prefilter::Inspect),
             };
@@ -38,6 +39,7 @@ impl Engine {
                 effect: Effect::Ask,
                 rule: "shell: empty".into(),
                 scope: Scope::Builtin,
+                origin: Origin::Floor,
                 reason: "the command line holds no command".into(),
                 prefilter: Some(Prefilter::Inspect),
             };
@@ -71,15 +73,15 @@ impl Engine {
             // What the command does meets the deny and ask rules too: `cat < //etc/shadow` is a
             // read of /etc/shadow whatever tool performs it, `git -C . push` is a push. Only
             // deny and ask rules: a path rule's allow must not loosen a shell floor.
-            // At equal effect the configured rule is named over the floor (see `outranks`).
+            // At equal effect the configured rule is named over the floor, and the origins fold
+            // ([`Decision::worse`]).
             if let Some(e) = self.effect_decision(qualified, cmd, fx) {
-                if outranks(&e, &d) {
-                    d = e;
-                }
+                d = d.worse(e);
             }
-            if worst.as_ref().is_none_or(|w| outranks(&d, w)) {
-                worst = Some(d);
-            }
+            worst = Some(match worst.take() {
+                Some(w) => w.worse(d),
+                None => d,
+            });
         }
         let mut d = worst.expect("at least one command");
         d.prefilter = Some(if line_read_only { Prefilter::Skip } else { Prefilter::Inspect });
@@ -103,6 +105,7 @@ impl Engine {
             effect: Effect::Allow,
             rule: rule.spec.source.clone(),
             scope: rule.scope,
+            origin: Origin::of(rule.scope),
             reason: format!(
                 "{unit} is allowed by permissions.subagent.allow {}: every command it substitutes is proven read-only",
                 rule.spec.source
@@ -140,6 +143,7 @@ impl Engine {
                     effect,
                     rule: rule.spec.source.clone(),
                     scope: rule.scope,
+                    origin: Origin::of(rule.scope),
                     reason,
                     prefilter: None,
                 }
