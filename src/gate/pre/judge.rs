@@ -25,13 +25,15 @@ pub use super::verdict::Verdict;
 /// an operator can be.
 pub async fn judge(call: &ToolCall, cx: &Context<'_>, guard: &Guard, elicits: bool) -> Verdict {
     let flagged = cx.approvals.flagged(cx.session, cx.principal);
-    let (pre, allowed) = match cx.explain {
+    let layer1 = crate::telemetry::otel::spans::layer1();
+    let (pre, allowed) = layer1.in_scope(|| match cx.explain {
         true => {
             let (o, d) = guard.pre_explained(call);
             (o, Some(Box::new(d)))
         }
         false => (guard.pre(call), None),
-    };
+    });
+    crate::telemetry::otel::spans::layer1_decided(&layer1, &pre);
     let outcome = match (pre, flagged) {
         // A flagged session: nothing passes without a human, whatever the rules allow — and a
         // human decides anyway, so no checker call is spent first.
