@@ -44,6 +44,7 @@ mod lifecycle;
 mod mcp_http;
 mod method_spelling;
 mod mrtr;
+mod otel;
 mod presets;
 mod prometheus_e2e;
 mod rate_limits;

@@ -55,7 +55,8 @@ impl HttpClient for Client {
             let body = Limited::new(body, MAX_ANSWER).collect().await?.to_bytes();
             Ok::<_, HttpError>(Response::from_parts(parts, body))
         };
-        let task = self.runtime.spawn(tokio::time::timeout(timeout, exchange));
+        // The timer too is made on the runtime: the exporter's thread has none.
+        let task = self.runtime.spawn(async move { tokio::time::timeout(timeout, exchange).await });
         match task.await? {
             Ok(answer) => answer,
             Err(_) => Err(format!("the collector did not answer within {timeout:?}").into()),

@@ -50,7 +50,9 @@ fn valid(cx: &Context) -> bool {
     cx.span().span_context().is_valid()
 }
 
-/// Writes `cx` as the upstream's `traceparent` (and `tracestate`), replacing the caller's;
+/// Writes `cx` as the upstream's `traceparent` (and the trace's `tracestate`: the caller's, as
+/// the propagator parsed it, goes on with the trace as W3C Trace Context asks), replacing what
+/// the caller sent;
 /// false (and the headers as they were) when `cx` has no valid span.
 pub fn to_headers(cx: &Context, headers: &mut HeaderMap) -> bool {
     if !valid(cx) {

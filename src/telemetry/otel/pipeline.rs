@@ -68,7 +68,9 @@ pub fn start(settings: &Settings) -> Result<(), StartError> {
         .build()
         .map_err(StartError::Exporter)?;
     let sampler = Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(otlp.sample)));
-    let processor = BatchSpanProcessor::builder(exporter).build();
+    let mut processor = BatchSpanProcessor::builder(exporter).build();
+    // The provider hands its resource to the processors it was built with; this one came later.
+    processor.set_resource(&resource());
     if PIPELINE.set(Pipeline { sampler, processor }).is_ok() {
         // The trace layer's level hint changes from off to info: callsites are asked again.
         tracing::callsite::rebuild_interest_cache();
@@ -94,14 +96,10 @@ pub fn layer<S>() -> OtelLayer<S>
 where
     S: Subscriber + for<'a> LookupSpan<'a>,
 {
-    let resource = opentelemetry_sdk::Resource::builder()
-        .with_service_name("portcullis")
-        .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
-        .build();
     let provider = SdkTracerProvider::builder()
         .with_sampler(LateSampler)
         .with_span_processor(LateProcessor)
-        .with_resource(resource)
+        .with_resource(resource())
         .build();
     let tracer = provider.tracer("portcullis");
     tracing_opentelemetry::layer()
@@ -110,6 +108,14 @@ where
         .with_threads(false)
         .with_tracked_inactivity(false)
         .with_filter(OnlyTraces)
+}
+
+/// What every exported span says it came from.
+fn resource() -> opentelemetry_sdk::Resource {
+    opentelemetry_sdk::Resource::builder()
+        .with_service_name("portcullis")
+        .with_attribute(KeyValue::new("service.version", env!("CARGO_PKG_VERSION")))
+        .build()
 }
 
 /// The trace layer's filter: [`TARGET`]'s callsites only, and no level at all until [`start`]
