@@ -33,7 +33,14 @@ pub async fn judge(call: &ToolCall, cx: &Context<'_>, guard: &Guard, elicits: bo
         }
         false => (guard.pre(call), None),
     });
-    crate::telemetry::otel::spans::layer1_decided(&layer1, &pre);
+    if !layer1.is_none() {
+        let (decision, rule) = match &pre {
+            Outcome::Forward => ("allow", None),
+            Outcome::Check(_) => ("check", None),
+            Outcome::Refuse(d) => ("refuse", Some(d.rule.as_str())),
+        };
+        crate::telemetry::otel::spans::layer1_decided(&layer1, decision, rule);
+    }
     let outcome = match (pre, flagged) {
         // A flagged session: nothing passes without a human, whatever the rules allow — and a
         // human decides anyway, so no checker call is spent first.

@@ -118,21 +118,10 @@ pub fn layer1() -> Span {
 }
 
 /// Records Layer 1's decision (`allow`, `check`: Layer 2 must judge, `refuse`) and the rule that
-/// refused.
-pub fn layer1_decided(span: &Span, outcome: &crate::gate::Outcome) {
-    if span.is_none() {
-        return;
-    }
-    use crate::gate::Outcome;
-    let decision = match outcome {
-        Outcome::Forward => "allow",
-        Outcome::Check(_) => "check",
-        Outcome::Refuse(d) => {
-            span.record("portcullis.rule", d.rule.as_str());
-            "refuse"
-        }
-    };
+/// refused (a rule's name from the policy, never the call's arguments).
+pub fn layer1_decided(span: &Span, decision: &'static str, rule: Option<&str>) {
     span.record("portcullis.decision", decision);
+    span.record("portcullis.rule", rule);
 }
 
 /// The checker call's span (GenAI conventions); the checker crate records the token counts on
