@@ -24,6 +24,7 @@ const CLIENT: i32 = 3;
 struct Serve {
     child: Child,
     addr: String,
+    admin: String,
     _dir: tempfile::TempDir,
 }
 
@@ -35,7 +36,7 @@ impl Drop for Serve {
 }
 
 impl Serve {
-    fn start(yaml: &str) -> Serve {
+    fn start(yaml: &str, env: &[(&str, &str)]) -> Serve {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("portcullis.yaml");
         std::fs::write(&file, yaml).unwrap();
@@ -44,6 +45,7 @@ impl Serve {
             .arg(&file)
             // Export every 50 ms instead of every 5 s: the test reads what arrived.
             .env("OTEL_BSP_SCHEDULE_DELAY", "50")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -57,15 +59,19 @@ impl Serve {
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 if let Some(rest) = line.strip_prefix("portcullis listening on http://") {
-                    let _ = tx.send(rest.split(' ').next().unwrap_or("").to_owned());
+                    // `ADDR (admin http://ADMIN)`
+                    let mut words = rest.split(' ');
+                    let addr = words.next().unwrap_or("").to_owned();
+                    let admin = words.nth(1).unwrap_or("").trim_end_matches(')').to_owned();
+                    let _ = tx.send((addr, admin));
                 }
                 log.lock().unwrap().push_str(&(line + "\n"));
             }
         });
-        let addr = rx
+        let (addr, admin) = rx
             .recv_timeout(PATIENCE)
             .unwrap_or_else(|_| panic!("serve did not start; it said:\n{}", said.lock().unwrap()));
-        Serve { child, addr, _dir: dir }
+        Serve { child, addr, admin, _dir: dir }
     }
 }
 
@@ -83,7 +89,11 @@ fn traced_config(peer: &Peer, checker: &FakeChecker, receiver: &Receiver) -> Str
 }
 
 fn call(id: &str, meta: Option<Value>) -> String {
-    let mut params = json!({"name": "echo", "arguments": {"message": ARGUMENT}});
+    call_tool(id, "echo", json!({"message": ARGUMENT}), meta)
+}
+
+fn call_tool(id: &str, tool: &str, arguments: Value, meta: Option<Value>) -> String {
+    let mut params = json!({"name": tool, "arguments": arguments});
     if let Some(meta) = meta {
         params["_meta"] = meta;
     }
@@ -92,10 +102,14 @@ fn call(id: &str, meta: Option<Value>) -> String {
 
 /// The spans of trace `trace`, once its exchange and `also` have arrived.
 async fn trace_of(receiver: &Receiver, trace: &str, also: &[&str]) -> Vec<Received> {
+    trace_named(receiver, trace, "tools/call echo", also).await
+}
+
+async fn trace_named(receiver: &Receiver, trace: &str, root: &str, also: &[&str]) -> Vec<Received> {
     eventually(&format!("the spans of trace {trace}"), || async {
         let spans: Vec<Received> = receiver.spans().into_iter().filter(|s| s.trace_id == trace).collect();
         let names: Vec<&str> = spans.iter().map(|s| s.name.as_str()).collect();
-        ["tools/call echo"].iter().chain(also).all(|n| names.contains(n)).then_some(spans)
+        [root].iter().chain(also).all(|n| names.contains(n)).then_some(spans)
     })
     .await
 }
@@ -109,7 +123,7 @@ async fn a_tool_call_is_one_trace_from_the_callers_context_through_the_checker_t
     let receiver = Receiver::start().await;
     let peer = Peer::python("legacy");
     let checker = FakeChecker::replying(Reply::Safe).await;
-    let serve = Serve::start(&traced_config(&peer, &checker, &receiver));
+    let serve = Serve::start(&traced_config(&peer, &checker, &receiver), &[]);
     let url = format!("http://{}/mcp/py", serve.addr);
     let session = open_legacy_session(&url).await;
 
@@ -198,4 +212,67 @@ async fn a_tool_call_is_one_trace_from_the_callers_context_through_the_checker_t
     for (path, kind) in receiver.exports() {
         assert_eq!((path.as_str(), kind.as_str()), ("/v1/traces", "application/x-protobuf"));
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_wait_for_an_operator_is_a_span_of_the_exchange_it_holds() {
+    let receiver = Receiver::start().await;
+    let peer = Peer::python("legacy");
+    let (token_env, token) = ("PORTCULLIS_OTEL_TEST_ADMIN_TOKEN", "otel-operator-token-0123456789");
+    let yaml = format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\n\
+         upstreams:\n  py: {{ url: \"{}\" }}\n\
+         permissions: {{ ask: [mcp__py__add] }}\napprovals: {{ channel: api, timeout: 30s }}\n\
+         telemetry: {{ otlp: {{ endpoint: \"{}\" }} }}\n",
+        peer.url(),
+        receiver.endpoint()
+    );
+    let serve = Serve::start(&yaml, &[(token_env, token)]);
+    let url = format!("http://{}/mcp/py", serve.addr);
+    let session = open_legacy_session(&url).await;
+    let trace = "5a1e0c7d2b3f4a6e8d9c0b1a2f3e4d5c";
+    let traceparent = format!("00-{trace}-1111111111111111-01");
+    let held = {
+        let (url, session) = (url.clone(), session.clone());
+        tokio::spawn(async move {
+            let headers = [
+                ("mcp-session-id", session.as_str()),
+                ("mcp-protocol-version", LEGACY),
+                ("traceparent", traceparent.as_str()),
+            ];
+            post(&url, &headers, call_tool("add-1", "add", json!({"a": 2, "b": 3}), None)).await
+        })
+    };
+    let bearer = format!("Bearer {token}");
+    let approvals = format!("{}/approvals", serve.admin);
+    let id = eventually("the parked call", || async {
+        let (status, _, body) = crate::support::get(&approvals, &[("authorization", &bearer)]).await;
+        assert_eq!(status, 200, "{body}");
+        let v: Value = serde_json::from_str(&body).ok()?;
+        v["pending"].as_array()?.first()?["id"].as_u64()
+    })
+    .await;
+    let decided = format!("{approvals}/{id}");
+    let (status, _, body) =
+        post(&decided, &[("authorization", &bearer)], r#"{"decision":"allow_once"}"#).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, _, body) = held.await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(rpc_body(&body)["result"]["structuredContent"]["result"], 5, "{body}");
+
+    let spans = trace_named(&receiver, trace, "tools/call add", &["portcullis.approval", "POST"]).await;
+    let exchange = named(&spans, "tools/call add");
+    let wait = named(&spans, "portcullis.approval");
+    assert_eq!(wait.parent_span_id, exchange.span_id, "{spans:#?}");
+    assert_eq!(wait.attr("portcullis.approval.channel"), Some("api"));
+    assert_eq!(wait.attr("portcullis.approval.decision"), Some("allow_once"));
+    let layer1 = named(&spans, "portcullis.layer1");
+    assert_eq!(
+        layer1.attr("portcullis.decision"),
+        Some("refuse"),
+        "an ask is Layer 1's refusal a human may overrule"
+    );
+    assert!(layer1.attr("portcullis.rule").is_some_and(|r| r.contains("mcp__py__add")), "{layer1:#?}");
+    let upstream = named(&spans, "POST");
+    assert_eq!(upstream.parent_span_id, exchange.span_id, "the call goes on in the exchange's trace");
 }

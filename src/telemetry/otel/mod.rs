@@ -10,7 +10,7 @@
 //! - Its tracer's sampler and span processor are filled in once by [`start`], from the config;
 //!   until then (and forever when `telemetry.otlp` is absent) every span constructor in
 //!   [`spans`] returns [`tracing::Span::none`] after one atomic load: off costs no span.
-//! - The exporter sends with the proxy's own hyper client ([`client`]), on the tokio runtime
+//! - The exporter sends with the proxy's own hyper client (`client.rs`), on the tokio runtime
 //!   that called [`start`]: no second HTTP stack, and https with the same roots as upstreams.
 //! - Nothing the agent sent as arguments, no result, no token and no credential is an attribute:
 //!   the session id is hashed, names and ids are bounded ([`spans`]).

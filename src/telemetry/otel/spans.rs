@@ -183,7 +183,7 @@ pub fn propagate(span: &Span, headers: &mut http::HeaderMap, mcp_body: Option<&[
     mcp_body.and_then(|b| context::to_meta(&cx, b))
 }
 
-/// The approval wait's span: `via` is who is asked (`client`, `operator`).
+/// The approval wait's span: `via` is how a human is asked (`api`: an operator, `elicitation`).
 pub fn approval(via: &'static str) -> Span {
     if !on() {
         return Span::none();
