@@ -155,7 +155,10 @@ pub fn checked(span: &Span, cache: &'static str, verdict: &'static str) {
 
 /// The upstream call's span, a child of the request's exchange ([`Span::none`] without one).
 pub fn upstream(exts: &http::Extensions, upstream: &str, method: &http::Method, uri: &http::Uri) -> Span {
-    let Some(Exchange(parent)) = exts.get::<Exchange>().filter(|_| on()) else { return Span::none() };
+    if !on() {
+        return Span::none();
+    }
+    let Some(Exchange(parent)) = exts.get::<Exchange>() else { return Span::none() };
     tracing::info_span!(
         target: TARGET,
         parent: parent,
