@@ -201,17 +201,23 @@ fn home() -> Option<PathBuf> {
 }
 
 fn init_logging(json: bool, level: &str) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
     let filter = tracing_subscriber::EnvFilter::try_from_env("PORTCULLIS_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(level));
-    let builder =
-        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(colour());
-    if json {
-        // Structured logs close every tool call's span with a line of its own (session, tool,
-        // outcome, time busy and idle).
-        builder.json().with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE).init();
-    } else {
-        builder.init();
-    }
+    let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr).with_ansi(colour());
+    // Structured logs close every tool call's span with a line of its own (session, tool,
+    // outcome, time busy and idle).
+    let fmt = match json {
+        true => fmt.json().with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE).boxed(),
+        false => fmt.boxed(),
+    };
+    // The trace layer sees only trace spans, and exports once `telemetry.otlp` starts it.
+    tracing_subscriber::registry()
+        .with(portcullis::telemetry::otel::layer())
+        .with(fmt.with_filter(filter))
+        .init();
 }
 
 /// Colour in log lines only for a person at a terminal: not into a file or a pipe, and never
@@ -461,6 +467,8 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
                 eprintln!("  /mcp/{name}  ->  {}", c.upstreams[name].url);
             }
             running.run_until(shutdown_signal()).await;
+            // The last spans: exported from a blocking thread while the runtime still runs.
+            let _ = tokio::task::spawn_blocking(portcullis::telemetry::otel::flush).await;
             Ok(ExitCode::SUCCESS)
         }
     }

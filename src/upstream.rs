@@ -27,13 +27,14 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use tokio::time::Sleep;
 use tower::Service;
+use tracing::Instrument;
 
 use crate::config::Limits;
 use crate::proxy::error::{ErrorKind, ProxyError};
 use crate::proxy::route::{Route, RouteKind, Target};
 use crate::proxy::telemetry::UpstreamElapsed;
 use crate::proxy::{BoxError, Req, Resp};
-use crate::telemetry::Metrics;
+use crate::telemetry::{otel, Metrics};
 
 /// Headers that describe one hop and never cross the proxy (RFC 9110 §7.6.1), plus the ones the
 /// proxy owns: `host` (rewritten), `origin` (the agent's, not ours), `proxy-authorization`
@@ -127,74 +128,91 @@ impl Service<Req> for Upstream {
 
     fn call(&mut self, req: Req) -> Self::Future {
         let this = self.clone();
-        Box::pin(async move {
-            let (mut parts, body) = req.into_parts();
-            let route = parts
-                .extensions
-                .remove::<Route>()
-                .ok_or_else(|| ProxyError::new(ErrorKind::Internal("no route".into())))?;
-            let name = route.target.name.clone();
-            let uri = target_uri(&route.target, &route.kind)
-                .map_err(|e| ProxyError::new(ErrorKind::Internal(Box::new(e))))?;
-            strip_hop_by_hop(&mut parts.headers);
-            let auth = &route.target.auth;
-            if !auth.forwards_agent_credential() {
-                parts.headers.remove(header::AUTHORIZATION);
-            }
-            let held = auth.credential(&name).await.map_err(|e| ProxyError::new(ErrorKind::Credential(e)))?;
-            if let Some(credential) = &held {
-                parts.headers.insert(header::AUTHORIZATION, credential.clone());
-            }
-            // Answers must be readable to be inspected: ask for them uncompressed.
-            parts.headers.insert(header::ACCEPT_ENCODING, HeaderValue::from_static("identity"));
-            if let Some(auth) = uri.authority() {
-                let host = HeaderValue::from_str(auth.as_str())
+        let span = upstream_span(&req);
+        let traced = span.clone();
+        Box::pin(
+            async move {
+                let (mut parts, body) = req.into_parts();
+                let route = parts
+                    .extensions
+                    .remove::<Route>()
+                    .ok_or_else(|| ProxyError::new(ErrorKind::Internal("no route".into())))?;
+                let name = route.target.name.clone();
+                let uri = target_uri(&route.target, &route.kind)
                     .map_err(|e| ProxyError::new(ErrorKind::Internal(Box::new(e))))?;
-                parts.headers.insert(header::HOST, host);
-            }
-            let mut out = Request::new(Full::new(body));
-            *out.method_mut() = parts.method;
-            *out.uri_mut() = uri;
-            *out.headers_mut() = parts.headers;
+                strip_hop_by_hop(&mut parts.headers);
+                let auth = &route.target.auth;
+                if !auth.forwards_agent_credential() {
+                    parts.headers.remove(header::AUTHORIZATION);
+                }
+                let held =
+                    auth.credential(&name).await.map_err(|e| ProxyError::new(ErrorKind::Credential(e)))?;
+                if let Some(credential) = &held {
+                    parts.headers.insert(header::AUTHORIZATION, credential.clone());
+                }
+                // Answers must be readable to be inspected: ask for them uncompressed.
+                parts.headers.insert(header::ACCEPT_ENCODING, HeaderValue::from_static("identity"));
+                if let Some(auth) = uri.authority() {
+                    let host = HeaderValue::from_str(auth.as_str())
+                        .map_err(|e| ProxyError::new(ErrorKind::Internal(Box::new(e))))?;
+                    parts.headers.insert(header::HOST, host);
+                }
+                let mcp = matches!(route.kind, RouteKind::Mcp).then_some(&body[..]);
+                let body = otel::propagate(&span, &mut parts.headers, mcp).map_or(body, Bytes::from);
+                let mut out = Request::new(Full::new(body));
+                *out.method_mut() = parts.method;
+                *out.uri_mut() = uri;
+                *out.headers_mut() = parts.headers;
 
-            let start = Instant::now();
-            let sent = tokio::time::timeout(this.header_timeout, this.client.request(out)).await;
-            let elapsed = start.elapsed();
-            let resp = match sent {
-                Err(_) => {
-                    let secs = this.header_timeout.as_secs_f64();
-                    return Err(ProxyError::new(ErrorKind::UpstreamTimeout {
-                        upstream: name.to_string(),
-                        secs,
-                    })
-                    .into());
+                let start = Instant::now();
+                let sent = tokio::time::timeout(this.header_timeout, this.client.request(out)).await;
+                let elapsed = start.elapsed();
+                let resp = match sent {
+                    Err(_) => {
+                        let secs = this.header_timeout.as_secs_f64();
+                        return Err(ProxyError::new(ErrorKind::UpstreamTimeout {
+                            upstream: name.to_string(),
+                            secs,
+                        })
+                        .into());
+                    }
+                    Ok(Err(e)) if e.is_connect() => {
+                        return Err(ProxyError::new(ErrorKind::Connect {
+                            upstream: name.to_string(),
+                            source: Box::new(e),
+                        })
+                        .into())
+                    }
+                    Ok(Err(e)) => {
+                        return Err(ProxyError::new(ErrorKind::Upstream {
+                            upstream: name.to_string(),
+                            source: Box::new(e),
+                        })
+                        .into())
+                    }
+                    Ok(Ok(resp)) => resp,
+                };
+                this.metrics.upstream_latency(&name, elapsed.as_secs_f64());
+                span.record("http.response.status_code", resp.status().as_u16());
+                let (mut parts, body) = resp.into_parts();
+                if let Some(refused) = auth.refusal(&name, parts.status, &parts.headers, held.as_ref()) {
+                    return Err(ProxyError::new(ErrorKind::Unauthorized(refused)).into());
                 }
-                Ok(Err(e)) if e.is_connect() => {
-                    return Err(ProxyError::new(ErrorKind::Connect {
-                        upstream: name.to_string(),
-                        source: Box::new(e),
-                    })
-                    .into())
-                }
-                Ok(Err(e)) => {
-                    return Err(ProxyError::new(ErrorKind::Upstream {
-                        upstream: name.to_string(),
-                        source: Box::new(e),
-                    })
-                    .into())
-                }
-                Ok(Ok(resp)) => resp,
-            };
-            this.metrics.upstream_latency(&name, elapsed.as_secs_f64());
-            let (mut parts, body) = resp.into_parts();
-            if let Some(refused) = auth.refusal(&name, parts.status, &parts.headers, held.as_ref()) {
-                return Err(ProxyError::new(ErrorKind::Unauthorized(refused)).into());
+                strip_hop_by_hop_response(&mut parts.headers);
+                parts.extensions.insert(UpstreamElapsed(elapsed));
+                let body = IdleTimeout::new(body, this.idle_timeout).boxed_unsync();
+                Ok(Resp::from_parts(parts, body))
             }
-            strip_hop_by_hop_response(&mut parts.headers);
-            parts.extensions.insert(UpstreamElapsed(elapsed));
-            let body = IdleTimeout::new(body, this.idle_timeout).boxed_unsync();
-            Ok(Resp::from_parts(parts, body))
-        })
+            .instrument(traced),
+        )
+    }
+}
+
+/// The upstream call's span when traces are on and the request is an exchange's.
+fn upstream_span(req: &Req) -> tracing::Span {
+    match req.extensions().get::<Route>().filter(|_| otel::on()) {
+        Some(r) => otel::spans::upstream(req.extensions(), &r.target.name, req.method(), &r.target.url),
+        None => tracing::Span::none(),
     }
 }
 

@@ -396,7 +396,11 @@ impl Approvals {
         decided: impl std::future::Future<Output = Resolution>,
     ) -> Resolution {
         let started = tokio::time::Instant::now();
-        let resolution = tokio::time::timeout(self.timeout, decided).await.unwrap_or(Resolution::TimedOut);
+        let span = crate::telemetry::otel::spans::approval(via.as_str());
+        let waited =
+            tracing::Instrument::instrument(tokio::time::timeout(self.timeout, decided), span.clone());
+        let resolution = waited.await.unwrap_or(Resolution::TimedOut);
+        span.record("portcullis.approval.decision", resolution.as_str());
         self.settle(ask, via, &resolution, started.elapsed(), true);
         resolution
     }

@@ -6,8 +6,22 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Config, Layer, DEFAULT_YAML};
+use super::{read_file, Config, ConfigError, DEFAULT_YAML};
 use crate::rules::Scope;
+
+/// An extra permissions file and its scope (`--permission-config`, the managed file).
+#[derive(Debug, Clone)]
+pub struct Layer {
+    pub scope: Scope,
+    pub name: String,
+    pub text: String,
+}
+
+impl Layer {
+    pub fn read(scope: Scope, path: &Path) -> Result<Layer, ConfigError> {
+        read_file(path).map(|(name, text)| Layer { scope, name, text })
+    }
+}
 
 /// Where a policy is assembled from, beyond the main config file.
 #[derive(Debug, Clone, Copy, Default)]

@@ -32,6 +32,7 @@ pub mod secrets;
 pub mod state;
 pub mod subagent;
 mod suggest;
+pub mod telemetry;
 pub mod tiers;
 mod tiers_read;
 #[cfg(test)]
@@ -53,6 +54,7 @@ use serde::de::DeserializeOwned;
 pub use agents::Identity;
 pub use child_env::{Built, ChildEnv, GuardSecrets, StdioServer};
 pub use guardrails::{Backend, GuardrailsConfig};
+pub use layered::Layer;
 pub(crate) use problems::Problems;
 pub use problems::{Chain, ConfigError, Problem};
 pub use upstream_auth::{ClientCredentials, EnvName, UpstreamAuth};
@@ -81,6 +83,8 @@ pub struct Config {
     pub audit: audit::Settings,
     /// Where state replicas share lives (`memory` unless configured).
     pub state: state::StateSettings,
+    /// Where traces go (`telemetry:`; off unless configured).
+    pub telemetry: telemetry::Settings,
     /// Things that are legal but probably not meant (a rule that can never match).
     pub warnings: Vec<Problem>,
 }
@@ -188,35 +192,23 @@ const TOP_KEYS: &[&str] = &[
     "flows",
     "secrets",
     "authority",
+    "telemetry",
 ];
 
-/// An extra permissions file and its scope (`--permission-config`, the managed file).
-#[derive(Debug, Clone)]
-pub struct Layer {
-    pub scope: crate::rules::Scope,
-    pub name: String,
-    pub text: String,
-}
-
-impl Layer {
-    pub fn read(scope: crate::rules::Scope, path: &Path) -> Result<Layer, ConfigError> {
-        let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
-            source_name: name.clone(),
-            problems: vec![Problem { path: "(file)".into(), message: e.to_string() }],
-        })?;
-        Ok(Layer { scope, name, text })
-    }
+/// A config file's name (for its problems) and text.
+pub(crate) fn read_file(path: &Path) -> Result<(String, String), ConfigError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        source_name: name.clone(),
+        problems: vec![Problem { path: "(file)".into(), message: e.to_string() }],
+    })?;
+    Ok((name, text))
 }
 
 impl Config {
     /// Loads and validates a file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
-            source_name: name.clone(),
-            problems: vec![Problem { path: "(file)".into(), message: e.to_string() }],
-        })?;
+        let (name, text) = read_file(path)?;
         Config::parse(&text, &name)
     }
 
@@ -354,6 +346,7 @@ impl Compiler {
         let flows: Option<flows::Raw> = self.section(&mut doc, "flows");
         let secrets: Vec<secrets::Raw> = self.section(&mut doc, "secrets");
         let authority: authority::Raw = self.section(&mut doc, "authority");
+        let telemetry = telemetry::compile(self.section(&mut doc, "telemetry"), &mut self.p);
         let yolo = posture.as_deref() == Some("yolo");
 
         let listen = self.addr("listen", listen.as_deref().unwrap_or("127.0.0.1:8686"));
@@ -442,6 +435,7 @@ impl Compiler {
             approvals,
             audit,
             state,
+            telemetry,
             warnings: std::mem::take(&mut self.p.warnings),
         };
         self.no_credential_allowed(&config);

@@ -15,7 +15,9 @@ use crate::checker::openai::{self, OpenAi};
 use crate::checker::rubric::Rubric;
 use crate::checker::verdict::{self, Verdict};
 use crate::checker::{fit, local, prompt, Failure, Phase};
+use crate::telemetry::otel::spans as otel;
 use crate::telemetry::Metrics;
+use tracing::Instrument;
 
 /// What a [`Model`] was built from: (settings, cache, breaker, concurrency and queue wait).
 pub(super) type BuiltFrom =
@@ -192,9 +194,17 @@ impl Judge {
         let cache_key =
             cache::framed_key(q.phase, &q.rubric.version, m.client.model(), q.tool, &framing, window);
         let prompt = prompt::build_framed(&q.rubric.text, q.phase, q.tool, window, q.framing);
+        let span = otel::checker(m.client.model(), q.phase.as_str());
+        let (cache, asking) = (m.cache.clone(), span.clone());
         let (m, key, metrics) = (m.clone(), Arc::<str>::from(q.key), self.metrics.clone());
-        let (result, lookup) =
-            m.cache.clone().get_or_check(cache_key, move || ask_model(m, key, prompt, metrics).boxed()).await;
+        let ask = move || ask_model(m, key, prompt, metrics).instrument(asking).boxed();
+        let (result, lookup) = cache.get_or_check(cache_key, ask).instrument(span.clone()).await;
+        let verdict = match &result {
+            Ok(Verdict::Safe) => "safe",
+            Ok(Verdict::Unsafe { .. }) => "unsafe",
+            Err(_) => "failed",
+        };
+        otel::checked(&span, lookup.as_str(), verdict);
         self.metrics.checker.cache(lookup);
         if lookup == Lookup::Miss {
             missed.fetch_add(1, Ordering::Relaxed);

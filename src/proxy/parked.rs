@@ -50,7 +50,11 @@ where
     S::Future: Send + 'static,
 {
     let (tx, rx) = mpsc::channel(16);
-    tokio::spawn(decide(inner, shared, req, pending, upstream, era, tx));
+    let exchange = crate::telemetry::otel::spans::exchange_of(req.extensions());
+    tokio::spawn(tracing::Instrument::instrument(
+        decide(inner, shared, req, pending, upstream, era, tx),
+        exchange,
+    ));
     let frames = futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|f| (f, rx)) });
     let mut resp = Resp::new(StreamBody::new(frames).boxed_unsync());
     *resp.status_mut() = StatusCode::OK;

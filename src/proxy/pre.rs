@@ -30,6 +30,7 @@ use crate::gate::CallOutcome;
 use crate::mcp::era::{self, check_request, Era};
 use crate::mcp::jsonrpc::{self, code, Payload};
 use crate::runtime::Shared;
+use crate::telemetry::otel;
 
 #[derive(Clone)]
 pub struct PreGateLayer {
@@ -117,21 +118,23 @@ where
     S: Service<Req, Response = Resp, Error = BoxError> + Clone + Send + 'static,
     S::Future: Send + 'static,
 {
-    fn mcp_post(&mut self, req: Req, upstream: Arc<str>) -> BoxFut {
+    fn mcp_post(&mut self, mut req: Req, upstream: Arc<str>) -> BoxFut {
+        let span = otel::exchange(&mut req, &upstream, otel::ExchangeKind::Mcp);
         let shared = self.shared.clone();
         // The inner service is cloned into the future, which decides before calling it (a
         // Layer 2 check may take a model round trip); `poll_ready` was called on `self.inner`,
         // so that one is the one used, and the clone is left behind for the next request.
         let inner = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, inner);
-        Box::pin(mcp_post(inner, shared, req, upstream))
+        Box::pin(otel::spans::traced(span, mcp_post(inner, shared, req, upstream)))
     }
 
-    fn http_tool(&mut self, req: Req, upstream: Arc<str>, path: &str) -> BoxFut {
+    fn http_tool(&mut self, mut req: Req, upstream: Arc<str>, path: &str) -> BoxFut {
+        let span = otel::exchange(&mut req, &upstream, otel::ExchangeKind::Http { path });
         let shared = self.shared.clone();
         let inner = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, inner);
-        Box::pin(http_tool(inner, shared, req, upstream, path.to_owned()))
+        Box::pin(otel::spans::traced(span, http_tool(inner, shared, req, upstream, path.to_owned())))
     }
 }
 

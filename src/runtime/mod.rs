@@ -50,6 +50,9 @@ pub enum StartError {
     Notify(#[from] crate::approval::notify::NotifyError),
     #[error("the audit log cannot be opened")]
     Audit(#[source] std::io::Error),
+    /// `telemetry.otlp` is set and its exporter cannot be built.
+    #[error("traces cannot be exported")]
+    Telemetry(#[from] crate::telemetry::otel::StartError),
     /// A listener could not be bound (in use, not an address of this host, not permitted).
     #[error("cannot listen on {addr} ({what})")]
     Bind {
@@ -100,6 +103,8 @@ impl Runtime {
     /// one, parked asks can be answered.
     pub fn new(config: &Config, token: Option<String>) -> Result<Runtime, StartError> {
         let metrics = Arc::new(Metrics::new());
+        // Before the first call: a call made before it would have no span.
+        crate::telemetry::otel::start(&config.telemetry)?;
         // Every upstream's series exists from the start, so the first change is an increase.
         for name in config.upstreams.keys() {
             metrics.tool_definition_changes_start(name);

@@ -48,6 +48,7 @@ mod mcp_http;
 mod method_spelling;
 mod mrtr;
 mod notify;
+mod otel;
 mod presets;
 mod prometheus_e2e;
 mod rate_limits;

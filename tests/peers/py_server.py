@@ -47,7 +47,7 @@ SECRET = "TOPSECRET-1234"
 
 # Request headers worth recording: the routing/session headers plus the ones a
 # guardrail proxy is expected to police. Authorization is recorded as presence only.
-JOURNAL_HEADERS = ("host", "origin", "content-type", "accept", "last-event-id")
+JOURNAL_HEADERS = ("host", "origin", "content-type", "accept", "last-event-id", "traceparent", "tracestate")
 
 
 def journal(record: dict[str, Any]) -> None:

@@ -28,13 +28,22 @@ pub async fn judge(call: &ToolCall, cx: &Context<'_>, guard: &Guard, elicits: bo
     let flagged = cx.approvals.flagged(cx.session, cx.principal);
     // What other replicas recorded for this caller (flows across a shared store).
     guard.pull_flows(call).await;
-    let (pre, allowed) = match cx.explain {
+    let layer1 = crate::telemetry::otel::spans::layer1();
+    let (pre, allowed) = layer1.in_scope(|| match cx.explain {
         true => {
             let (o, d) = guard.pre_explained(call);
             (o, Some(Box::new(d)))
         }
         false => (guard.pre(call), None),
-    };
+    });
+    if !layer1.is_none() {
+        let (decision, rule) = match &pre {
+            Outcome::Forward => ("allow", None),
+            Outcome::Check(_) => ("check", None),
+            Outcome::Refuse(d) => ("refuse", Some(d.rule.as_str())),
+        };
+        crate::telemetry::otel::spans::layer1_decided(&layer1, decision, rule);
+    }
     let outcome = match (pre, flagged) {
         // A flagged session: nothing passes without a human, whatever the rules allow — and a
         // human decides anyway, so no checker call is spent first.

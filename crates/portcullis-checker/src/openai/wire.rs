@@ -12,6 +12,16 @@ use crate::Failure;
 #[derive(Deserialize)]
 pub(super) struct Completion {
     choices: Vec<Choice>,
+    /// What the call cost, when the server says: recorded on the current span (the proxy's
+    /// checker span when tracing is on; nowhere otherwise).
+    #[serde(default)]
+    usage: Option<Usage>,
+}
+
+#[derive(Deserialize)]
+struct Usage {
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -74,6 +84,11 @@ pub(super) fn request(model: &str, prompt: &Prompt, format: Format) -> Value {
 }
 
 pub(super) fn text(completion: Completion) -> Result<String, Failure> {
+    if let Some(usage) = &completion.usage {
+        let span = tracing::Span::current();
+        span.record("gen_ai.usage.input_tokens", usage.prompt_tokens);
+        span.record("gen_ai.usage.output_tokens", usage.completion_tokens);
+    }
     let Some(choice) = completion.choices.into_iter().next() else {
         return Err(Failure::Malformed("the answer has no choices".into()));
     };
