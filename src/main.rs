@@ -9,12 +9,6 @@ use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
 use portcullis::config::Config;
 
-/// mimalloc rather than the system's malloc: fewer instructions per allocation on the hot path,
-/// and memory freed when streams close is reused instead of growing glibc's per-thread arenas
-/// (docs/BENCHMARKS.md, run 7).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[path = "main/commands.rs"]
 mod commands;
 use commands::{connect, ApprovalAction, ConnectArgs, EvalArgs};
