@@ -6,6 +6,9 @@ use serde_json::value::RawValue;
 
 use crate::mcp::era::Era;
 
+mod digest;
+pub use digest::{hex_key, principal_digest};
+
 /// How a call reached the proxy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transport {
@@ -317,18 +320,7 @@ impl ToolCall {
 
     /// Records who is calling (`principal`: the `Authorization` value or `peer:IP`), digested.
     pub fn with_caller(mut self, principal: Option<&str>) -> ToolCall {
-        use sha2::Digest;
-        self.caller = principal.map(|p| {
-            use std::fmt::Write;
-            let d = sha2::Sha256::digest(budget_key(p).as_bytes());
-            // Written into one buffer: a `format!` per byte was twelve allocations per call.
-            let mut key = String::with_capacity("caller:".len() + 24);
-            key.push_str("caller:");
-            d[..12].iter().for_each(|b| {
-                let _ = write!(key, "{b:02x}");
-            });
-            Arc::from(key)
-        });
+        self.caller = principal.map(|p| digest::hex_key("caller:", &principal_digest(budget_key(p)), 12));
         self
     }
 

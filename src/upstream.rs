@@ -55,9 +55,12 @@ const STRIP: &[HeaderName] = &[
 const KEEP_ALIVE: &str = "keep-alive";
 const PROXY_CONNECTION: &str = "proxy-connection";
 
-/// Sends requests to upstreams.
+/// Sends requests to upstreams. A clone shares the client (one `Arc`: a call takes one clone,
+/// where cloning the client itself is a handful of them).
 #[derive(Clone)]
-pub struct Upstream {
+pub struct Upstream(Arc<Sender>);
+
+struct Sender {
     client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
     header_timeout: Duration,
     idle_timeout: Duration,
@@ -80,7 +83,12 @@ impl Upstream {
             .pool_idle_timeout(Duration::from_secs(90))
             .pool_max_idle_per_host(256)
             .build(https);
-        Upstream { client, header_timeout: limits.header_timeout, idle_timeout: limits.idle_timeout, metrics }
+        Upstream(Arc::new(Sender {
+            client,
+            header_timeout: limits.header_timeout,
+            idle_timeout: limits.idle_timeout,
+            metrics,
+        }))
     }
 }
 
@@ -98,7 +106,22 @@ fn target_uri(target: &Target, kind: &RouteKind) -> Result<Uri, http::Error> {
     }
 }
 
+/// True for a header that never crosses the proxy: [`STRIP`], `keep-alive`, `proxy-connection`,
+/// and the gate's own task and mode headers (the user's task is for the checker, never for a
+/// tool; the mode is the gate's).
+fn hop_by_hop(name: &HeaderName) -> bool {
+    STRIP.contains(name)
+        || matches!(
+            name.as_str(),
+            KEEP_ALIVE | PROXY_CONNECTION | crate::call::TASK_HEADER | crate::call::MODE_HEADER
+        )
+}
+
 /// Removes hop-by-hop headers, including any the `Connection` header names.
+///
+/// One pass over the names the message has (a handful), rather than a removal (a hash and a
+/// probe) for each of the fourteen names that could be there: most messages carry none of them
+/// but `host` and `content-length`.
 fn strip_hop_by_hop(headers: &mut HeaderMap) {
     let named: Vec<HeaderName> = headers
         .get_all(header::CONNECTION)
@@ -107,14 +130,14 @@ fn strip_hop_by_hop(headers: &mut HeaderMap) {
         .flat_map(|v| v.split(','))
         .filter_map(|n| HeaderName::from_bytes(n.trim().as_bytes()).ok())
         .collect();
-    for n in named.iter().chain(STRIP) {
+    let doomed = |n: &HeaderName| hop_by_hop(n) || named.contains(n);
+    if !headers.keys().any(doomed) {
+        return;
+    }
+    let doomed: Vec<HeaderName> = headers.keys().filter(|n| doomed(*n)).cloned().collect();
+    for n in &doomed {
         headers.remove(n);
     }
-    headers.remove(KEEP_ALIVE);
-    headers.remove(PROXY_CONNECTION);
-    // The user's task is for the checker, never for a tool; the mode is the gate's.
-    headers.remove(crate::call::TASK_HEADER);
-    headers.remove(crate::call::MODE_HEADER);
 }
 
 impl Service<Req> for Upstream {
@@ -127,7 +150,7 @@ impl Service<Req> for Upstream {
     }
 
     fn call(&mut self, req: Req) -> Self::Future {
-        let this = self.clone();
+        let this = self.0.clone();
         let span = upstream_span(&req);
         let traced = span.clone();
         Box::pin(
@@ -293,6 +316,55 @@ mod tests {
         strip_hop_by_hop(&mut h);
         assert_eq!(h.len(), 2, "{h:?}");
         assert!(h.contains_key(header::AUTHORIZATION) && h.contains_key("mcp-session-id"));
+    }
+
+    #[test]
+    fn every_hop_by_hop_name_is_stripped_with_all_its_values_and_nothing_else_is() {
+        let hop = [
+            "connection",
+            "host",
+            "origin",
+            "proxy-authorization",
+            "proxy-authenticate",
+            "te",
+            "trailer",
+            "transfer-encoding",
+            "upgrade",
+            "content-length",
+            "keep-alive",
+            "proxy-connection",
+            "portcullis-task",
+            "portcullis-mode",
+        ];
+        for name in hop {
+            let mut h = HeaderMap::new();
+            h.append(name, HeaderValue::from_static("a"));
+            h.append(name, HeaderValue::from_static("b"));
+            h.insert("accept", HeaderValue::from_static("application/json"));
+            strip_hop_by_hop(&mut h);
+            assert!(!h.contains_key(name), "{name}: {h:?}");
+            assert_eq!(h.len(), 1, "{name}: only accept is left: {h:?}");
+        }
+        // A message with none of them is left as it was; the response keeps its length.
+        let mut h = HeaderMap::new();
+        h.insert("accept", HeaderValue::from_static("application/json"));
+        h.insert("content-length", HeaderValue::from_static("12"));
+        let mut plain = h.clone();
+        plain.remove("content-length");
+        let before = plain.clone();
+        strip_hop_by_hop(&mut plain);
+        assert_eq!(plain, before);
+        strip_hop_by_hop_response(&mut h);
+        assert_eq!(h.get("content-length").map(HeaderValue::as_bytes), Some(&b"12"[..]), "{h:?}");
+        // Names listed in Connection go too, however they are spelled there.
+        let mut h = HeaderMap::new();
+        h.append(header::CONNECTION, HeaderValue::from_static(" X-One ,x-two"));
+        h.append(header::CONNECTION, HeaderValue::from_static("X-Three"));
+        for n in ["x-one", "x-two", "x-three", "x-four"] {
+            h.insert(n, HeaderValue::from_static("v"));
+        }
+        strip_hop_by_hop(&mut h);
+        assert_eq!(h.keys().map(HeaderName::as_str).collect::<Vec<_>>(), ["x-four"], "{h:?}");
     }
 
     #[test]

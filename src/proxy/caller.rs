@@ -46,7 +46,28 @@ pub(super) fn principal_named(req: &Req) -> Option<String> {
             None => format!("authorization:{auth}"),
         });
     }
-    req.extensions().get::<super::listener::Peer>().map(|p| format!("peer:{}", p.0.ip()))
+    req.extensions().get::<super::listener::Peer>().map(|p| peer_principal(p.0.ip()))
+}
+
+/// `peer:IP`. An IPv4 address is spelled by hand: `format!` through `Display` was a tenth of
+/// what reading the caller costs.
+fn peer_principal(ip: std::net::IpAddr) -> String {
+    let std::net::IpAddr::V4(v4) = ip else { return format!("peer:{ip}") };
+    let mut s = String::with_capacity("peer:255.255.255.255".len());
+    s.push_str("peer:");
+    for (i, octet) in v4.octets().into_iter().enumerate() {
+        if i > 0 {
+            s.push('.');
+        }
+        if octet >= 100 {
+            s.push(char::from(b'0' + octet / 100));
+        }
+        if octet >= 10 {
+            s.push(char::from(b'0' + octet / 10 % 10));
+        }
+        s.push(char::from(b'0' + octet % 10));
+    }
+    s
 }
 
 /// True when the request's `Mcp-Session-Id` names an upstream session another agent (or an
@@ -97,15 +118,28 @@ pub(super) fn session_key(req: &Req) -> Option<String> {
 /// An anonymous caller's own session id, bound to it: `~`, eight bytes of the digest of its
 /// principal in hex, `/`, the id.
 pub(super) fn bound(id: &str, principal: Option<&str>) -> String {
-    use sha2::Digest;
-    use std::fmt::Write;
-    let d = sha2::Sha256::digest(principal.unwrap_or("").as_bytes());
+    let d = crate::call::principal_digest(principal.unwrap_or(""));
     let mut key = String::with_capacity(18 + id.len());
-    key.push('~');
-    d[..8].iter().for_each(|b| {
-        let _ = write!(key, "{b:02x}");
-    });
+    key.push_str(&crate::call::hex_key("~", &d, 8));
     key.push('/');
     key.push_str(id);
     key
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peer_principal_is_spelled_as_display_spells_the_address() {
+        let mut ips: Vec<std::net::IpAddr> =
+            ["0.0.0.0", "127.0.0.1", "10.9.99.100", "255.255.255.255", "::1", "::ffff:1.2.3.4"]
+                .iter()
+                .map(|s| s.parse().unwrap())
+                .collect();
+        ips.extend((0..=255u8).map(|o| std::net::IpAddr::from([o, 255 - o, o / 3, 7])));
+        for ip in ips {
+            assert_eq!(peer_principal(ip), format!("peer:{ip}"), "{ip:?}");
+        }
+    }
 }

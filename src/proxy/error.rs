@@ -210,7 +210,7 @@ where
 {
     type Response = Resp;
     type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Resp, Infallible>> + Send>>;
+    type Future = Rescued<S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
         // A layer below that is not ready is waited for; a failed readiness is answered per
@@ -222,21 +222,39 @@ where
     }
 
     fn call(&mut self, req: R) -> Self::Future {
-        let fut = self.inner.call(req);
-        let metrics = self.metrics.clone();
-        Box::pin(async move {
-            Ok(match fut.await {
-                Ok(resp) => resp,
-                Err(e) => {
-                    if let (Some(m), Some(pe)) = (&metrics, e.downcast_ref::<ProxyError>()) {
-                        if let Some((upstream, kind)) = pe.upstream_failure() {
-                            m.upstream_error(upstream, kind);
-                        }
+        Rescued { fut: self.inner.call(req), metrics: self.metrics.clone() }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The call below with its error answered (a future of its own rather than a boxed `async`
+    /// block: one allocation fewer per request).
+    pub struct Rescued<F> {
+        #[pin]
+        fut: F,
+        metrics: Option<std::sync::Arc<crate::telemetry::Metrics>>,
+    }
+}
+
+impl<F> Future for Rescued<F>
+where
+    F: Future<Output = Result<Resp, BoxError>>,
+{
+    type Output = Result<Resp, Infallible>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        Poll::Ready(Ok(match std::task::ready!(this.fut.poll(cx)) {
+            Ok(resp) => resp,
+            Err(e) => {
+                if let (Some(m), Some(pe)) = (&*this.metrics, e.downcast_ref::<ProxyError>()) {
+                    if let Some((upstream, kind)) = pe.upstream_failure() {
+                        m.upstream_error(upstream, kind);
                     }
-                    rescue(e)
                 }
-            })
-        })
+                rescue(e)
+            }
+        }))
     }
 }
 

@@ -5,8 +5,6 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use sha2::{Digest, Sha256};
-
 /// A principal's table key, `caller:` and the first eight bytes of its digest in lower hex,
 /// built on the stack (every call with a principal spells one); `#more` names the streak its
 /// sessions beyond the share pool into.
@@ -23,7 +21,7 @@ impl CallerKey {
 
     pub(super) fn of(principal: &str) -> CallerKey {
         const HEX: &[u8; 16] = b"0123456789abcdef";
-        let d: [u8; 32] = Sha256::digest(principal.as_bytes()).into();
+        let d = crate::call::principal_digest(principal);
         let mut key = CallerKey { buf: [0; CallerKey::MAX], len: CallerKey::PREFIX.len() };
         key.buf[..key.len].copy_from_slice(CallerKey::PREFIX.as_bytes());
         for b in &d[..8] {
