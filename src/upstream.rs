@@ -134,7 +134,7 @@ fn strip_hop_by_hop(headers: &mut HeaderMap) {
     if !headers.keys().any(doomed) {
         return;
     }
-    let doomed: Vec<HeaderName> = headers.keys().filter(|n| doomed(*n)).cloned().collect();
+    let doomed: Vec<HeaderName> = headers.keys().filter(|n| doomed(n)).cloned().collect();
     for n in &doomed {
         headers.remove(n);
     }

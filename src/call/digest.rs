@@ -14,9 +14,12 @@ use subtle::ConstantTimeEq;
 /// How many principals each worker thread remembers (a new one replaces the oldest).
 const REMEMBERED: usize = 4;
 
+/// A principal's bytes and their SHA-256.
+type Seen = (Box<[u8]>, [u8; 32]);
+
 #[derive(Default)]
 struct Memo {
-    seen: [Option<(Box<[u8]>, [u8; 32])>; REMEMBERED],
+    seen: [Option<Seen>; REMEMBERED],
     next: usize,
 }
 
