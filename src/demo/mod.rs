@@ -3,7 +3,7 @@
 //! then keeps serving so a real MCP client can connect and an operator can open the console.
 //!
 //! Everything the demo writes (the sample server's files, the audit log) lives in one private
-//! [`scratch::Scratch`] directory, removed on every way out: the story ends (`--once`), the
+//! `scratch::Scratch` directory, removed on every way out: the story ends (`--once`), the
 //! operator presses Ctrl-C (during the story or after it), SIGTERM or SIGHUP arrives, or a step
 //! fails. The signals are listened for before the directory exists, so none of them can kill the
 //! process with the directory still on disk.
