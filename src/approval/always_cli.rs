@@ -9,7 +9,11 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 
 /// One authenticated exchange with the admin API; the answer's JSON, or the refusal as an error.
-async fn exchange(token: &str, req: http::request::Builder, body: Option<Value>) -> anyhow::Result<Value> {
+pub(super) async fn exchange(
+    token: &str,
+    req: http::request::Builder,
+    body: Option<Value>,
+) -> anyhow::Result<Value> {
     let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
     let req = req
         .header(http::header::AUTHORIZATION, format!("Bearer {token}"))

@@ -1,12 +1,6 @@
 //! `portcullis approvals list | allow ID [--always] | deny ID`: the operator's side of the
 //! approvals API, over HTTP to a running proxy's admin listener.
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
-use serde_json::Value;
-
 /// What to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
@@ -25,31 +19,17 @@ pub enum Action {
 
 /// Runs `action` against `admin` (e.g. `http://127.0.0.1:8687`) with `token`; returns what to print.
 pub async fn run(admin: &str, token: &str, action: Action) -> anyhow::Result<String> {
-    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
     let base = admin.trim_end_matches('/');
-    let req = match &action {
-        Action::List => http::Request::get(format!("{base}/approvals")).body(Full::default())?,
-        Action::Status => http::Request::get(format!("{base}/status")).body(Full::default())?,
-        Action::Clear { session } => {
-            http::Request::post(format!("{base}/sessions/{session}/clear")).body(Full::default())?
-        }
-        Action::Decide { id, decision } => http::Request::post(format!("{base}/approvals/{id}"))
-            .header("content-type", "application/json")
-            .body(Full::new(Bytes::from(serde_json::json!({"decision": decision.as_str()}).to_string())))?,
+    let (req, body) = match &action {
+        Action::List => (http::Request::get(format!("{base}/approvals")), None),
+        Action::Status => (http::Request::get(format!("{base}/status")), None),
+        Action::Clear { session } => (http::Request::post(format!("{base}/sessions/{session}/clear")), None),
+        Action::Decide { id, decision } => (
+            http::Request::post(format!("{base}/approvals/{id}")),
+            Some(serde_json::json!({"decision": decision.as_str()})),
+        ),
     };
-    let (mut parts, body) = req.into_parts();
-    parts.headers.insert(http::header::AUTHORIZATION, format!("Bearer {token}").parse()?);
-    let resp = client.request(http::Request::from_parts(parts, body)).await?;
-    let status = resp.status();
-    let bytes = resp.into_body().collect().await?.to_bytes();
-    let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    if !status.is_success() {
-        let why = v["error"]
-            .as_str()
-            .map(str::to_owned)
-            .unwrap_or_else(|| String::from_utf8_lossy(&bytes).into_owned());
-        anyhow::bail!("{status}: {why}");
-    }
+    let v = super::always_cli::exchange(token, req, body).await?;
     Ok(match action {
         Action::List => {
             let pending = v["pending"].as_array().cloned().unwrap_or_default();
