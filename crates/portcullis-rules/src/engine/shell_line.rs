@@ -139,14 +139,7 @@ impl Engine {
                         format!("`{cmd}` {why}, which {} may match, so it is asked", rule.spec.source)
                     }
                 };
-                Decision {
-                    effect,
-                    rule: rule.spec.source.clone(),
-                    scope: rule.scope,
-                    origin: Origin::of(rule.scope),
-                    reason,
-                    prefilter: None,
-                }
+                super::decision(effect, rule, reason)
             })
             .max_by_key(|d| (d.effect, d.scope))
     }
