@@ -2,8 +2,9 @@
 //! configured rule (the config's, each agent's, `--permission-config` files', the managed file's)
 //! is exported at zero from the start and after each reload, so an alert on one rule sees no gap;
 //! a reload drops the series of rules no longer configured. Built-in rules (`jail`, `egress: …`,
-//! the floor's) and rules from workspace tier files are admitted as they decide, up to
-//! [`MAX_RULE_LABELS`] names; beyond that they count under `rule="other"`.
+//! the floor's) and rules from workspace tier files are admitted as they decide while fewer than
+//! [`MAX_RULE_LABELS`] names are held (configured ones included); beyond that they count under
+//! `rule="other"`.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -59,10 +60,11 @@ impl RuleMetrics {
             let _ = self.hits.remove_label_values(&[rule, scope.as_str(), effect.as_str()]);
             self.by_rule.remove(rule);
         }
+        // Configured rules are bounded by the config itself: each gets its series whatever the
+        // cap (which bounds only the names admitted as they decide).
         for (rule, scope, effect) in &now {
-            if let Some(series) = self.series(rule) {
-                Self::counter(&self.hits, &series, rule, *scope, *effect);
-            }
+            let series = self.by_rule.get_or_insert_with(rule, Series::default);
+            Self::counter(&self.hits, &series, rule, *scope, *effect);
         }
         *configured = now;
     }
@@ -142,6 +144,23 @@ mod tests {
         // Counting a name the reload removed makes its series again (the name decided).
         m.hit("Shell(git push:*)", Scope::Config, Effect::Deny);
         assert!(exported(&registry).contains(r#"rule="Shell(git push:*)",scope="config"} 1"#));
+    }
+
+    #[test]
+    fn every_configured_rule_is_exported_even_past_the_cap() {
+        let registry = Registry::new();
+        let m = RuleMetrics::register(&registry);
+        let rules: Vec<Rule> =
+            (0..MAX_RULE_LABELS + 5).map(|i| rule(&format!("mcp__up__tool{i}"), Effect::Deny)).collect();
+        m.in_force(&rules);
+        let text = exported(&registry);
+        let series = text.lines().filter(|l| l.starts_with("rule_hits_total{")).count();
+        assert_eq!(series, MAX_RULE_LABELS + 5, "one zero series per configured rule");
+        m.hit("jail", Scope::Builtin, Effect::Deny);
+        assert!(
+            exported(&registry).contains(r#"rule="other",scope="builtin"} 1"#),
+            "the cap binds built-ins"
+        );
     }
 
     #[test]
