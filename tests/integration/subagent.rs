@@ -94,4 +94,25 @@ async fn in_hook_mode_a_claude_code_subagents_call_meets_the_subagent_rules_and_
     let args = ["pre", "--config", policy.to_str().unwrap()];
     let (answer, _) = crate::hook::hook(&args, stdin.as_bytes(), &[("SHELL", "/bin/bash")]).await;
     assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "allow", "{answer}");
+
+    // No relaxed escape row for a subagent: under `auto` a read outside the jail is allowed to the
+    // main agent and denied to its subagent.
+    let jailed = dir.path().join("auto.yaml");
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::write(&jailed, format!("posture: auto\njail: {{ root: {:?} }}\n", root.display().to_string()))
+        .unwrap();
+    let read = |agent_id: Option<&str>| {
+        let mut envelope = json!({"hook_event_name": "PreToolUse", "session_id": "sub-2", "cwd": root,
+            "permission_mode": "default", "tool_name": "Read", "tool_input": {"file_path": "/etc/hostname"}});
+        if let Some(id) = agent_id {
+            envelope["agent_id"] = json!(id);
+        }
+        envelope.to_string()
+    };
+    let args = ["pre", "--config", jailed.to_str().unwrap()];
+    let env = [("SHELL", "/bin/bash"), ("PORTCULLIS_SANDBOX", "1")];
+    let (main, _) = crate::hook::hook(&args, read(None).as_bytes(), &env).await;
+    assert_eq!(main["hookSpecificOutput"]["permissionDecision"], "allow", "{main}");
+    let (sub, _) = crate::hook::hook(&args, read(Some("a1b2c3")).as_bytes(), &env).await;
+    assert_eq!(sub["hookSpecificOutput"]["permissionDecision"], "deny", "{sub}");
 }
