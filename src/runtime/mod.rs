@@ -107,7 +107,7 @@ impl Runtime {
         crate::telemetry::otel::start(&config.telemetry)?;
         // Every upstream's series exists from the start, so the first change is an increase.
         for name in config.upstreams.keys() {
-            metrics.tool_definition_changes_start(name);
+            metrics.upstream_series_start(name);
         }
         let audit = Arc::new(Audit::start(&config.audit, metrics.clone()).map_err(StartError::Audit)?);
         let delegations = Arc::new(crate::identity::delegation::Delegations::default());

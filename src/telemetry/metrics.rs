@@ -264,10 +264,10 @@ impl Metrics {
         }
     }
 
-    /// Exports `upstream`'s change counter at 0 (a configured name).
-    pub fn tool_definition_changes_start(&self, upstream: &str) {
+    /// Exports a configured `upstream`'s series at 0 — its definition changes and each kind of
+    /// its errors — so a rate or ratio alert sees zeros, not an absent series.
+    pub fn upstream_series_start(&self, upstream: &str) {
         self.tool_definition_changes.with_label_values(&[upstream]);
-        // And its error series, so an error-ratio alert sees zeros, not an absent series.
         for kind in UPSTREAM_ERROR_KINDS {
             self.upstream_errors.with_label_values(&[upstream, kind]);
         }
