@@ -10,6 +10,7 @@
 //! reach the API. A scraper or probe that sends no `Origin` and names an allowed host is served.
 
 mod always;
+pub mod runbook;
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -393,6 +394,14 @@ fn route<B>(req: &Request<B>, metrics: &Metrics, ready: Readiness) -> Resp {
     match req.uri().path() {
         "/metrics" => text(StatusCode::OK, "text/plain; version=0.0.4", metrics.render()),
         "/healthz" => text(StatusCode::OK, "text/plain", "ok\n"),
+        "/runbook" => {
+            // Public text, like /metrics: no token, nothing that runs or loads.
+            let mut resp = text(StatusCode::OK, "text/html; charset=utf-8", runbook::html());
+            let h = resp.headers_mut();
+            h.insert("content-security-policy", http::HeaderValue::from_static("default-src 'none'"));
+            h.insert("x-content-type-options", http::HeaderValue::from_static("nosniff"));
+            resp
+        }
         "/readyz" => {
             let strict = req.uri().query().is_some_and(|q| q.split('&').any(|p| p == "strict"));
             let status = match (&ready.guard, ready.unreachable.is_empty()) {
@@ -404,7 +413,11 @@ fn route<B>(req: &Request<B>, metrics: &Metrics, ready: Readiness) -> Resp {
             body.extend(ready.unreachable);
             text(status, "text/plain", body)
         }
-        _ => text(StatusCode::NOT_FOUND, "text/plain", "not found: try /metrics, /healthz or /readyz\n"),
+        _ => text(
+            StatusCode::NOT_FOUND,
+            "text/plain",
+            "not found: try /metrics, /healthz, /readyz or /runbook\n",
+        ),
     }
 }
 

@@ -159,6 +159,12 @@ enum Command {
     /// Why a decision came out as it did: the rule and its scope, every rule the call met, the
     /// checker's judgement, the policy version (docs/explain.md).
     Explain(explain::ExplainArgs),
+    /// Print the runbook section for an alert (what it means, what to check, how to mitigate),
+    /// or the whole runbook; the admin listener serves the same text at `/runbook`.
+    Runbook {
+        /// The alert, e.g. PortcullisCheckerDown (any case).
+        alert: Option<String>,
+    },
     /// Parse and validate a config, print every problem, exit non-zero if there is one.
     Validate {
         #[command(flatten)]
@@ -316,6 +322,20 @@ async fn run(command: Command) -> anyhow::Result<ExitCode> {
         }
         Command::Connect(a) => connect(a),
         Command::Explain(a) => explain::run(a).await,
+        Command::Runbook { alert } => match alert.as_deref().map(portcullis::admin::runbook::section) {
+            None => {
+                print!("{}", portcullis::admin::runbook::text());
+                Ok(ExitCode::SUCCESS)
+            }
+            Some(Ok(section)) => {
+                print!("{section}");
+                Ok(ExitCode::SUCCESS)
+            }
+            Some(Err(missing)) => {
+                eprintln!("portcullis: {missing}");
+                Ok(ExitCode::from(2))
+            }
+        },
         Command::Validate { config } => {
             let c = config.load()?;
             let found = portcullis::config::validate::findings(&c, |v| std::env::var(v).ok());
