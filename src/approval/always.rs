@@ -52,7 +52,9 @@ pub fn rule_for(tool: &str, args: &str, source: Source, kind: &KindSpec) -> Resu
         return Err(NoRule::NotFloor(match source {
             Source::Configured => "a configured ask rule",
             Source::Checker => "the checker",
-            _ => "the flagged-session breaker",
+            Source::Escape => "the jail's escape row",
+            Source::Unread => "a command line the shell parser could not read",
+            Source::Flagged | Source::Floor => "the flagged-session breaker",
         }));
     }
     let plain_name = (tool.starts_with("mcp__") || tool.starts_with("http__"))

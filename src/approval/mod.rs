@@ -99,6 +99,9 @@ pub enum Source {
     /// The jail's escape row alone (or with the floor): allowed once only like a configured ask
     /// (no waiver), and the only other ask the headless ask reviewer may answer.
     Escape,
+    /// The floor on a command it could not parse: allowed once only by a human (no waiver), and
+    /// never put to the headless ask reviewer.
+    Unread,
     /// A checker block before the call: waivable.
     Checker,
     /// The session was flagged by the repeated-denial breaker: every call asks, no waiver answers.

@@ -25,7 +25,7 @@ impl super::Source {
         match self {
             super::Source::Floor => "floor",
             // Shown (and matched by the fleet) as what it is to a human: allow once only.
-            super::Source::Configured | super::Source::Escape => "configured",
+            super::Source::Configured | super::Source::Escape | super::Source::Unread => "configured",
             super::Source::Checker => "checker",
             super::Source::Flagged => "flagged",
         }
@@ -148,7 +148,10 @@ impl Parking {
         if decision == Choice::AllowSession
             && matches!(
                 e.ask.source,
-                super::Source::Configured | super::Source::Escape | super::Source::Flagged
+                super::Source::Configured
+                    | super::Source::Escape
+                    | super::Source::Unread
+                    | super::Source::Flagged
             )
         {
             return Err(DecideError::NotWaivable(id));

@@ -398,6 +398,7 @@ impl Guard {
                     source: match d.origin {
                         Origin::Floor => Source::Floor,
                         Origin::Escape => Source::Escape,
+                        Origin::Unread => Source::Unread,
                         Origin::Configured => Source::Configured,
                     },
                     session: call.session.clone(),

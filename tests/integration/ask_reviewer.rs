@@ -166,6 +166,33 @@ async fn a_configured_ask_never_reaches_the_reviewer() {
 }
 
 #[tokio::test]
+async fn a_command_the_shell_parser_could_not_read_is_never_put_to_the_reviewer() {
+    // `echo` is a shell tool here. A line that parses (`touch allow-me`, not proven read-only) is
+    // a floor ask the reviewer answers; a line that does not parse is refused headless unasked:
+    // a model reading the same unparsed text proves nothing about what bash will run.
+    let peer = Peer::python("legacy");
+    let checker = FakeChecker::start(script).await;
+    let p = proxy(&reviewed_with(
+        &peer,
+        &checker,
+        "tools: [{ match: mcp__py__echo, kind: shell, command: /message }]\n",
+    ))
+    .await;
+    p.shared.approvals.enable_reviewer();
+    let mut s = Session::open(&proxy_url(&p, "py")).await;
+    for line in ["echo allow-me $(", "touch allow-me 'unclosed", "if true; then touch allow-me"] {
+        let (_, _, msg) = s.call("echo", json!({ "message": line }), &[]).await;
+        assert_eq!(msg["result"]["isError"], true, "{line}: {msg}");
+        assert!(text_of(&msg).contains("could not be parsed"), "{line}: {msg}");
+        assert_eq!(chats(&checker), 0, "{line}: the model was not asked");
+    }
+    assert!(peer.tools_run().is_empty(), "nothing unparsed ran");
+    let (_, _, msg) = s.call("echo", json!({ "message": "touch allow-me" }), &[]).await;
+    assert_eq!(text_of(&msg), "touch allow-me", "a parsed floor ask is reviewed: {msg}");
+    assert_eq!(chats(&checker), 1);
+}
+
+#[tokio::test]
 async fn without_the_flag_a_floor_ask_is_refused_headless_and_the_model_is_not_asked() {
     let peer = Peer::python("legacy");
     let checker = FakeChecker::replying(Reply::Safe).await;

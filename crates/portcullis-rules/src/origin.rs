@@ -15,10 +15,14 @@ use crate::{Decision, Scope};
 /// when every ask that contributed to it was the floor's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Origin {
-    /// The built-in floor: not proven read-only, opaque shell, a secret read, a parse error.
+    /// The built-in floor: not proven read-only, opaque shell, a secret read.
     Floor,
     /// The jail's escape row: a path outside the jail's root, asked once (never waived).
     Escape,
+    /// The floor, on a command it could not read (a shell parse error): nothing about what it
+    /// does is proven, so a human may allow it once, and neither a waiver nor the headless ask
+    /// reviewer (a model reading the same unparsed text) answers it.
+    Unread,
     /// A configured rule of any scope: a permission rule, an `egress:` entry, a `flows:` refusal,
     /// a workspace tier, a profile.
     Configured,
@@ -38,6 +42,7 @@ impl Origin {
         match self {
             Origin::Floor => "floor",
             Origin::Escape => "escape",
+            Origin::Unread => "unread",
             Origin::Configured => "configured",
         }
     }
@@ -80,8 +85,12 @@ mod tests {
 
     #[test]
     fn at_equal_effect_configured_wins_whichever_decision_is_named() {
-        use Origin::{Configured, Escape, Floor};
+        use Origin::{Configured, Escape, Floor, Unread};
         let table = [
+            (Floor, Unread, Unread),
+            (Unread, Escape, Unread),
+            (Escape, Unread, Unread),
+            (Unread, Configured, Configured),
             (Floor, Floor, Floor),
             (Floor, Escape, Escape),
             (Escape, Floor, Escape),

@@ -21,7 +21,7 @@ use crate::says::{answer, Not, Said};
 pub fn reviewable(ask: &Ask) -> bool {
     match ask.source {
         Source::Floor | Source::Escape => true,
-        Source::Configured | Source::Checker | Source::Flagged => false,
+        Source::Unread | Source::Configured | Source::Checker | Source::Flagged => false,
     }
 }
 
@@ -109,6 +109,7 @@ mod tests {
             (Source::Floor, true),
             (Source::Escape, true),
             (Source::Configured, false),
+            (Source::Unread, false),
             (Source::Checker, false),
             (Source::Flagged, false),
         ];

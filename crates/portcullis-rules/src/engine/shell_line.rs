@@ -29,7 +29,7 @@ impl Engine {
                 effect: Effect::Ask,
                 rule: "shell: parse error".into(),
                 scope: Scope::Builtin,
-                origin: Origin::Floor,
+                origin: Origin::Unread,
                 reason: format!("the command could not be parsed ({err}), so it cannot be judged"),
                 prefilter: Some(Prefilter::Inspect),
             };
