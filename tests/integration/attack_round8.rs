@@ -8,5 +8,6 @@ mod always_race;
 mod always_wider;
 mod codex_workdir;
 mod harness;
+mod slack;
 mod tap;
 mod terminal;
