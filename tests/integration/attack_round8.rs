@@ -4,7 +4,9 @@
 //! fails today is an open finding, marked `#[ignore]` with its severity so the suite stays green;
 //! the others are attacks that held and stay as regression tests.
 
+mod always_flows;
 mod always_race;
+mod always_secret;
 mod always_wider;
 mod codex_workdir;
 mod harness;
