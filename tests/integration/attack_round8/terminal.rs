@@ -103,3 +103,51 @@ async fn arguments_in_approvals_list_are_printed_as_escaped_json_not_raw_control
     assert!(controls(&text).is_empty(), "{:?}\n{text}", controls(&text));
     assert!(text.contains("\\u001b"), "the escape is shown escaped: {text}");
 }
+
+/// Unicode's bidi controls: not control characters, but they reorder what a terminal shows.
+fn bidi(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|c| matches!(*c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'))
+        .collect()
+}
+
+#[tokio::test]
+#[ignore = "open finding R8-8 (low): the allow-always preview (approvals allow ID --rule) shows a rule whose tool name carries a bidi override, so the operator reads the name reordered before confirming"]
+async fn the_allow_always_preview_shows_no_bidi_override_from_a_tool_name() {
+    let (token_env, token) = ("PORTCULLIS_TEST_R8_TERM_D", "r8-terminal-operator-token-d");
+    std::env::set_var(token_env, token);
+    let peer = Peer::python("legacy");
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), token_env, &peer.url(), "");
+    let rules = dir.path().join("rules.yaml");
+    std::fs::write(&rules, "permissions:\n  allow:\n    - mcp__py__add\n").unwrap();
+    let p = serve(&config, Some(&rules)).await;
+    let (url, admin) = (proxy_url(&p, "py"), Admin::of(&p, token));
+    let session = open_legacy_session(&url).await;
+    // RLO reverses what follows it: a bidi-aware terminal shows the rule as `…write_)}1:"a"{(add`.
+    let pending = call(&url, &session, "write_\u{202e}dda", json!({"a": 1}));
+    let id = admin.parked_one().await;
+    let mut cli = Command::new(env!("CARGO_BIN_EXE_portcullis"))
+        .args([
+            "approvals",
+            "--admin",
+            &admin.base,
+            "--token-env",
+            token_env,
+            "allow",
+            &id.to_string(),
+            "--rule",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    tokio::io::AsyncWriteExt::write_all(&mut cli.stdin.take().unwrap(), b"n\n").await.unwrap();
+    let out = cli.wait_with_output().await.unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    admin.post(&format!("/approvals/{id}"), json!({"decision": "deny"})).await;
+    let _ = pending.await;
+    assert!(text.contains("rule:"), "the preview was shown: {text}");
+    assert!(bidi(&text).is_empty(), "bidi controls printed raw: {:?}\n{text}", bidi(&text));
+}
