@@ -1,7 +1,7 @@
-//! The Codex hook and the directory a command runs in. Codex's `exec_command` (and
-//! `shell_command`) take a `workdir` the model chooses, but the `PreToolUse` payload Codex builds
-//! for them is `{"command": cmd}` alone (openai/codex `core/src/tools/handlers/unified_exec/
-//! exec_command.rs`, `pre_tool_use_payload`), while the envelope's `cwd` is the session's. So
+//! The Codex hook and the directory a command runs in. Codex's `exec_command` takes a `workdir`
+//! the model chooses, but the `PreToolUse` payload Codex builds for it is `{"command": cmd}`
+//! alone (openai/codex `core/src/tools/handlers/unified_exec/exec_command.rs`,
+//! `pre_tool_use_payload`), while the envelope's `cwd` is the session's. So
 //! the hook resolves a relative path against a directory the command may never run in: `cat key`
 //! is judged as `<repo>/key` and run, by Codex, as `<workdir>/key`. Where the envelope does carry
 //! a `workdir` (the write_stdin shape in tests/hook/codex/), the hook ignores it all the same
