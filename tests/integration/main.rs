@@ -14,6 +14,7 @@ mod attack_round5;
 mod attack_round6a;
 mod attack_round6b;
 mod attack_round7;
+mod attack_round8;
 mod audit;
 mod authority;
 mod authority_cedar;
