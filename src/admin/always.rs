@@ -96,7 +96,15 @@ pub(super) async fn decide(id: u64, body: &[u8], shared: &Shared) -> Option<Resp
         Ok(r) => r,
         Err(resp) => return Some(resp),
     };
-    let edit = match always_file::write(&file, &rule, b.base.as_deref()) {
+    // The write must be the one the operator was shown: the preview's `base` (the file's digest
+    // then) is required, so a file changed since is refused rather than rewritten unseen.
+    let Some(base) = b.base.as_deref() else {
+        return Some(refused(
+            StatusCode::BAD_REQUEST,
+            "allow_always needs the `base` that GET /approvals/{id}/always returned (the file as previewed)",
+        ));
+    };
+    let edit = match always_file::write(&file, &rule, Some(base)) {
         Ok(e) => e,
         Err(e) => return Some(file_refusal(e)),
     };

@@ -43,6 +43,28 @@ pub enum NoRule {
     Kind(&'static str),
     #[error("the rule could not be checked against the call: {0}")]
     Unchecked(String),
+    #[error("the arguments hold what the detectors read as a {0}, which a rule would keep in the file: allow the call once instead")]
+    Secret(&'static str),
+}
+
+/// The first masked finding (a secret, data smuggled in a URL) in any string of `v`, if any.
+fn secret_in(v: &Value) -> Option<&'static str> {
+    use crate::checker::detect::{self, Direction};
+    match v {
+        Value::String(s) => detect::scan(s, Direction::Outbound)
+            .into_iter()
+            .find(|f| f.category.is_masked())
+            .map(|f| match f.category {
+                detect::Category::DataInUrl => "payload carried in a URL",
+                _ => "secret",
+            }),
+        Value::Array(items) => items.iter().find_map(secret_in),
+        Value::Object(map) => map.iter().find_map(|(k, v)| {
+            let key = Value::String(k.clone());
+            secret_in(&key).or_else(|| secret_in(v))
+        }),
+        _ => None,
+    }
 }
 
 /// The exact allow rule for `tool` called with `args` (canonical JSON), asked for `source`,
@@ -57,14 +79,22 @@ pub fn rule_for(tool: &str, args: &str, source: Source, kind: &KindSpec) -> Resu
             Source::Flagged | Source::Floor => "the flagged-session breaker",
         }));
     }
+    // Visible ASCII only (glob characters are escaped below): no control, format, bidi or
+    // look-alike character reaches a rule, its preview or its diff.
     let plain_name = (tool.starts_with("mcp__") || tool.starts_with("http__"))
-        && !tool.chars().any(|c| c.is_whitespace() || c.is_control() || "()".contains(c));
+        && tool.len() <= 256
+        && tool.chars().all(|c| c.is_ascii_graphic() && !"()".contains(c));
     if !plain_name {
-        return Err(NoRule::ToolName(tool.to_owned()));
+        return Err(NoRule::ToolName(tool.escape_default().to_string()));
     }
     let name = escape(tool);
     let v: Value = serde_json::from_str(args).map_err(|_| NoRule::NotAnObject)?;
     let Value::Object(map) = &v else { return Err(NoRule::NotAnObject) };
+    // A rule is the call's exact text, kept in a file (often versioned) and shown in previews:
+    // a secret the detectors find in it is never written there. Allow the call once instead.
+    if let Some(category) = secret_in(&v) {
+        return Err(NoRule::Secret(category));
+    }
     let only = |pointer: &str, kind: &'static str| -> Result<&str, NoRule> {
         let other = || NoRule::OtherArguments { kind, pointer: pointer.to_owned() };
         let key = pointer.strip_prefix('/').filter(|k| !k.contains(['/', '~'])).ok_or_else(other)?;

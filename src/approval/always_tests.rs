@@ -102,6 +102,37 @@ fn only_a_floor_ask_is_offered_always() {
     }
 }
 
+#[test]
+fn a_call_holding_a_secret_gets_no_rule_and_the_refusal_does_not_quote_it() {
+    // A GitHub token shape (not a documented example), as a value, inside an array, and as a key.
+    let key = "ghp_".to_owned() + "R8alwaysKeyR8alwaysKeyR8alwaysKey012";
+    for args in [
+        serde_json::json!({"text": format!("key {key}")}),
+        serde_json::json!({"list": ["a", format!("token={key}")]}),
+        serde_json::json!({ key.clone(): 1 }),
+    ] {
+        let got = rule_for("mcp__py__x", &args.to_string(), Source::Floor, &KindSpec::Generic);
+        assert_eq!(got, Err(NoRule::Secret("secret")), "{args}");
+        assert!(!got.unwrap_err().to_string().contains(&key));
+    }
+}
+
+#[test]
+fn a_tool_name_with_a_format_or_control_character_gets_no_rule_and_is_shown_escaped() {
+    for tool in [
+        "mcp__py__x\u{202e}txt",
+        "mcp__py__a\u{200b}b",
+        "mcp__py__x\u{1b}[2K",
+        "mcp__py__x\u{2028}y",
+        "mcp__py__x y",
+    ] {
+        let got = rule_for(tool, "{}", Source::Floor, &KindSpec::Generic);
+        let Err(NoRule::ToolName(shown)) = &got else { panic!("{tool:?}: {got:?}") };
+        assert!(shown.chars().all(|c| c.is_ascii() && !c.is_ascii_control()), "{shown:?}");
+    }
+    assert!(rule_for("mcp__py__write-note.v2", "{}", Source::Floor, &KindSpec::Generic).is_ok());
+}
+
 proptest::proptest! {
     /// Whatever the arguments, a generic tool's rule matches their canonical JSON and nothing
     /// that differs from it by one appended character.
@@ -109,7 +140,9 @@ proptest::proptest! {
     fn a_generic_rule_matches_exactly_its_arguments(s in ".{0,40}", n in 0u32..1000) {
         let v = serde_json::json!({"s": s, "n": n});
         let args = v.to_string();
-        let rule = rule_for("mcp__py__x", &args, Source::Floor, &KindSpec::Generic).unwrap();
+        let got = rule_for("mcp__py__x", &args, Source::Floor, &KindSpec::Generic);
+        proptest::prop_assume!(!matches!(got, Err(NoRule::Secret(_))), "a secret gets no rule (tested below)");
+        let rule = got.unwrap();
         let spec = RuleSpec::parse(&rule).unwrap().specifier.unwrap();
         let canonical = canonical_json(&v);
         proptest::prop_assert!(spec.text.matches(&canonical));

@@ -75,20 +75,22 @@ impl Announcement {
     }
 
     /// The Slack incoming-webhook body: `text` (the notification line) and one section block.
-    /// Everything the agent controls is escaped for Slack's mrkdwn (`&`, `<`, `>`), so it cannot
-    /// turn into a link or a mention, and the arguments sit in a code span.
+    /// Everything the agent can influence (the tool name, the reason that quotes it, the
+    /// arguments, the agent's name) is escaped for Slack's mrkdwn (`&`, `<`, `>`), so it cannot
+    /// turn into a link or a mention, and sits in a code span it cannot close (a backtick is
+    /// shown as `'`), where `*bold*`, `_italic_` and bare links are not formatted.
     pub fn slack(&self) -> String {
-        let tool = slack_escape(&self.tool);
+        let tool = code(&self.tool);
         let text = format!("Approval needed: {tool} (id {})", self.id);
         let mut body = format!(
-            "*Approval needed* — `{tool}` (id {})\n*Why:* {}\n*Arguments:* `{}`\n*Decide by:* {}",
+            "*Approval needed* — {tool} (id {})\n*Why:* {}\n*Arguments:* {}\n*Decide by:* {}",
             self.id,
-            slack_escape(&self.reason),
-            slack_escape(&self.arguments).replace('`', "'"),
+            code(&self.reason),
+            code(&self.arguments),
             self.deadline
         );
         if let Some(agent) = &self.agent {
-            body.push_str(&format!("\n*Agent:* {}", slack_escape(agent)));
+            body.push_str(&format!("\n*Agent:* {}", code(agent)));
         }
         if let Some(console) = &self.console {
             body.push_str(&format!("\n<{console}|Open the console>"));
@@ -99,6 +101,23 @@ impl Announcement {
         })
         .to_string()
     }
+}
+
+/// `text` as one mrkdwn code span it cannot close: escaped, backticks shown as `'`, one line.
+fn code(text: &str) -> String {
+    let inner: String = slack_escape(text)
+        .chars()
+        .map(|c| {
+            if c == '`' {
+                '\''
+            } else if c.is_control() {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    format!("`{inner}`")
 }
 
 /// The session's digest as announcements carry it.

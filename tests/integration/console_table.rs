@@ -300,26 +300,61 @@ async fn the_console_tables_real_decisions_in_local_time_filters_them_and_counts
     b.screenshot(&shot).await;
     println!("console screenshot: {}", shot.display());
 
-    // "Allow always…": the rule and diff in a dialog when the API proposes one; when it cannot
-    // (this proxy has no such endpoint, or refuses), its answer is shown. Either way the other
-    // buttons still work.
-    b.click(&b.find(&format!("{card} button.allow-always")).await).await;
-    let outcome = b
-        .wait_for(
+    // "Allow always…" with no rule file (`--permission-config`): the API's refusal is shown and
+    // the other buttons still work.
+    let always_answer = async |b: &Browser| {
+        b.click(&b.find(&format!("{card} button.allow-always")).await).await;
+        b.wait_for(
             "allow always to answer",
             "if (document.getElementById('always-dialog').open) { return 'dialog'; } \
              var m = document.querySelector('#approvals-msg.always-refused'); return m ? m.textContent : null;",
             json!([]),
             |v| v.is_string(),
         )
+        .await
+    };
+    let refused = always_answer(&b).await;
+    assert!(refused.as_str().unwrap().contains("HTTP 409"), "{refused}");
+    // With a rule file: the rule and its diff in a dialog. A teammate's edit lands while it is
+    // open, so the confirm (which sends the preview's base) is refused and nothing is written
+    // (red team R8-3); a second look, confirmed, writes the rule and allows the call.
+    let dir = tempfile::tempdir().unwrap();
+    let rules = dir.path().join("rules.yaml");
+    std::fs::write(&rules, "permissions:\n  allow: []\n").unwrap();
+    p.shared.approvals.set_rule_file(rules.clone());
+    let dialog = async |b: &Browser| {
+        b.click(&b.find(&format!("{card} button.allow-always")).await).await;
+        b.wait_for(
+            "the allow-always dialog",
+            "return document.getElementById('always-dialog').open ? 'dialog' : null;",
+            json!([]),
+            |v| v.is_string(),
+        )
+        .await
+    };
+    assert_eq!(dialog(&b).await, "dialog");
+    let edited = "# a teammate's comment\npermissions:\n  allow:\n    - mcp__py__echo\n";
+    std::fs::write(&rules, edited).unwrap();
+    b.click(&b.find("#always-confirm").await).await;
+    let stale = b
+        .wait_for(
+            "the stale confirm to be refused",
+            "var m = document.getElementById('approvals-msg'); return m.textContent.indexOf('HTTP 409') >= 0 ? m.textContent : null;",
+            json!([]),
+            |v| v.is_string(),
+        )
         .await;
-    match outcome.as_str().unwrap() {
-        "dialog" => b.click(&b.find("#always-cancel").await).await,
-        refused => assert!(refused.contains("HTTP 4"), "{refused}"),
-    }
-    b.click(&b.find(&format!("{card} button.allow-once")).await).await;
+    assert!(stale.as_str().unwrap().contains("changed since the preview"), "{stale}");
+    assert_eq!(std::fs::read_to_string(&rules).unwrap(), edited, "nothing written");
+    assert_eq!(dialog(&b).await, "dialog");
+    b.click(&b.find("#always-confirm").await).await;
     let msg = tokio::time::timeout(PATIENCE, parked).await.expect("released").unwrap();
     assert_eq!(text_of(&msg), "wrote 5 bytes to n", "{msg}");
+    let written = std::fs::read_to_string(&rules).unwrap();
+    assert!(
+        written.starts_with("# a teammate's comment\n") && written.contains("mcp__py__write_note("),
+        "the rule appended to the edited file, its comment kept:\n{written}"
+    );
     b.quit().await;
     p.shutdown().await;
 }

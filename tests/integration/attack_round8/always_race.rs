@@ -39,7 +39,6 @@ async fn setup(token_env: &str, token: &str) -> Setup {
 }
 
 #[tokio::test]
-#[ignore = "open finding R8-3 (medium): the console's allow-always sends no base, so a rule file changed after the preview is rewritten (comments dropped) though the operator was shown a one-line diff"]
 async fn the_consoles_allow_always_writes_only_the_diff_the_operator_was_shown() {
     let s = setup("PORTCULLIS_TEST_R8_RACE_A", "r8-race-operator-token-a").await;
     let pending = call(&s.url, &s.session, "write_note", json!({"path": "a", "text": "hello"}));
@@ -51,8 +50,13 @@ async fn the_consoles_allow_always_writes_only_the_diff_the_operator_was_shown()
 
     // A teammate's edit lands while the dialog is open.
     std::fs::write(&s.rules, EDITED).unwrap();
-    // The console's confirm: exactly the body console.html's decide() posts.
+    // A body without the preview's base (what the console used to post) writes nothing.
     let (status, v) = s.admin.post(&format!("/approvals/{id}"), json!({"decision": "allow_always"})).await;
+    assert_eq!((status, std::fs::read_to_string(&s.rules).unwrap().as_str()), (400, EDITED), "{v}");
+    // The console's confirm now sends the preview's base (driven in real Chromium by
+    // console_table::the_console_tables_real_decisions_in_local_time_filters_them_and_counts_down_an_ask).
+    let body = json!({"decision": "allow_always", "base": preview["base"]});
+    let (status, v) = s.admin.post(&format!("/approvals/{id}"), body).await;
     let after = std::fs::read_to_string(&s.rules).unwrap();
     if status == 200 {
         let _ = pending.await;

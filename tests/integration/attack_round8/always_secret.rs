@@ -16,7 +16,6 @@ fn free_port() -> u16 {
 }
 
 #[tokio::test]
-#[ignore = "open finding R8-7 (medium): allow always writes a detected secret from the call's arguments into the rule file and logs it in clear at info"]
 async fn allow_always_never_writes_a_detected_secret_to_the_rule_file_or_the_log() {
     let (token_env, token) = ("PORTCULLIS_TEST_R8_SECRET", "r8-secret-operator-token-a");
     let peer = Peer::python("legacy");
@@ -57,7 +56,19 @@ async fn allow_always_never_writes_a_detected_secret_to_the_rule_file_or_the_log
     let key = "ghp_".to_owned() + "R8alwaysKeyR8alwaysKeyR8alwaysKey012";
     let pending = call(&url, &session, "write_note", json!({"path": "deploy", "text": format!("key {key}")}));
     let id = admin.parked_one().await;
-    let (status, v) = admin.post(&format!("/approvals/{id}"), json!({"decision": "allow_always"})).await;
+    // The preview offers no rule, and a write (with any base) is refused for the same reason,
+    // before the file is touched: the refusal names the class, never the value.
+    let (preview_status, preview) = admin.get(&format!("/approvals/{id}/always")).await;
+    assert_eq!(preview_status, 409, "{preview}");
+    let (status, v) = admin
+        .post(&format!("/approvals/{id}"), json!({"decision": "allow_always", "base": "0".repeat(64)}))
+        .await;
+    assert_eq!(status, 409, "{v}");
+    for said in [&preview, &v] {
+        let why = said["error"].as_str().unwrap_or_default();
+        assert!(why.contains("secret") && !why.contains(&key), "{said}");
+    }
+    admin.post(&format!("/approvals/{id}"), json!({"decision": "deny"})).await;
     let _ = pending.await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     serve.kill().await.unwrap();

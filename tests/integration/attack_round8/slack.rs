@@ -57,7 +57,6 @@ async fn receiver() -> (u16, Arc<Mutex<Vec<String>>>) {
 }
 
 #[tokio::test]
-#[ignore = "open finding R8-5 (low): a backtick in an agent-chosen tool name closes the Slack code span: the agent writes bold text (and bare links) into the operator's approval message"]
 async fn a_tool_name_cannot_close_the_slack_code_span_or_format_the_why_line() {
     let (token_env, token) = ("PORTCULLIS_TEST_R8_SLACK", "r8-slack-operator-token-a");
     std::env::set_var(token_env, token);
@@ -84,5 +83,15 @@ async fn a_tool_name_cannot_close_the_slack_code_span_or_format_the_why_line() {
     let first = text.lines().next().unwrap();
     assert_eq!(first.matches('`').count(), 2, "the tool name closed its code span:\n{text}");
     let why = text.lines().find(|l| l.starts_with("*Why:*")).unwrap();
-    assert!(!why["*Why:*".len()..].contains('*'), "the reason line carries the agent's formatting:\n{text}");
+    // The reason quotes the tool name: it sits in one code span it cannot close, where Slack
+    // formats nothing (`*bold*` stays literal text).
+    let reason = why["*Why:*".len()..].trim();
+    assert!(
+        reason.starts_with('`') && reason.ends_with('`') && reason.matches('`').count() == 2,
+        "the reason line carries the agent's formatting:\n{text}"
+    );
+    assert!(
+        text.lines().all(|l| !l.contains("<http") || l.starts_with("<http://")),
+        "no agent link:\n{text}"
+    );
 }
