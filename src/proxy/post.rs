@@ -137,6 +137,19 @@ where
             (Some(up), Some(s)) if inspected => Some(self.shared.sessions.calls(up, s)),
             _ => None,
         };
+        // Whether this exchange's answer is held at all: only when something reads it — a call's
+        // result inspected, a server message judged. A stream of a session may carry any of the
+        // session's later answers (a call sent after this answer's headers came), and a GET
+        // stream may replay any call's result: those are held whenever results are inspected.
+        let holds = (calls.is_some() && guard.inspects_results())
+            || match &watch {
+                Some(PostWatch::Mcp { watched, upstream, .. }) => {
+                    guard.holds_answers(upstream, watched.calls().map(|(_, c)| c))
+                }
+                Some(PostWatch::Resumed { .. }) => guard.inspects_results(),
+                Some(PostWatch::Http { call }) => guard.inspects_result_of(call),
+                None => mcp_upstream.as_deref().is_some_and(|up| guard.holds_answers(up, std::iter::empty())),
+            };
         if let (Some(PostWatch::Mcp { watched, .. }), Some(calls)) = (&watch, &calls) {
             // Before the request is sent: its answer cannot come before its watch.
             for (id, call) in watched.calls() {
@@ -147,7 +160,7 @@ where
             }
         }
         let replier = match &mcp_upstream {
-            Some(_) if guard.inspects_results() => replier(&self.inner, &req),
+            Some(_) if holds => replier(&self.inner, &req),
             _ => None,
         };
         let fut = self.inner.call(req);
@@ -168,14 +181,14 @@ where
             match watch {
                 PostWatch::Mcp { watched, upstream, .. } => {
                     let ex = Exchange { upstream, session, agent, calls, replier };
-                    mcp(resp, watched, Coverage::Watched, shared, guard, ex).await
+                    mcp(resp, watched, Coverage::Watched, shared, guard, ex, holds).await
                 }
                 PostWatch::Resumed { upstream } => {
                     let ex = Exchange { upstream, session, agent, calls, replier };
                     let watched = Watched::counting(shared.counter().cloned());
-                    mcp(resp, watched, Coverage::AllResponses, shared, guard, ex).await
+                    mcp(resp, watched, Coverage::AllResponses, shared, guard, ex, holds).await
                 }
-                PostWatch::Http { call } => http_tool(resp, call, shared, guard).await,
+                PostWatch::Http { call } => http_tool(resp, call, shared, guard, holds).await,
             }
         })
     }
@@ -227,6 +240,7 @@ async fn mcp(
     shared: Arc<Shared>,
     guard: Arc<crate::gate::Guard>,
     exchange: Exchange,
+    holds: bool,
 ) -> Result<Resp, BoxError> {
     // The initialize answer names the session; later requests carry it.
     let session = resp
@@ -240,7 +254,7 @@ async fn mcp(
     // streams, without holding or parsing it.
     // A session's pending tool list may be answered on any of its streams.
     let lists_pending = calls.as_ref().is_some_and(|c| c.is_active());
-    if !guard.inspects_results() && !watched.has_initialize() && !lists_pending {
+    if !holds && !watched.has_initialize() && !lists_pending {
         if resp.status().is_success() {
             watched.settle_calls(CallOutcome::Forwarded);
         }
@@ -331,13 +345,14 @@ async fn http_tool(
     mut call: crate::gate::tally::Counted,
     shared: Arc<Shared>,
     guard: Arc<crate::gate::Guard>,
+    holds: bool,
 ) -> Result<Resp, BoxError> {
     // A redirect is a fetch the client makes next: where it points meets egress first.
     if let Some(refused) = redirect_refused(&resp, &call, &guard) {
         call.settle(CallOutcome::Blocked);
         return Ok(refused);
     }
-    if !guard.inspects_results() {
+    if !holds {
         call.settle(CallOutcome::Forwarded);
         if guard.limits().holds_places() {
             return Ok(super::held::holding(resp, call));

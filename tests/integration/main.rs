@@ -34,6 +34,7 @@ mod eval_traces;
 mod explain;
 mod flows;
 mod guardrails;
+mod held_answers;
 mod hook;
 mod hook_codex;
 mod host_origin;

@@ -200,25 +200,97 @@ impl ToolKinds {
 
 /// JSON with object keys sorted at every level, so a rule cannot be dodged by reordering keys
 /// (serde_json may keep insertion order, depending on features other crates enable).
+/// Written straight from the borrowed value (no sorted copy of the tree is built): every call of
+/// a generic tool spells its arguments so.
 pub fn canonical_json(v: &Value) -> String {
-    fn sorted(v: &Value) -> Value {
+    fn write(v: &Value, out: &mut Vec<u8>) {
         match v {
             Value::Object(m) => {
-                let mut keys: Vec<&String> = m.keys().collect();
-                keys.sort();
-                Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&m[k]))).collect())
+                let mut entries: Vec<(&String, &Value)> = m.iter().collect();
+                entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                out.push(b'{');
+                for (i, (k, v)) in entries.into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    // Writing a string or a scalar into a Vec cannot fail.
+                    let _ = serde_json::to_writer(&mut *out, k);
+                    out.push(b':');
+                    write(v, out);
+                }
+                out.push(b'}');
             }
-            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
-            other => other.clone(),
+            Value::Array(a) => {
+                out.push(b'[');
+                for (i, v) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    write(v, out);
+                }
+                out.push(b']');
+            }
+            scalar => {
+                let _ = serde_json::to_writer(&mut *out, scalar);
+            }
         }
     }
-    sorted(v).to_string()
+    let mut out = Vec::with_capacity(64);
+    write(v, &mut out);
+    // serde_json writes UTF-8 only.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
+
+    /// The spelling before it was written without a copy: a sorted clone, serialised.
+    fn canonical_by_copy(v: &Value) -> String {
+        fn sorted(v: &Value) -> Value {
+            match v {
+                Value::Object(m) => {
+                    let mut keys: Vec<&String> = m.keys().collect();
+                    keys.sort();
+                    Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&m[k]))).collect())
+                }
+                Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+                other => other.clone(),
+            }
+        }
+        sorted(v).to_string()
+    }
+
+    fn text() -> impl Strategy<Value = String> {
+        let c = prop_oneof![Just('"'), Just('\\'), Just('\u{1}'), Just('\u{2028}'), Just('a'), any::<char>()];
+        proptest::collection::vec(c, 0..8).prop_map(String::from_iter)
+    }
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::from),
+            text().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                proptest::collection::vec((text(), inner), 0..6)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn canonical_json_is_spelled_exactly_as_the_sorted_copy_was(v in json_value()) {
+            prop_assert_eq!(canonical_json(&v), canonical_by_copy(&v));
+        }
+    }
 
     #[test]
     fn first_matching_entry_decides_and_pointers_read_arguments() {

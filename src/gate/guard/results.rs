@@ -15,6 +15,30 @@ impl Guard {
             || self.guardrails.as_ref().is_some_and(|g| g.watches_results())
     }
 
+    /// True when the answer to `call` must be held and inspected: every answer is when a
+    /// `redact` list, `secrets:` or `flows:` is configured (each reads every result); otherwise
+    /// only an answer a guardrail rule judges. A proxy holds no other.
+    pub fn inspects_result_of(&self, call: &ToolCall) -> bool {
+        self.redacts() || self.flows.is_some() || self.checks_result_of(call)
+    }
+
+    /// True when the answers on a stream of `upstream` carrying `calls` must be held: one of the
+    /// calls' results is inspected ([`Self::inspects_result_of`]), or a server-to-client message
+    /// on it would be judged — under a watched call a rule covers, else under the upstream's
+    /// catch-all name ([`crate::gate::post::server::counted_as`]). With none of these, the
+    /// stream is relayed as it comes, as with no post rule at all.
+    pub fn holds_answers<'c>(&self, upstream: &str, mut calls: impl Iterator<Item = &'c ToolCall>) -> bool {
+        if self.redacts() || self.flows.is_some() {
+            return true;
+        }
+        let Some(g) = self.guardrails.as_ref().filter(|g| g.watches_results()) else { return false };
+        if calls.any(|c| self.checks_result_of(c)) {
+            return true;
+        }
+        let catch_all = crate::gate::post::server::counted_as(upstream);
+        g.covers(&catch_all, self.engine.kinds().kind_of(&catch_all), Phase::Post)
+    }
+
     /// True when results are recorded in the flow index (`flows:`).
     pub fn records_flows(&self) -> bool {
         self.flows.is_some()

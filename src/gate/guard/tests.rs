@@ -125,3 +125,40 @@ fn post_rewrites_and_reports_pass_when_clean() {
     assert_eq!(read["contents"][0]["blob"], b64(&format!("key {REDACTED}")), "a text blob is redacted");
     assert_eq!(g.post_text("clean"), None);
 }
+
+#[test]
+fn an_answer_is_held_only_where_something_configured_reads_it() {
+    let echo = ToolCall::mcp("bench".into(), "echo", None, Era::Legacy);
+    let other = ToolCall::mcp("other".into(), "send", None, Era::Legacy);
+    let rule = |m: &str| {
+        format!("guardrails: {{ checker: local, rules: [{{ match: \"{m}\", phases: [post] }}] }}\n")
+    };
+    // (config, holds bench's echo stream, holds other's send stream, holds bench's call-less stream)
+    let table: &[(String, bool, bool, bool)] = &[
+        (String::new(), false, false, false),
+        (rule("mcp__other__*"), false, true, false),
+        (rule("mcp__bench__echo"), true, false, false),
+        // Server messages of `bench` are judged under its catch-all name: its streams are held.
+        (rule("mcp__bench__*"), true, false, true),
+        (rule("*"), true, true, true),
+        // A pre rule reads no answer.
+        (
+            "guardrails: { checker: local, rules: [{ match: \"*\", phases: [pre] }] }\n".into(),
+            false,
+            false,
+            false,
+        ),
+        // Every answer is rewritten or recorded.
+        ("redact: [S3CRET]\n".into(), true, true, true),
+        ("flows: { private: [\"mcp__other__*\"] }\n".into(), true, true, true),
+    ];
+    for (yaml, bench, other_up, bare_stream) in table {
+        let g = guard(yaml);
+        assert_eq!(g.holds_answers("bench", [&echo].into_iter()), *bench, "{yaml}: bench");
+        assert_eq!(g.holds_answers("other", [&other].into_iter()), *other_up, "{yaml}: other");
+        assert_eq!(g.holds_answers("bench", std::iter::empty()), *bare_stream, "{yaml}: no call");
+        assert_eq!(g.inspects_result_of(&echo), *bench, "{yaml}: echo's result");
+        // Never held where the old, global switch would not have held it.
+        assert!(!*bench || g.inspects_results(), "{yaml}");
+    }
+}

@@ -10,6 +10,7 @@
 //! (WHATWG and curl; inet_aton numbers, IPv6 embeddings, IDNA).
 
 mod iban;
+pub mod quiet;
 mod reach;
 mod redirect;
 pub mod scan;

@@ -11,6 +11,7 @@ use std::ops::ControlFlow;
 use serde_json::Value;
 
 use super::iban;
+use super::quiet::quiet;
 use crate::destination::{read_url, Host, Reading};
 
 /// Destinations remembered per string to report each once (past this, repeats are reported
@@ -45,27 +46,45 @@ pub enum What {
 pub fn walk<B>(args: &Value, mut each: impl FnMut(Found) -> ControlFlow<B>) -> ControlFlow<B> {
     // (value, its depth, the segment that leads to it); `path` holds the segments down to the
     // value in hand, and a pointer is written only for a destination found.
-    let mut stack: Vec<(&Value, usize, Option<Seg<'_>>)> = vec![(args, 0, None)];
+    // Values that hold nothing to read (numbers, quiet strings: [`quiet`]) are never stacked,
+    // and the root is not either, so flat arguments of plain words cost no allocation.
+    let mut stack: Vec<(&Value, usize, Option<Seg<'_>>)> = Vec::new();
+    let mut root = Some((args, 0, None));
     let mut path: Vec<Seg<'_>> = Vec::new();
-    while let Some((v, depth, seg)) = stack.pop() {
+    while let Some((v, depth, seg)) = root.take().or_else(|| stack.pop()) {
         path.truncate(depth.saturating_sub(1));
         path.extend(seg);
         match v {
             Value::String(s) => text(s, &|| pointer(&path, None), &mut each)?,
-            Value::Array(a) => {
-                stack.extend(a.iter().enumerate().rev().map(|(i, v)| (v, depth + 1, Some(Seg::Index(i)))))
-            }
+            Value::Array(a) => stack.extend(
+                a.iter()
+                    .enumerate()
+                    .rev()
+                    .filter(|(_, v)| readable(v))
+                    .map(|(i, v)| (v, depth + 1, Some(Seg::Index(i)))),
+            ),
             Value::Object(m) => {
                 for (k, v) in m.iter().rev() {
                     // Keys can carry a destination as well as values.
                     text(k, &|| pointer(&path, Some(k)), &mut each)?;
-                    stack.push((v, depth + 1, Some(Seg::Key(k))));
+                    if readable(v) {
+                        stack.push((v, depth + 1, Some(Seg::Key(k))));
+                    }
                 }
             }
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
         }
     }
     ControlFlow::Continue(())
+}
+
+/// Whether a value may hold a destination: a container, or a string that is not [`quiet`].
+fn readable(v: &Value) -> bool {
+    match v {
+        Value::String(s) => !quiet(s),
+        Value::Array(_) | Value::Object(_) => true,
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+    }
 }
 
 /// One step of a JSON pointer.
@@ -92,6 +111,18 @@ fn pointer(path: &[Seg<'_>], key: Option<&str>) -> String {
 
 /// Every destination in one string.
 pub fn text<B>(
+    s: &str,
+    pointer: &dyn Fn() -> String,
+    each: &mut (impl FnMut(Found) -> ControlFlow<B> + ?Sized),
+) -> ControlFlow<B> {
+    match quiet(s) {
+        true => ControlFlow::Continue(()),
+        false => read(s, pointer, each),
+    }
+}
+
+/// [`text`] without the pre-filter: every reading of `s`, in full.
+pub(super) fn read<B>(
     s: &str,
     pointer: &dyn Fn() -> String,
     each: &mut (impl FnMut(Found) -> ControlFlow<B> + ?Sized),

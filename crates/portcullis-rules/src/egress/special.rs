@@ -102,6 +102,13 @@ pub fn of(host: &Host) -> Option<Special> {
     }
 }
 
+/// Whether a single ASCII label (no dot), read as a host, is graver than private: exactly
+/// `of(&Host::Domain(label.to_ascii_lowercase())) > Some(Special::Private)`, without the
+/// allocation (the scan's pre-filter asks it of every key and single-word value).
+pub(super) fn grave_label(label: &str) -> bool {
+    METADATA_NAMES.iter().any(|n| n.eq_ignore_ascii_case(label)) || label.eq_ignore_ascii_case("localhost")
+}
+
 fn of_v4(a: Ipv4Addr) -> Option<Special> {
     let o = a.octets();
     if METADATA_V4.contains(&o) {
