@@ -95,15 +95,16 @@ where
                 Box::pin(self.inner.call(req))
             }
             (RouteKind::Mcp, _) => {
+                let span = otel::exchange(&mut req, &upstream, otel::ExchangeKind::Stream);
                 req.extensions_mut().insert(PostWatch::Resumed { upstream });
                 // The session's POSTs wait until the upstream has attached this stream.
                 let opening = self.shared.stream_order.opening(session_of(&req).as_deref());
                 let response = self.inner.call(req);
-                Box::pin(async move {
+                Box::pin(otel::spans::traced(span, async move {
                     let response = response.await;
                     drop(opening);
                     response
-                })
+                }))
             }
             (RouteKind::Http { path_and_query }, _) => {
                 let path = path_and_query.split('?').next().unwrap_or("").to_owned();
