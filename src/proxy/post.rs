@@ -150,7 +150,8 @@ where
             Some(_) if guard.inspects_results() => replier(&self.inner, &req),
             _ => None,
         };
-        let trace = crate::telemetry::otel::Exchange(crate::telemetry::otel::spans::exchange_of(req.extensions()));
+        let trace =
+            crate::telemetry::otel::Exchange(crate::telemetry::otel::spans::exchange_of(req.extensions()));
         let fut = self.inner.call(req);
         let shared = self.shared.clone();
         let watch = match (watch, mcp_upstream, &calls) {

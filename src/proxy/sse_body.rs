@@ -189,7 +189,9 @@ impl SseGate {
         }
         // Nothing in it waits: it completes on this poll.
         let inspection = span
-            .in_scope(|| inspect_from_upstream(&answer, &mut self.watched, &guard, &self.upstream).now_or_never())
+            .in_scope(|| {
+                inspect_from_upstream(&answer, &mut self.watched, &guard, &self.upstream).now_or_never()
+            })
             .unwrap_or(Inspection { release: Release::Withheld, ..Default::default() });
         server_request_decided(&span, &inspection);
         drop(answer);

@@ -28,8 +28,8 @@ use crate::mcp::era::{self, Version};
 use crate::mcp::jsonrpc::{self, Payload};
 use crate::telemetry::otel;
 use futures_util::FutureExt;
-use tracing::Instrument;
 use lines::{LineReader, ReadLine};
+use tracing::Instrument;
 
 /// Why the relay stopped abnormally.
 #[derive(Debug, thiserror::Error)]

@@ -67,7 +67,6 @@ impl Serve {
                     let admin = words.nth(1).unwrap_or("").trim_end_matches(')').to_owned();
                     let _ = tx.send((addr, admin));
                 }
-                eprintln!("SERVE {line}");
                 log.lock().unwrap().push_str(&(line + "\n"));
             }
         });

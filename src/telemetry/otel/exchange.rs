@@ -104,7 +104,8 @@ pub fn exchange(req: &mut http::Request<Bytes>, upstream: &str, kind: ExchangeKi
     let spans = match kind {
         ExchangeKind::Mcp => mcp(req.body(), upstream, Transport::Tcp, session.as_deref(), ambient),
         ExchangeKind::Http { path } => {
-            let span = server_span(&Message::tool(bounded(path)), upstream, Transport::Tcp, session.as_deref());
+            let span =
+                server_span(&Message::tool(bounded(path)), upstream, Transport::Tcp, session.as_deref());
             ExchangeSpans { span: parented(span, ambient), members: Vec::new() }
         }
         ExchangeKind::Stream => {
@@ -138,7 +139,13 @@ pub fn stdio(line: &[u8], upstream: &str) -> ExchangeSpans {
 }
 
 /// One MCP message's span, or a batch's and its members'.
-fn mcp(body: &[u8], upstream: &str, transport: Transport, session: Option<&str>, ambient: Option<opentelemetry::Context>) -> ExchangeSpans {
+fn mcp(
+    body: &[u8],
+    upstream: &str,
+    transport: Transport,
+    session: Option<&str>,
+    ambient: Option<opentelemetry::Context>,
+) -> ExchangeSpans {
     let first = body.iter().find(|b| !b.is_ascii_whitespace());
     if first != Some(&b'[') {
         let probe = serde_json::from_slice::<Probe<'_>>(body).ok();
@@ -239,7 +246,8 @@ fn server_span(m: &Message<'_>, upstream: &str, transport: Transport, session: O
     };
     // A JSON-RPC `null` id is no id (the conventions: not captured).
     let id = m.id.filter(|id| *id != "null");
-    let operation = (m.tool.is_some() && matches!(m.method, None | Some("tools/call"))).then_some("execute_tool");
+    let operation =
+        (m.tool.is_some() && matches!(m.method, None | Some("tools/call"))).then_some("execute_tool");
     tracing::info_span!(
         target: TARGET,
         "exchange",

@@ -22,8 +22,8 @@ pub mod exchange;
 mod pipeline;
 pub mod spans;
 
-pub use pipeline::{flush, layer, on, start, OtelLayer, StartError};
 pub use exchange::{exchange, Exchange, ExchangeKind, ExchangeSpans};
+pub use pipeline::{flush, layer, on, start, OtelLayer, StartError};
 pub use spans::propagate;
 
 /// The target every trace span is made with; the only one the trace layer sees.

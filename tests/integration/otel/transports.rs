@@ -66,18 +66,18 @@ async fn a_batch_is_one_span_with_an_mcp_span_per_member_under_the_parent_each_n
     let (trace, parent) = ("1f2e3d4c5b6a79881f2e3d4c5b6a7988", "a1b2c3d4e5f60718");
     let (meta_trace, meta_parent) = ("77777777777777778888888888888888", "0102030405060708");
     let traceparent = format!("00-{trace}-{parent}-01");
-    let headers =
-        [("mcp-session-id", session.as_str()), ("mcp-protocol-version", version), ("traceparent", &traceparent)];
+    let headers = [
+        ("mcp-session-id", session.as_str()),
+        ("mcp-protocol-version", version),
+        ("traceparent", &traceparent),
+    ];
     let meta = json!({"traceparent": format!("00-{meta_trace}-{meta_parent}-01")});
     let batch = format!("[{},{}]", call("b-1", None), call("b-2", Some(meta)));
     let (status, _, body) = post(&url, &headers, batch).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body.matches(&format!("Echo: {ARGUMENT}")).count(), 2, "both members answered: {body}");
-    drop(peer);
 
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    for s in receiver.spans() { eprintln!("DBG {} {} {} {} {:?}", s.name, s.trace_id, s.span_id, s.parent_span_id, s.attributes); }
-    let spans = trace_named(&receiver, trace, "batch", &["tools/call echo", "portcullis.layer1", "POST"]).await;
+    let spans = trace_named(&receiver, trace, "batch", &["tools/call echo", "portcullis.layer1"]).await;
     let batch = named(&spans, "batch");
     assert_eq!((batch.kind, batch.parent_span_id.as_str()), (SERVER, parent), "{batch:#?}");
     for (key, want) in [
@@ -95,11 +95,10 @@ async fn a_batch_is_one_span_with_an_mcp_span_per_member_under_the_parent_each_n
     assert_eq!(first.attr("jsonrpc.request.id"), Some("b-1"));
     assert_eq!(first.attr("gen_ai.operation.name"), Some("execute_tool"));
     assert_eq!(first.attr("mcp.session.id"), batch.attr("mcp.session.id"));
-    // One decision and one upstream call for the whole batch: they hang off the batch.
+    // The batch is decided as one (all forwarded or none): each member's Layer 1 hangs off it.
     let layer1: Vec<&Received> = spans.iter().filter(|s| s.name == "portcullis.layer1").collect();
+    assert_eq!(layer1.len(), 2, "{spans:#?}");
     assert!(layer1.iter().all(|l| l.parent_span_id == batch.span_id), "{layer1:#?}");
-    let upstream = named(&spans, "POST");
-    assert_eq!((upstream.kind, &upstream.parent_span_id), (CLIENT, &batch.span_id));
 
     // The member that names its parent in `_meta` is that parent's child, linked to the batch.
     let theirs = trace_named(&receiver, meta_trace, "tools/call echo", &[]).await;
@@ -139,9 +138,15 @@ async fn a_get_stream_is_a_span_and_a_server_request_judged_on_it_is_its_child()
     let (status, _, body) = post(&url, &headers, ask.to_string()).await;
     assert_eq!(status, 200, "{body}");
 
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    for s in receiver.spans() { eprintln!("DBG {} {} {} {} {:?}", s.name, s.trace_id, s.span_id, s.parent_span_id, s.attributes); }
-    let spans = trace_named(&receiver, trace, "GET", &["sampling/createMessage"]).await;
+    // The stream's span lasts as long as the stream: it ends once the client hangs up.
+    let judged = trace_named(&receiver, trace, "sampling/createMessage", &[]).await;
+    let judged = named(&judged, "sampling/createMessage").clone();
+    drop(stream);
+    let spans = crate::support::eventually("the stream's span", || async {
+        let spans: Vec<Received> = receiver.spans().into_iter().filter(|s| s.trace_id == trace).collect();
+        spans.iter().any(|s| s.name == "GET" && s.kind == SERVER).then_some(spans)
+    })
+    .await;
     let opened = spans.iter().find(|s| s.name == "GET" && s.kind == SERVER).expect("the stream's span");
     assert_eq!(opened.parent_span_id, parent, "{opened:#?}");
     for (key, want) in [
@@ -155,12 +160,13 @@ async fn a_get_stream_is_a_span_and_a_server_request_judged_on_it_is_its_child()
     assert!(opened.attr("mcp.session.id").is_some_and(|h| h.len() == 32 && h != session));
     let upstream = spans.iter().find(|s| s.name == "GET" && s.kind == CLIENT).expect("the upstream GET");
     assert_eq!(upstream.parent_span_id, opened.span_id);
-    let judged = named(&spans, "sampling/createMessage");
     assert_eq!((judged.kind, &judged.parent_span_id), (SERVER, &opened.span_id), "{judged:#?}");
     assert_eq!(judged.attr("mcp.method.name"), Some("sampling/createMessage"));
-    assert!(judged.attr("jsonrpc.request.id").is_some_and(|id| id.starts_with("hostile-get-")), "{judged:#?}");
+    assert!(
+        judged.attr("jsonrpc.request.id").is_some_and(|id| id.starts_with("hostile-get-")),
+        "{judged:#?}"
+    );
     assert!(matches!(judged.attr("portcullis.decision"), Some("allow" | "refuse")), "{judged:#?}");
-    drop(stream);
 
     nothing_secret(&receiver.spans(), &[MARKER, &session]);
 }
@@ -170,7 +176,8 @@ async fn a_message_relayed_over_stdio_is_a_pipe_span_under_the_parent_in_its_met
     let receiver = Receiver::start().await;
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("portcullis.yaml");
-    std::fs::write(&config, format!("permissions: {{ allow: [\"mcp__py__*\"] }}\n{}", otlp(&receiver))).unwrap();
+    std::fs::write(&config, format!("permissions: {{ allow: [\"mcp__py__*\"] }}\n{}", otlp(&receiver)))
+        .unwrap();
     let read = dir.path().join("server-stdin.jsonl");
     let server = peers_dir().join("py_server.py");
     // `tee` records exactly what the server read on its stdin.
@@ -217,7 +224,10 @@ async fn a_message_relayed_over_stdio_is_a_pipe_span_under_the_parent_in_its_met
     assert_eq!(exchange.attr("network.protocol.name"), None, "stdio is no HTTP");
     assert_eq!(named(&spans, "portcullis.layer1").parent_span_id, exchange.span_id);
     // The initialize before it: a span of its own, a trace of its own.
-    assert!(receiver.spans().iter().any(|s| s.name == "initialize" && s.attr("network.transport") == Some("pipe")));
+    assert!(receiver
+        .spans()
+        .iter()
+        .any(|s| s.name == "initialize" && s.attr("network.transport") == Some("pipe")));
 
     // The server read the exchange's context in `_meta`, every other key kept.
     let read = std::fs::read_to_string(&read).unwrap();
@@ -235,12 +245,17 @@ async fn a_message_relayed_over_stdio_is_a_pipe_span_under_the_parent_in_its_met
 }
 
 /// Writes `msg` to wrap's stdin; for a request, the next response wrap writes.
-async fn exchange(stdin: &mut ChildStdin, lines: &mut Lines<BufReader<ChildStdout>>, msg: Value) -> Option<Value> {
+async fn exchange(
+    stdin: &mut ChildStdin,
+    lines: &mut Lines<BufReader<ChildStdout>>,
+    msg: Value,
+) -> Option<Value> {
     stdin.write_all(format!("{msg}\n").as_bytes()).await.unwrap();
     stdin.flush().await.unwrap();
     msg.get("id")?;
     loop {
-        let line = tokio::time::timeout(Duration::from_secs(30), lines.next_line()).await.unwrap().unwrap()?;
+        let line =
+            tokio::time::timeout(Duration::from_secs(30), lines.next_line()).await.unwrap().unwrap()?;
         let v: Value = serde_json::from_str(&line).unwrap();
         if v.get("method").is_none() {
             return Some(v);
