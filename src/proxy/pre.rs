@@ -281,7 +281,10 @@ fn call_span(
     agent: Option<&crate::identity::Agent>,
 ) -> tracing::Span {
     // Logging below info (the benchmarks' `warn`): no span, and no names copied to make one.
-    if !tracing::enabled!(tracing::Level::INFO) {
+    // The global level, not `enabled!`: that asks every per-layer filter and, when no span
+    // follows, leaves their answers behind for the next span made on this thread (the trace
+    // layer then misses it: an upstream call's span was lost that way).
+    if tracing::level_filters::LevelFilter::current() < tracing::Level::INFO {
         return tracing::Span::none();
     }
     let tool = match decision {

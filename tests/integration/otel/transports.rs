@@ -77,7 +77,8 @@ async fn a_batch_is_one_span_with_an_mcp_span_per_member_under_the_parent_each_n
     assert_eq!(status, 200, "{body}");
     assert_eq!(body.matches(&format!("Echo: {ARGUMENT}")).count(), 2, "both members answered: {body}");
 
-    let spans = trace_named(&receiver, trace, "batch", &["tools/call echo", "portcullis.layer1"]).await;
+    let spans =
+        trace_named(&receiver, trace, "batch", &["tools/call echo", "portcullis.layer1", "POST"]).await;
     let batch = named(&spans, "batch");
     assert_eq!((batch.kind, batch.parent_span_id.as_str()), (SERVER, parent), "{batch:#?}");
     for (key, want) in [
@@ -95,10 +96,19 @@ async fn a_batch_is_one_span_with_an_mcp_span_per_member_under_the_parent_each_n
     assert_eq!(first.attr("jsonrpc.request.id"), Some("b-1"));
     assert_eq!(first.attr("gen_ai.operation.name"), Some("execute_tool"));
     assert_eq!(first.attr("mcp.session.id"), batch.attr("mcp.session.id"));
-    // The batch is decided as one (all forwarded or none): each member's Layer 1 hangs off it.
+    // One decision (all forwarded or none) and one upstream call: they hang off the batch.
     let layer1: Vec<&Received> = spans.iter().filter(|s| s.name == "portcullis.layer1").collect();
     assert_eq!(layer1.len(), 2, "{spans:#?}");
     assert!(layer1.iter().all(|l| l.parent_span_id == batch.span_id), "{layer1:#?}");
+    let upstream = named(&spans, "POST");
+    assert_eq!((upstream.kind, &upstream.parent_span_id), (CLIENT, &batch.span_id), "{upstream:#?}");
+    // So does the session's opening: its upstream call is the `initialize` span's child.
+    let init = named(&receiver.spans(), "initialize").clone();
+    let opened = crate::support::eventually("initialize's upstream call", || async {
+        receiver.spans().into_iter().find(|s| s.name == "POST" && s.parent_span_id == init.span_id)
+    })
+    .await;
+    assert_eq!(opened.trace_id, init.trace_id);
 
     // The member that names its parent in `_meta` is that parent's child, linked to the batch.
     let theirs = trace_named(&receiver, meta_trace, "tools/call echo", &[]).await;
