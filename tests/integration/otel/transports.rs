@@ -1,7 +1,8 @@
 //! A span for every exchange on every transport, as the OTLP receiver got them: a JSON-RPC batch
 //! (server-everything, the one revision with batches), a GET stream and a server request judged
 //! on it (the hostile server's `sampling_on_get`), and `portcullis wrap` over the Python SDK's
-//! stdio server (`tee` records what the server read).
+//! stdio server (`tee` records what the server read), and a plain HTTP tool call with a key in
+//! its query.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -271,4 +272,39 @@ async fn exchange(
             return Some(v);
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_http_tool_call_is_a_span_named_for_its_path_never_its_query() {
+    let receiver = Receiver::start().await;
+    let peer = Peer::start("python3", &["hostile_server.py"]);
+    let yaml = format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0 }}\nupstreams:\n  web: {{ url: \"http://127.0.0.1:{}/http\" }}\n\
+         {ALLOW_ALL}{}",
+        peer.port,
+        otlp(&receiver)
+    );
+    let serve = Serve::start(&yaml, &[]);
+    let (trace, parent) = ("6d6d6d6d6d6d6d6d7e7e7e7e7e7e7e7e", "8f8f8f8f8f8f8f8f");
+    let traceparent = format!("00-{trace}-{parent}-01");
+    let key = "query-key-no-span-may-carry-0123";
+    let url = format!("http://{}/http/web/clean?key={key}", serve.addr);
+    let (status, _, body) = post(&url, &[("traceparent", &traceparent)], "{}").await;
+    assert_eq!(status, 200, "{body}");
+
+    let spans = crate::support::eventually("the call's server and client spans", || async {
+        let all: Vec<Received> = receiver.spans().into_iter().filter(|s| s.trace_id == trace).collect();
+        (all.iter().any(|s| s.kind == SERVER) && all.iter().any(|s| s.kind == CLIENT)).then_some(all)
+    })
+    .await;
+    let exchange = spans.iter().find(|s| s.kind == SERVER).unwrap();
+    assert!(exchange.name.starts_with("POST ") && exchange.name.ends_with("clean"), "{exchange:#?}");
+    assert_eq!(exchange.parent_span_id, parent);
+    assert_eq!(exchange.attr("gen_ai.operation.name"), Some("execute_tool"));
+    assert_eq!(exchange.attr("portcullis.upstream"), Some("web"));
+    assert_eq!(exchange.attr("http.response.status_code"), Some("200"));
+    let upstream = spans.iter().find(|s| s.kind == CLIENT).unwrap();
+    assert_eq!((upstream.name.as_str(), &upstream.parent_span_id), ("POST", &exchange.span_id));
+    assert_eq!(upstream.attr("server.address"), Some("127.0.0.1"));
+    nothing_secret(&spans, &[key]);
 }
