@@ -163,6 +163,8 @@ where
             Some(_) if holds => replier(&self.inner, &req),
             _ => None,
         };
+        let trace =
+            crate::telemetry::otel::Exchange(crate::telemetry::otel::spans::exchange_of(req.extensions()));
         let fut = self.inner.call(req);
         let shared = self.shared.clone();
         let watch = match (watch, mcp_upstream, &calls) {
@@ -180,11 +182,11 @@ where
             let resp = fut.await?;
             match watch {
                 PostWatch::Mcp { watched, upstream, .. } => {
-                    let ex = Exchange { upstream, session, agent, calls, replier };
+                    let ex = Exchange { upstream, session, agent, calls, replier, trace };
                     mcp(resp, watched, Coverage::Watched, shared, guard, ex, holds).await
                 }
                 PostWatch::Resumed { upstream } => {
-                    let ex = Exchange { upstream, session, agent, calls, replier };
+                    let ex = Exchange { upstream, session, agent, calls, replier, trace };
                     let watched = Watched::counting(shared.counter().cloned());
                     mcp(resp, watched, Coverage::AllResponses, shared, guard, ex, holds).await
                 }

@@ -95,15 +95,16 @@ where
                 Box::pin(self.inner.call(req))
             }
             (RouteKind::Mcp, _) => {
+                let span = otel::exchange(&mut req, &upstream, otel::ExchangeKind::Stream);
                 req.extensions_mut().insert(PostWatch::Resumed { upstream });
                 // The session's POSTs wait until the upstream has attached this stream.
                 let opening = self.shared.stream_order.opening(session_of(&req).as_deref());
                 let response = self.inner.call(req);
-                Box::pin(async move {
+                Box::pin(otel::spans::traced(span, async move {
                     let response = response.await;
                     drop(opening);
                     response
-                })
+                }))
             }
             (RouteKind::Http { path_and_query }, _) => {
                 let path = path_and_query.split('?').next().unwrap_or("").to_owned();
@@ -280,7 +281,10 @@ fn call_span(
     agent: Option<&crate::identity::Agent>,
 ) -> tracing::Span {
     // Logging below info (the benchmarks' `warn`): no span, and no names copied to make one.
-    if !tracing::enabled!(tracing::Level::INFO) {
+    // The global level, not `enabled!`: that asks every per-layer filter and, when no span
+    // follows, leaves their answers behind for the next span made on this thread (the trace
+    // layer then misses it: an upstream call's span was lost that way).
+    if tracing::level_filters::LevelFilter::current() < tracing::Level::INFO {
         return tracing::Span::none();
     }
     let tool = match decision {

@@ -28,10 +28,12 @@ use crate::gate::post::{
     Watched,
 };
 use crate::mcp::era::Era;
-use crate::mcp::jsonrpc::IdKey;
+use crate::mcp::jsonrpc::{IdKey, Kind};
 use crate::mcp::sse::{self, Framer};
 use crate::runtime::Shared;
+use crate::telemetry::otel;
 use futures_util::FutureExt;
+use tracing::Instrument;
 
 /// Which responses the gate inspects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +66,9 @@ pub struct Exchange {
     pub agent: Option<Arc<crate::identity::Agent>>,
     pub calls: Option<Arc<SessionCalls>>,
     pub replier: Option<Replier>,
+    /// The trace span of the request that opened the stream: each server request judged on
+    /// it is its child.
+    pub trace: otel::Exchange,
 }
 
 /// A Layer 2 check of one event, owning what it needs; it hands the watch table back.
@@ -86,9 +91,34 @@ pub struct SseGate {
     /// The session's watched calls: an answer to any of them may turn up on this stream.
     calls: Option<Arc<SessionCalls>>,
     replier: Option<Replier>,
+    trace: tracing::Span,
     /// What this POST stream was opened for (a call, a tool list): every response on it may be
     /// taken as its answer.
     own: Option<Own>,
+}
+
+/// A trace span for a request the upstream sent (a batch's are not named one by one).
+fn server_request_span(stream: &tracing::Span, answer: &Envelope<'_>) -> tracing::Span {
+    if stream.is_none() {
+        return tracing::Span::none();
+    }
+    match answer.single() {
+        Some(m) if m.kind() == Kind::Request => {
+            let id = m.id.map(|id| id.get().trim_matches('"'));
+            otel::spans::server_request(stream, m.method().unwrap_or(""), id)
+        }
+        _ => tracing::Span::none(),
+    }
+}
+
+fn server_request_decided(span: &tracing::Span, inspection: &Inspection) {
+    if !span.is_none() {
+        let decision = match inspection.release {
+            Release::Unchanged | Release::Rewritten(_) => "allow",
+            Release::Withheld | Release::Dropped => "refuse",
+        };
+        span.record("portcullis.decision", decision);
+    }
 }
 
 impl SseGate {
@@ -99,7 +129,7 @@ impl SseGate {
         shared: Arc<Shared>,
         exchange: Exchange,
     ) -> Self {
-        let Exchange { upstream, session, calls, replier, agent: _ } = exchange;
+        let Exchange { upstream, session, calls, replier, agent: _, trace: otel::Exchange(trace) } = exchange;
         let max = shared.limits.max_response;
         let own = match scope {
             Coverage::Watched => Own::of(&watched),
@@ -119,6 +149,7 @@ impl SseGate {
             session,
             calls,
             replier,
+            trace,
             own,
         }
     }
@@ -141,21 +172,28 @@ impl SseGate {
             self.watch_any_response(&answer);
         }
         let guard = self.shared.guard.load_full();
+        let span = server_request_span(&self.trace, &answer);
         if waits(&answer, &self.watched, &guard) {
             drop(answer);
             let mut watched = std::mem::take(&mut self.watched);
             let upstream = self.upstream.clone();
             self.checking = Some(Box::pin(async move {
                 let answer = Envelope::parse(&data);
-                let inspection = inspect_from_upstream(&answer, &mut watched, &guard, &upstream).await;
+                let inspection = inspect_from_upstream(&answer, &mut watched, &guard, &upstream)
+                    .instrument(span.clone())
+                    .await;
+                server_request_decided(&span, &inspection);
                 (watched, raw, inspection)
             }));
             return;
         }
         // Nothing in it waits: it completes on this poll.
-        let inspection = inspect_from_upstream(&answer, &mut self.watched, &guard, &self.upstream)
-            .now_or_never()
+        let inspection = span
+            .in_scope(|| {
+                inspect_from_upstream(&answer, &mut self.watched, &guard, &self.upstream).now_or_never()
+            })
             .unwrap_or(Inspection { release: Release::Withheld, ..Default::default() });
+        server_request_decided(&span, &inspection);
         drop(answer);
         self.release(raw, inspection);
     }

@@ -159,6 +159,8 @@ impl Runtime {
     /// human only through the client (elicitation) and is refused when the client cannot elicit.
     pub fn relay(config: &Config) -> Result<RelayParts, StartError> {
         let metrics = Arc::new(Metrics::new());
+        // Before the first message: one made before it would have no span.
+        crate::telemetry::otel::start(&config.telemetry)?;
         let mut audit_settings = config.audit.clone();
         if audit_settings.target == Destination::Stdout {
             audit_settings.target = Destination::Stderr;

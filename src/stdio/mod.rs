@@ -26,8 +26,10 @@ use crate::gate::pre::{decide_to_forward, Context, Held, Plan};
 use crate::gate::Guard;
 use crate::mcp::era::{self, Version};
 use crate::mcp::jsonrpc::{self, Payload};
+use crate::telemetry::otel;
 use futures_util::FutureExt;
 use lines::{LineReader, ReadLine};
+use tracing::Instrument;
 
 /// Why the relay stopped abnormally.
 #[derive(Debug, thiserror::Error)]
@@ -150,6 +152,10 @@ where
     };
     let _ = writer.await;
     server_writer.abort();
+    // The last spans: exported from a blocking thread while the runtime still runs.
+    if otel::on() {
+        let _ = tokio::task::spawn_blocking(otel::flush).await;
+    }
     Ok(status.code().unwrap_or(1))
 }
 
@@ -230,7 +236,9 @@ async fn agent_to_server<R>(
             explain: false,
             mode: crate::call::Mode::Act,
         };
-        match decide_to_forward(&line, &payload, &cx, &relay.guard).await {
+        // The message's trace spans (`network.transport` pipe), ended once it is handed on.
+        let traced = otel::exchange::stdio(&line, &relay.upstream);
+        match decide_to_forward(&line, &payload, &cx, &relay.guard).instrument(traced.span.clone()).await {
             Plan::Refuse(r) => {
                 // Each refused call is counted as `r` is dropped.
                 for call in &r.calls {
@@ -243,7 +251,8 @@ async fn agent_to_server<R>(
             // The client's user decides while the relay goes on: the answer arrives on this very
             // stream, so waiting here would wait forever.
             Plan::Ask(pending) if pending.via == Via::Client => {
-                tokio::spawn(ask_the_user(relay.clone(), pending, line, to_server.clone(), to_agent.clone()));
+                let asking = ask_the_user(relay.clone(), pending, line, to_server.clone(), to_agent.clone());
+                tokio::spawn(asking.instrument(traced.span.clone()));
             }
             // Nobody else can be asked in `wrap` (no admin API); were it to happen, the refusal.
             Plan::Ask(pending) => {
@@ -255,6 +264,7 @@ async fn agent_to_server<R>(
             Plan::Rewrite(watched, body) => {
                 relay.watch(watched);
                 let body = relay.guard.unmask_payload(&relay.upstream, era, &body).unwrap_or(body);
+                let body = otel::spans::stamp_meta(&traced, &body).unwrap_or(body);
                 if to_server.send(with_newline(body)).await.is_err() {
                     return;
                 }
@@ -263,6 +273,7 @@ async fn agent_to_server<R>(
                 relay.watch(watched);
                 // Held secrets go in after every check, as the last step before forwarding.
                 let line = relay.guard.unmask_payload(&relay.upstream, era, &line).unwrap_or(line);
+                let line = otel::spans::stamp_meta(&traced, &line).unwrap_or(line);
                 if to_server.send(with_newline(line)).await.is_err() {
                     return;
                 }
@@ -299,6 +310,7 @@ async fn ask_the_user(
         // Held secrets go in after every check, as the last step before forwarding (the era
         // only names the transport of the call the destination is worked out for).
         let line = relay.guard.unmask_payload(&relay.upstream, era::Era::Legacy, &line).unwrap_or(line);
+        let line = otel::spans::stamp_meta(&tracing::Span::current(), &line).unwrap_or(line);
         relay.watch(pending.allowed());
         let _ = to_server.send(with_newline(line)).await;
         return;

@@ -2,8 +2,10 @@
 //! pointing at an OTLP/HTTP receiver on loopback that decodes the protobuf it is sent; the real
 //! Python SDK server as the upstream (its journal shows the trace context it received); the fake
 //! checker (a real HTTP server speaking Chat Completions) for the checker's span.
+//! `transports.rs`: batches, GET streams and stdio.
 
 mod receiver;
+mod transports;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};

@@ -41,9 +41,17 @@ impl Extractor for MetaContext {
 /// The caller's context: `_meta`'s when it holds a valid one (it names this very call), else
 /// the headers'. `None`: the caller sent none that parses, and the exchange starts a trace.
 pub fn incoming(headers: &HeaderMap, meta: Option<&MetaContext>) -> Option<Context> {
-    let propagator = TraceContextPropagator::new();
-    let from_meta = meta.map(|m| propagator.extract(m)).filter(valid);
-    from_meta.or_else(|| Some(propagator.extract(&HeaderExtractor(headers))).filter(valid))
+    meta.and_then(from_meta).or_else(|| from_headers(headers))
+}
+
+/// The context in an MCP message's `params._meta`, if it holds a valid one.
+pub fn from_meta(meta: &MetaContext) -> Option<Context> {
+    Some(TraceContextPropagator::new().extract(meta)).filter(valid)
+}
+
+/// The context in the HTTP headers, if they hold a valid one.
+pub fn from_headers(headers: &HeaderMap) -> Option<Context> {
+    Some(TraceContextPropagator::new().extract(&HeaderExtractor(headers))).filter(valid)
 }
 
 fn valid(cx: &Context) -> bool {

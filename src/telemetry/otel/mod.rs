@@ -1,4 +1,5 @@
-//! OpenTelemetry traces (`telemetry.otlp`): a span per exchange with the MCP and GenAI semantic
+//! OpenTelemetry traces (`telemetry.otlp`): a span per exchange on every transport (an MCP
+//! message or batch over HTTP or stdio, a plain HTTP tool call, a GET stream) with the MCP and GenAI semantic
 //! conventions, children for Layer 1, the checker call, the upstream call and the approval wait,
 //! exported over OTLP/HTTP (protobuf), and W3C trace context continued from the caller and
 //! passed on to the upstream.
@@ -17,11 +18,13 @@
 
 mod client;
 pub mod context;
+pub mod exchange;
 mod pipeline;
 pub mod spans;
 
+pub use exchange::{exchange, Exchange, ExchangeKind, ExchangeSpans};
 pub use pipeline::{flush, layer, on, start, OtelLayer, StartError};
-pub use spans::{exchange, propagate, Exchange, ExchangeKind};
+pub use spans::propagate;
 
 /// The target every trace span is made with; the only one the trace layer sees.
 pub const TARGET: &str = "portcullis::otel";

@@ -1,5 +1,7 @@
-//! The trace spans, each made in one function here so their names and attributes (the MCP and
-//! GenAI semantic conventions) are in one place. Every constructor returns
+//! The trace spans inside an exchange (Layer 1, the checker, the upstream call, the approval
+//! wait, a server request on a stream), each made in one function here so their names and
+//! attributes (the MCP and GenAI semantic conventions) are in one place; the exchanges' own are
+//! in `exchange.rs`. Every constructor returns
 //! [`Span::none`] when traces are off; every recorder is a no-op on it.
 //!
 //! What is never an attribute: arguments, results, tokens, credentials, the session id itself
@@ -7,99 +9,36 @@
 
 use std::future::Future;
 
-use bytes::Bytes;
 use opentelemetry::trace::TraceContextExt;
-use serde::Deserialize;
-use serde_json::value::RawValue;
-use sha2::{Digest, Sha256};
 use tracing::field::Empty;
 use tracing::{Instrument, Span};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
-use super::context::{self, MetaContext};
+use super::context;
+use super::exchange::{bounded, Exchange, ExchangeSpans};
 use super::{on, TARGET};
 
-/// The exchange's span, in the request's extensions: the layers that open its children across a
-/// task or service boundary (the upstream call, a parked call's decision) find it there.
-#[derive(Clone)]
-pub struct Exchange(pub Span);
-
-/// What kind of exchange a request is.
-#[derive(Debug, Clone, Copy)]
-pub enum ExchangeKind<'a> {
-    /// A JSON-RPC POST to an MCP upstream.
-    Mcp,
-    /// A plain HTTP tool call (`path` without its query).
-    Http { path: &'a str },
-}
-
-/// Longest name or id copied into an attribute; a longer one is cut at a character boundary.
-const MAX_NAME: usize = 128;
-
-/// The exchange span, continuing the caller's trace context, put in `req`'s extensions.
-pub fn exchange(req: &mut http::Request<Bytes>, upstream: &str, kind: ExchangeKind<'_>) -> Span {
-    if !on() {
-        return Span::none();
-    }
-    let session = req.headers().get("mcp-session-id").map(|v| hashed(v.as_bytes()));
-    let probe = match kind {
-        ExchangeKind::Mcp => serde_json::from_slice::<Probe<'_>>(req.body()).ok(),
-        ExchangeKind::Http { .. } => None,
-    };
-    let params = probe.as_ref().and_then(|p| p.params.as_ref());
-    let method = probe.as_ref().and_then(|p| p.method.as_deref()).map(bounded);
-    let id = probe.as_ref().and_then(|p| p.id).map(|id| bounded(id.get().trim_matches('"')));
-    let tool = match kind {
-        ExchangeKind::Mcp => params.and_then(|p| p.name.as_deref()).map(bounded),
-        ExchangeKind::Http { path } => Some(bounded(path)),
-    };
-    let name = match (&method, &tool) {
-        (Some(m), Some(t)) => format!("{m} {t}"),
-        (Some(m), None) => m.to_string(),
-        (None, Some(t)) => format!("POST {t}"),
-        (None, None) => "mcp".into(),
-    };
-    let operation = (tool.is_some() && matches!(method, None | Some("tools/call"))).then_some("execute_tool");
-    let span = tracing::info_span!(
-        target: TARGET,
-        "exchange",
-        otel.name = %name,
-        otel.kind = "server",
-        mcp.method.name = method,
-        mcp.session.id = session.as_deref(),
-        jsonrpc.request.id = id,
-        gen_ai.tool.name = tool,
-        gen_ai.operation.name = operation,
-        network.transport = "tcp",
-        network.protocol.name = "http",
-        portcullis.upstream = upstream,
-        http.response.status_code = Empty,
-    );
-    let meta = params.and_then(|p| p.meta.as_ref());
-    if let Some(parent) = context::incoming(req.headers(), meta) {
-        let _ = span.set_parent(parent);
-    }
-    req.extensions_mut().insert(Exchange(span.clone()));
-    span
-}
-
-/// Runs `exchange` in `span`, recording the status it answers with.
+/// Runs `exchange` in its span, recording the status it answers with; a batch's member spans
+/// end with it.
 pub async fn traced<B, E>(
-    span: Span,
+    spans: ExchangeSpans,
     exchange: impl Future<Output = Result<http::Response<B>, E>>,
 ) -> Result<http::Response<B>, E> {
-    if span.is_none() {
+    if spans.span.is_none() {
         return exchange.await;
     }
-    let answer = exchange.instrument(span.clone()).await;
+    let answer = exchange.instrument(spans.span.clone()).await;
     if let Ok(resp) = &answer {
-        span.record("http.response.status_code", resp.status().as_u16());
+        spans.span.record("http.response.status_code", resp.status().as_u16());
     }
     answer
 }
 
 /// The exchange span a request carries ([`Span::none`] when there is none).
 pub fn exchange_of(exts: &http::Extensions) -> Span {
+    if !on() {
+        return Span::none();
+    }
     exts.get::<Exchange>().map_or_else(Span::none, |e| e.0.clone())
 }
 
@@ -186,6 +125,34 @@ pub fn propagate(span: &Span, headers: &mut http::HeaderMap, mcp_body: Option<&[
     mcp_body.and_then(|b| context::to_meta(&cx, b))
 }
 
+/// Writes `span`'s context to an MCP message's `params._meta` (the new line, when it is
+/// rewritten): on stdio, where there are no headers, the server reads it there.
+pub fn stamp_meta(span: &Span, body: &[u8]) -> Option<Vec<u8>> {
+    if span.is_none() {
+        return None;
+    }
+    context::to_meta(&span.context(), body)
+}
+
+/// The span of a request the upstream sent on a stream the gate judges (`sampling/createMessage`,
+/// `elicitation/create`, …): a child of the stream's span; the decision is recorded on it.
+pub fn server_request(stream: &Span, method: &str, id: Option<&str>) -> Span {
+    if !on() || stream.is_none() {
+        return Span::none();
+    }
+    let method = bounded(method);
+    tracing::info_span!(
+        target: TARGET,
+        parent: stream,
+        "server_request",
+        otel.name = method,
+        otel.kind = "server",
+        mcp.method.name = method,
+        jsonrpc.request.id = id.map(bounded),
+        portcullis.decision = Empty,
+    )
+}
+
 /// The approval wait's span: `via` is how a human is asked (`api`: an operator, `elicitation`).
 pub fn approval(via: &'static str) -> Span {
     if !on() {
@@ -200,64 +167,20 @@ pub fn approval(via: &'static str) -> Span {
     )
 }
 
-/// The part of an MCP request the exchange span names (nothing of the arguments).
-#[derive(Deserialize)]
-struct Probe<'a> {
-    #[serde(borrow)]
-    method: Option<std::borrow::Cow<'a, str>>,
-    #[serde(borrow)]
-    id: Option<&'a RawValue>,
-    params: Option<ProbeParams<'a>>,
-}
-
-#[derive(Deserialize)]
-struct ProbeParams<'a> {
-    #[serde(borrow)]
-    name: Option<std::borrow::Cow<'a, str>>,
-    #[serde(rename = "_meta")]
-    meta: Option<MetaContext>,
-}
-
-/// A session id's digest: the same session reads the same in every span, and the id (a bearer
-/// of the session to whoever holds it) is in none.
-fn hashed(id: &[u8]) -> String {
-    Sha256::digest(id).iter().take(16).map(|b| format!("{b:02x}")).collect()
-}
-
-fn bounded(s: &str) -> &str {
-    if s.len() <= MAX_NAME {
-        return s;
-    }
-    let mut end = MAX_NAME;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bytes::Bytes;
 
     #[test]
-    fn off_makes_no_span() {
+    fn off_makes_no_child_span() {
         // Nothing in the lib tests starts the pipeline.
         assert!(!on());
-        let mut req = http::Request::new(Bytes::from_static(br#"{"method":"tools/call"}"#));
-        assert!(exchange(&mut req, "u", ExchangeKind::Mcp).is_none());
-        assert!(req.extensions().get::<Exchange>().is_none());
+        let req = http::Request::new(Bytes::new());
         assert!(layer1().is_none() && checker("m", "pre").is_none() && approval("operator").is_none());
         assert!(upstream(req.extensions(), "u", &http::Method::POST, &"http://h/".parse().unwrap()).is_none());
-    }
-
-    #[test]
-    fn a_session_id_is_digested_and_names_are_bounded() {
-        let h = hashed(b"secret-session-id-0123456789");
-        assert_eq!(h.len(), 32);
-        assert!(!h.contains("secret"));
-        assert_eq!(hashed(b"secret-session-id-0123456789"), h);
-        let long = "é".repeat(200);
-        assert!(bounded(&long).len() <= MAX_NAME && long.starts_with(bounded(&long)));
-        assert_eq!(bounded("tools/call"), "tools/call");
+        assert!(server_request(&Span::none(), "sampling/createMessage", None).is_none());
+        assert_eq!(stamp_meta(&Span::none(), br#"{"method":"x","params":{}}"#), None);
+        assert!(exchange_of(req.extensions()).is_none());
     }
 }

@@ -21,6 +21,8 @@ pub struct Received {
     pub span_id: String,
     pub parent_span_id: String,
     pub attributes: BTreeMap<String, String>,
+    /// The spans it links to: (trace id, span id).
+    pub links: Vec<(String, String)>,
     /// The resource's `service.name`.
     pub service: String,
 }
@@ -119,6 +121,7 @@ fn read(export: ExportTraceServiceRequest) -> Vec<Received> {
                     span_id: hex(&span.span_id),
                     parent_span_id: hex(&span.parent_span_id),
                     attributes: strings(span.attributes),
+                    links: span.links.iter().map(|l| (hex(&l.trace_id), hex(&l.span_id))).collect(),
                     service: service.clone(),
                 });
             }
