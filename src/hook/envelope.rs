@@ -56,6 +56,9 @@ pub struct Envelope {
     pub mode: crate::call::Mode,
     /// A subagent's call (the input carries `agent_id`), decided as a delegated child's.
     pub spawn: crate::call::Spawn,
+    /// Where a `Bash` command runs: `cwd` unless the codex hook wrote otherwise
+    /// ([`super::workdir`]).
+    pub runs_in: super::workdir::RunsIn,
 }
 
 /// Why an envelope cannot be decided.
@@ -94,6 +97,9 @@ struct Raw {
     /// Present only on a call a subagent makes (Claude Code's `Task` tool); its value is not used.
     #[serde(default)]
     agent_id: Option<Value>,
+    /// Written by the codex hook only ([`super::workdir::RUNS_IN`]).
+    #[serde(default)]
+    portcullis_runs_in: super::workdir::RunsIn,
 }
 
 impl Envelope {
@@ -128,6 +134,7 @@ impl Envelope {
                 None | Some(Value::Null) => crate::call::Spawn::Main,
                 Some(_) => crate::call::Spawn::Subagent,
             },
+            runs_in: raw.portcullis_runs_in,
         })
     }
 
