@@ -7,9 +7,10 @@
 //! `pre_tool_use_payload`, commit 019ff651). So a Codex `Bash` envelope with no `workdir` runs
 //! somewhere unknown: its relative words are judged as anywhere (the shell analyzer's own
 //! reading still places a line that starts with `cd /abs && …`). A `workdir` it does carry is
-//! resolved as Codex resolves it, against `cwd`, and canonicalised (links, `..`) as the kernel
-//! will open it; one that cannot be (relative without an absolute `cwd`, not a directory, not a
-//! string) cannot be decided.
+//! resolved as Codex resolves it, against `cwd`, and canonicalised as the jail resolves a path
+//! another process opens (links, `..` after a link, never through /proc, /sys or /dev; a missing
+//! tail kept as written: nothing runs there); one that cannot be (relative without an absolute
+//! `cwd`, through /proc, a link loop, not a string) cannot be decided.
 //!
 //! The codex hook writes its reading into the envelope as [`RUNS_IN`], so a running proxy
 //! (`--proxy`) decides with the same directory as the hook itself; Claude Code writes no such
@@ -21,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::envelope::Envelope;
+use crate::rules::jail::{Jail, Resolve};
 
 /// The envelope field the codex hook writes its [`RunsIn`] reading into.
 pub const RUNS_IN: &str = "portcullis_runs_in";
@@ -51,10 +53,12 @@ pub fn of_codex(env: &Envelope) -> Result<RunsIn, String> {
         Some(cwd) => cwd.join(workdir),
         None => return Err(format!("the workdir {workdir:?} is relative and cwd is not an absolute path")),
     };
-    match std::fs::canonicalize(&joined) {
-        Ok(dir) if dir.is_dir() => Ok(RunsIn::Dir(dir)),
-        Ok(_) => Err(format!("the workdir {} is not a directory", joined.display())),
-        Err(e) => Err(format!("the workdir {} cannot be resolved: {e}", joined.display())),
+    // As the jail resolves a path another process opens: link by link, `..` after the link
+    // before it, never through /proc, /sys or /dev (whose links are the hook's own there).
+    let jail = Jail::new(None, &[], Resolve::Filesystem).map_err(|e| e.to_string())?;
+    match jail.resolve(&joined) {
+        Ok(dir) => Ok(RunsIn::Dir(dir)),
+        Err(e) => Err(format!("the workdir {} cannot be placed: it {e}", joined.display())),
     }
 }
 
@@ -108,6 +112,9 @@ mod tests {
             let (_, env) = codex(&repo, input);
             assert_eq!(of_codex(&env), Ok(want), "{workdir}");
         }
+        // A missing tail is kept as written (nothing runs there, and nothing is proven of it).
+        let (_, env) = codex(&repo, json!({ "command": "ls", "workdir": "new/../sub" }));
+        assert_eq!(of_codex(&env), Ok(RunsIn::Dir(root.join("repo/sub"))));
         // `link/../sub` is the kernel's: the link's target's parent holds no `sub`.
         std::fs::remove_dir(root.join("repo/sub")).unwrap();
         std::fs::create_dir_all(root.join("sub")).unwrap();
@@ -119,8 +126,18 @@ mod tests {
     fn a_workdir_that_cannot_be_placed_is_an_error_never_the_session_cwd() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().canonicalize().unwrap();
-        std::fs::write(root.join("file"), "").unwrap();
-        for workdir in [json!("missing"), json!("file"), json!(7), json!(["/tmp"]), json!({ "dir": "/" })] {
+        std::os::unix::fs::symlink("/proc/self/cwd", root.join("here")).unwrap();
+        std::os::unix::fs::symlink(root.join("b"), root.join("a")).unwrap();
+        std::os::unix::fs::symlink(root.join("a"), root.join("b")).unwrap();
+        let unplaced = [
+            json!("here"),
+            json!("/proc/self/cwd"),
+            json!("a"),
+            json!(7),
+            json!(["/"]),
+            json!({ "dir": "/" }),
+        ];
+        for workdir in unplaced {
             let (_, env) = codex(&root, json!({ "command": "ls", "workdir": workdir }));
             assert!(of_codex(&env).is_err(), "{workdir}");
         }
