@@ -5,9 +5,8 @@
 //! forge lines), the line and paragraph separators (U+2028, U+2029), every format character
 //! (Unicode's `Cf`: the bidi embeddings, overrides and isolates U+202A–U+202E and U+2066–U+2069,
 //! the marks U+200E/U+200F/U+061C, zero-width characters, U+FEFF, the tag characters…), the
-//! invisible fillers and variation selectors that render as nothing, and the backslash itself
-//! (so an escape in the output was made here, never spelled by the text). Everything else is
-//! printed as it is: names and sentences in any script stay readable.
+//! invisible fillers and variation selectors that render as nothing. Everything else is printed as
+//! it is: names and sentences in any script stay readable, a rule's `\*` reads as written.
 //!
 //! The table is Unicode 15's `Cc`, `Cf`, `Zl` and `Zp` plus the invisibles; one function,
 //! [`inert`], for every printer (`explain`, `approvals list`, the allow-always preview).
@@ -49,40 +48,47 @@ const ESCAPED: &[(u32, u32)] = &[
 /// Whether `c` is shown escaped by [`inert`].
 pub fn escaped(c: char) -> bool {
     let c = c as u32;
-    c == u32::from(b'\\') || {
-        let at = ESCAPED.partition_point(|&(_, hi)| hi < c);
-        ESCAPED.get(at).is_some_and(|&(lo, _)| lo <= c)
-    }
+    let at = ESCAPED.partition_point(|&(_, hi)| hi < c);
+    ESCAPED.get(at).is_some_and(|&(lo, _)| lo <= c)
 }
 
 /// `text` as a terminal may print it: every [`escaped`] character written `\u{…}` (its code
-/// point in hex), `\` written `\\`; borrowed when nothing needed escaping.
+/// point in hex); borrowed when nothing needed escaping. A backslash is printed as it is (a
+/// rule's `\*` must read as written), so text may spell an escape: it can only show one.
 pub fn inert(text: &str) -> Cow<'_, str> {
     if !text.chars().any(escaped) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            c if escaped(c) => {
+        match escaped(c) {
+            true => {
                 let _ = write!(out, "\\u{{{:x}}}", c as u32);
             }
-            c => out.push(c),
+            false => out.push(c),
         }
     }
     Cow::Owned(out)
 }
 
-/// JSON text as a terminal may print it, still JSON: every [`escaped`] character but `\` written
-/// as JSON's `\uXXXX` (a surrogate pair above U+FFFF), which only a string can hold.
+/// JSON text as a terminal may print it, still JSON: inside a string every [`escaped`] character
+/// is written as JSON's `\uXXXX` (a surrogate pair above U+FFFF); outside one, JSON's own
+/// whitespace (the line breaks of pretty-printed JSON) is kept and anything else escaped too.
 pub fn inert_json(json: &str) -> Cow<'_, str> {
-    if !json.chars().any(|c| c != '\\' && escaped(c)) {
+    if !json.chars().any(escaped) {
         return Cow::Borrowed(json);
     }
     let mut out = String::with_capacity(json.len() + 8);
+    let (mut in_string, mut after_backslash) = (false, false);
     for c in json.chars() {
-        if c == '\\' || !escaped(c) {
+        let structural = !in_string && matches!(c, '\n' | '\r' | '\t');
+        match c {
+            _ if after_backslash => after_backslash = false,
+            '\\' if in_string => after_backslash = true,
+            '"' => in_string = !in_string,
+            _ => {}
+        }
+        if structural || !escaped(c) {
             out.push(c);
             continue;
         }
@@ -119,7 +125,7 @@ mod tests {
             ("tag\u{e0041}\u{e007f}", "tag\\u{e0041}\\u{e007f}"),
             ("vs\u{fe0f}filler\u{3164}", "vs\\u{fe0f}filler\\u{3164}"),
             ("tab\there", "tab\\u{9}here"),
-            ("a\\u{1b}b", "a\\\\u{1b}b"),
+            ("a\\*b\\u{1b}", "a\\*b\\u{1b}"),
             ("", ""),
         ];
         for (text, want) in cases {
@@ -171,14 +177,18 @@ mod tests {
         let shown = inert_json(&text);
         assert_eq!(shown, r#"{"tool":"write_\u202edda\u009b","x":"a\\b\n\udb40\udc41"}"#);
         assert_eq!(serde_json::from_str::<serde_json::Value>(&shown).unwrap(), v);
+        let pretty = serde_json::to_string_pretty(&v).unwrap();
+        let shown = inert_json(&pretty);
+        assert_eq!(shown.lines().count(), pretty.lines().count(), "{shown}");
+        assert_eq!(serde_json::from_str::<serde_json::Value>(&shown).unwrap(), v);
     }
 
     proptest! {
         #[test]
         fn json_output_holds_no_control_or_format_character_and_reads_back(text in any::<String>()) {
-            let json = serde_json::to_string(&serde_json::json!({ "k": text })).unwrap();
+            let json = serde_json::to_string_pretty(&serde_json::json!({ "k": text, "l": [text] })).unwrap();
             let shown = inert_json(&json);
-            prop_assert!(!shown.chars().any(|c| c.is_control() || (escaped(c) && c != '\\')), "{shown:?}");
+            prop_assert!(!shown.chars().any(|c| c != '\n' && (c.is_control() || escaped(c))), "{shown:?}");
             let back: serde_json::Value = serde_json::from_str(&shown).unwrap();
             prop_assert_eq!(back["k"].as_str(), Some(text.as_str()));
         }
@@ -186,27 +196,35 @@ mod tests {
         #[test]
         fn no_output_holds_a_control_format_or_separator_character(text in any::<String>()) {
             let out = inert(&text);
-            prop_assert!(!out.chars().any(|c| c.is_control() || (escaped(c) && c != '\\')), "{out:?}");
-            // Reading the output back gives the text: nothing is lost, nothing is forged.
-            prop_assert_eq!(unescape(&out), text);
+            prop_assert!(!out.chars().any(|c| c.is_control() || escaped(c)), "{out:?}");
+            // Nothing is lost: every escaped character is there as its escape, the rest as it was.
+            prop_assert_eq!(unescape(&out), unescape(&text));
+            if !text.chars().any(escaped) {
+                prop_assert_eq!(out.as_ref(), text.as_str());
+            }
         }
     }
 
-    /// The inverse of [`inert`], for the property above.
+    /// `s` with every `\u{…}` escape read back as its character (the text's own spellings too).
     fn unescape(s: &str) -> String {
         let mut out = String::new();
         let mut rest = s;
-        while let Some(at) = rest.find('\\') {
+        while let Some(at) = rest.find("\\u{") {
             out.push_str(&rest[..at]);
-            let tail = &rest[at + 1..];
-            if let Some(t) = tail.strip_prefix('\\') {
-                out.push('\\');
-                rest = t;
-            } else {
-                let end = tail.find('}').unwrap();
-                let cp = u32::from_str_radix(&tail[2..end], 16).unwrap();
-                out.push(char::from_u32(cp).unwrap());
-                rest = &tail[end + 1..];
+            let tail = &rest[at + 3..];
+            let read = tail.find('}').and_then(|end| {
+                let c = u32::from_str_radix(&tail[..end], 16).ok().and_then(char::from_u32)?;
+                Some((c, end))
+            });
+            match read {
+                Some((c, end)) => {
+                    out.push(c);
+                    rest = &tail[end + 1..];
+                }
+                None => {
+                    out.push_str("\\u{");
+                    rest = tail;
+                }
             }
         }
         out.push_str(rest);

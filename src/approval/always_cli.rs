@@ -79,7 +79,7 @@ mod tests {
         let diff = format!("--- rules.yaml\n+++ rules.yaml\n   allow:\n+    - '{rule}'\u{1b}[2K");
         let text = shown(&json!({ "rule": rule, "diff": diff, "file": "rules.yaml" }));
         assert_eq!(text.lines().count(), 5, "{text}");
-        assert!(!text.chars().any(|c| c != '\n' && crate::inert::escaped(c) && c != '\\'), "{text}");
+        assert!(!text.chars().any(|c| c != '\n' && crate::inert::escaped(c)), "{text}");
         assert!(text.starts_with("rule: mcp__py__write_\\u{202e}dda"), "{text}");
         let same = shown(&json!({ "rule": rule, "diff": "", "file": "r\u{2067}.yaml" }));
         assert_eq!(same, "rule: mcp__py__write_\\u{202e}dda({\"a\":1})\nr\\u{2067}.yaml already holds it");

@@ -79,7 +79,7 @@ mod tests {
         });
         let shown = listed(&p);
         assert_eq!(shown.lines().count(), 2, "{shown}");
-        let raw = |c: char| c != '\n' && c != '\\' && (c.is_control() || crate::inert::escaped(c));
+        let raw = |c: char| c != '\n' && (c.is_control() || crate::inert::escaped(c));
         assert!(!shown.chars().any(raw), "{shown}");
         assert!(shown.contains("write_note\\u{1b}]8;;https://evil.example\\u{7}ok\\u{d}\\u{a}"), "{shown}");
         assert!(shown.contains(r#"{"a":"\u009bx\""}"#), "the arguments stay JSON: {shown}");

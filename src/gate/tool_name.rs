@@ -13,7 +13,7 @@ pub fn refusal(name: &str) -> Option<String> {
     if name.bytes().all(|b| (0x20..0x7F).contains(&b)) {
         return None;
     }
-    let (at, c) = name.char_indices().find(|&(_, c)| c != '\\' && crate::inert::escaped(c))?;
+    let (at, c) = name.char_indices().find(|&(_, c)| crate::inert::escaped(c))?;
     Some(format!(
         "the tool name holds U+{:04X} at byte {at}, a control or format character: no tool is named so \
          (a tool's name is letters, digits, `_`, `-` and `.`)",

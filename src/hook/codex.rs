@@ -21,10 +21,9 @@ use serde_json::{json, Map, Value};
 
 use super::answer::Permission;
 use super::codex_answer::{post_to_codex, Pre};
-use super::envelope::{Envelope, Event};
+use super::envelope::{Envelope, Event, RunsIn};
 use super::one::{decide_envelope, HookArgs, Loader};
 use super::patch::{self, Operation};
-use super::workdir::RunsIn;
 use crate::config::Config;
 use crate::says::Said;
 

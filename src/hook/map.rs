@@ -14,10 +14,9 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::envelope::Envelope;
+use super::envelope::{Envelope, RunsIn};
 use super::shape::absolute;
 pub use super::shape::ShapeError;
-use super::workdir::RunsIn;
 use crate::call::{ToolCall, Transport};
 use crate::rules::kinds::{CWD_UNKNOWN, HOOK_CWD_POINTER, HOOK_SHELL_POINTER};
 use crate::shell::Dialect;

@@ -18,27 +18,10 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::envelope::Envelope;
+use super::envelope::{Envelope, RunsIn, RUNS_IN};
 use crate::rules::jail::{Jail, Resolve};
-
-/// The envelope field the codex hook writes its [`RunsIn`] reading into.
-pub const RUNS_IN: &str = "portcullis_runs_in";
-
-/// Where a shell command runs.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunsIn {
-    /// The session's working directory (the envelope's `cwd`).
-    #[default]
-    Session,
-    /// This absolute, canonical directory.
-    Dir(PathBuf),
-    /// No directory the hook can know: relative words may be anywhere.
-    Unknown,
-}
 
 /// Where the `Bash` call in a Codex envelope runs; an error when its `workdir` cannot be placed.
 pub fn of_codex(env: &Envelope) -> Result<RunsIn, String> {

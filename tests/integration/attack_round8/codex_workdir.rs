@@ -210,3 +210,36 @@ async fn a_workdir_is_judged_where_the_kernel_lands_and_one_that_cannot_be_place
         assert_eq!(a["hookSpecificOutput"]["permissionDecision"], "deny", "{workdir}: {a}");
     }
 }
+
+#[tokio::test]
+async fn through_a_running_proxy_the_command_is_judged_where_the_codex_hook_placed_it() {
+    let t = tree();
+    std::fs::write(t.repo.join("README"), "hello\n").unwrap();
+    let (token_env, token) = ("PORTCULLIS_TEST_R8FIX_CODEX_PROXY", "r8fix-codex-proxy-operator-token");
+    std::env::set_var(token_env, token);
+    let root = t.repo.parent().unwrap().display().to_string();
+    let yaml = format!(
+        "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {token_env} }}\n\
+         permissions: {{ allow: [\"Read({root}/repo/**)\"], deny: [\"Read({root}/secret/**)\"] }}\n"
+    );
+    let p = crate::support::proxy(&portcullis::config::Config::parse(&yaml, "test").unwrap()).await;
+    let admin = format!("http://{}", p.admin_addr);
+    let args = ["pre", "--codex", "--proxy", admin.as_str(), "--token-env", token_env];
+    let repo = t.repo.display();
+    let cases = [
+        (json!({ "command": "cat key", "workdir": t.secret }), "deny"),
+        (json!({ "command": "cat key", "workdir": "../secret" }), "deny"),
+        (json!({ "command": "cat key" }), "deny"),
+        (json!({ "command": format!("cd {repo} && cat README") }), "allow"),
+        (json!({ "command": "cat README", "workdir": "." }), "allow"),
+    ];
+    for (input, want) in cases {
+        let env = json!({
+            "session_id": "s-r8fix-proxy", "turn_id": "1", "cwd": t.repo, "hook_event_name": "PreToolUse",
+            "model": "gpt-5-codex", "permission_mode": "default", "tool_name": "Bash",
+            "tool_input": input, "tool_use_id": "c",
+        });
+        let (a, stderr) = hook(&args, env.to_string().as_bytes(), &[]).await;
+        assert_eq!(a["hookSpecificOutput"]["permissionDecision"], want, "{input}: {a} ({stderr})");
+    }
+}

@@ -36,7 +36,7 @@ fn hostile_args() -> serde_json::Value {
 
 /// Bidi and zero-width characters printed raw.
 fn invisible(text: &str) -> Vec<char> {
-    text.chars().filter(|c| portcullis::inert::escaped(*c) && *c != '\\' && *c != '\n').collect()
+    text.chars().filter(|c| portcullis::inert::escaped(*c) && *c != '\n').collect()
 }
 
 /// The hostile name is refused as no tool's name: an invalid request naming the character,
@@ -187,4 +187,43 @@ async fn the_allow_always_preview_shows_no_bidi_override_from_a_tool_name() {
     let _ = pending.await;
     assert!(text.contains("rule:") && text.contains("\\u{202e}ydaer"), "the preview was shown: {text}");
     assert!(bidi(&text).is_empty(), "bidi controls printed raw: {:?}\n{text}", bidi(&text));
+}
+
+/// Over stdio (`portcullis wrap` in front of a server that only journals its stdin), the same
+/// names are refused as invalid, and the server never reads them.
+#[tokio::test]
+async fn over_stdio_a_tool_name_with_a_control_or_format_character_never_reaches_the_server() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap();
+    let (config, journal) = (dir.path().join("portcullis.yaml"), dir.path().join("stdin.jsonl"));
+    std::fs::write(&config, "permissions: { allow: [\"mcp__journal__*\"] }\n").unwrap();
+    let script = format!("cat >> '{}'", journal.display());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_portcullis"))
+        .args(["wrap", "--config", config.to_str().unwrap(), "--name", "journal", "--", "sh", "-c", &script])
+        .env("PORTCULLIS_LOG", "warn")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let names = [(1, HOSTILE, "U+001B"), (2, "write_\u{202e}dda", "U+202E"), (3, "a\u{2028}b", "U+2028")];
+    for (id, name, code) in names {
+        let line = json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":name,"arguments":{"m":"n4me"}}});
+        stdin.write_all(format!("{line}\n").as_bytes()).await.unwrap();
+        let answer =
+            tokio::time::timeout(std::time::Duration::from_secs(30), lines.next_line()).await.unwrap();
+        let answer: serde_json::Value = serde_json::from_str(&answer.unwrap().unwrap()).unwrap();
+        assert_eq!(
+            (answer["id"].as_i64(), answer["error"]["code"].as_i64()),
+            (Some(id), Some(-32600)),
+            "{answer}"
+        );
+        assert!(answer["error"]["message"].as_str().is_some_and(|m| m.contains(code)), "{answer}");
+    }
+    drop(stdin);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait()).await;
+    let seen = std::fs::read_to_string(&journal).unwrap_or_default();
+    assert!(!seen.contains("n4me"), "a call with such a name reached the server's stdin:\n{seen}");
 }
