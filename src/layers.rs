@@ -8,7 +8,7 @@
 pub const LAYERS: &[&[&str]] = &[
     // Leaves: validated settings (config owns every one of them), the outcome vocabulary.
     // Decision ids are made with every call and cited in its refusal.
-    &["config", "decision", "outcome", "read_mostly", "says"],
+    &["config", "decision", "inert", "outcome", "read_mostly", "says"],
     // `connect` writes clients' configurations from the validated config alone; `sandbox`
     // reads the postures it asks for.
     &["connect", "oauth", "sandbox"],

@@ -48,6 +48,7 @@ pub mod gate;
 pub mod guardrails;
 pub mod hook;
 pub mod identity;
+pub mod inert;
 pub mod limits;
 pub mod oauth;
 pub use portcullis_mcp as mcp;

@@ -1,12 +1,14 @@
 //! `portcullis approvals allow ID --rule`: previews the "allow always" rule and the diff of the
 //! proxy's rule file, asks to confirm, then writes it (insisting the file is still the one
-//! previewed) and allows the call.
+//! previewed) and allows the call. Everything shown of the call is [`inert`].
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
+
+use crate::inert::{inert, inert_lines};
 
 /// One authenticated exchange with the admin API; the answer's JSON, or the refusal as an error.
 pub(super) async fn exchange(
@@ -28,19 +30,20 @@ pub(super) async fn exchange(
             .as_str()
             .map(str::to_owned)
             .unwrap_or_else(|| String::from_utf8_lossy(&bytes).into_owned());
-        anyhow::bail!("{status}: {why}");
+        anyhow::bail!("{status}: {}", inert(&why));
     }
     Ok(v)
 }
 
-/// What the preview shows before the question.
+/// What the preview shows before the question: the rule and the file [`inert`], the diff's own
+/// lines kept and each made inert ([`inert_lines`]).
 pub fn shown(preview: &Value) -> String {
     let diff = preview["diff"].as_str().unwrap_or("");
-    let file = preview["file"].as_str().unwrap_or("");
-    let rule = preview["rule"].as_str().unwrap_or("");
+    let file = inert(preview["file"].as_str().unwrap_or(""));
+    let rule = inert(preview["rule"].as_str().unwrap_or(""));
     match diff.is_empty() {
         true => format!("rule: {rule}\n{file} already holds it"),
-        false => format!("rule: {rule}\n{diff}"),
+        false => format!("rule: {rule}\n{}", inert_lines(diff)),
     }
 }
 
@@ -60,7 +63,25 @@ pub async fn run(
     let done = exchange(token, http::Request::post(format!("{base}/approvals/{id}")), Some(body)).await?;
     Ok(format!(
         "call {id}: allow_always ({}); rule written to {}",
-        done["call"].as_str().unwrap_or(""),
-        done["file"].as_str().unwrap_or("")
+        inert(done["call"].as_str().unwrap_or("")),
+        inert(done["file"].as_str().unwrap_or(""))
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_preview_shows_no_bidi_override_or_control_from_the_rule_and_keeps_the_diffs_lines() {
+        let rule = "mcp__py__write_\u{202e}dda({\"a\":1})";
+        let diff = format!("--- rules.yaml\n+++ rules.yaml\n   allow:\n+    - '{rule}'\u{1b}[2K");
+        let text = shown(&json!({ "rule": rule, "diff": diff, "file": "rules.yaml" }));
+        assert_eq!(text.lines().count(), 5, "{text}");
+        assert!(!text.chars().any(|c| c != '\n' && crate::inert::escaped(c)), "{text}");
+        assert!(text.starts_with("rule: mcp__py__write_\\u{202e}dda"), "{text}");
+        let same = shown(&json!({ "rule": rule, "diff": "", "file": "r\u{2067}.yaml" }));
+        assert_eq!(same, "rule: mcp__py__write_\\u{202e}dda({\"a\":1})\nr\\u{2067}.yaml already holds it");
+    }
 }

@@ -2,15 +2,20 @@
 //! admin listener's answer and an audit file's lines are the same records): what was called,
 //! what was decided and told, Layer 1's rule and every rule the call met with its scope, the
 //! checker's judgement, the waiver lookup, the policy version. Reads values, never trusts them:
-//! a field missing or of another type is left out.
+//! a field missing or of another type is left out, and every string is printed [`inert`]: no
+//! control, escape sequence, line break or bidi override the agent put in it reaches the terminal.
 
 use std::fmt::Write as _;
 
+use std::borrow::Cow;
+
 use serde_json::Value;
+
+use crate::inert::inert;
 
 /// The explanation of the decision whose audit `lines` these are (oldest first).
 pub fn render(id: &str, lines: &[Value]) -> String {
-    let mut out = format!("decision {id}\n");
+    let mut out = format!("decision {}\n", inert(id));
     for line in lines {
         out.push('\n');
         line_words(&mut out, line);
@@ -18,12 +23,14 @@ pub fn render(id: &str, lines: &[Value]) -> String {
     out
 }
 
-fn s<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
+/// A string field as a terminal may print it ([`inert`]): every field holds text the agent may
+/// have chosen (a tool's name, a reason quoting it, a preview of its arguments).
+fn s<'a>(v: &'a Value, key: &str) -> Option<Cow<'a, str>> {
+    v.get(key).and_then(Value::as_str).map(inert)
 }
 
 fn line_words(out: &mut String, l: &Value) {
-    let phase = match s(l, "phase") {
+    let phase = match s(l, "phase").as_deref() {
         Some("pre") => "before the call",
         Some("post") => "on its result",
         Some("approval") => "a human's answer",
@@ -31,12 +38,12 @@ fn line_words(out: &mut String, l: &Value) {
         _ => "a decision",
     };
     let when = l.get("ts").and_then(Value::as_u64).map(utc).unwrap_or_default();
-    let _ = writeln!(out, "{phase}, {when}: {}", s(l, "outcome").unwrap_or("?"));
+    let _ = writeln!(out, "{phase}, {when}: {}", s(l, "outcome").unwrap_or(Cow::Borrowed("?")));
     let _ = writeln!(
         out,
         "  tool:      {} (upstream {})",
-        s(l, "tool").unwrap_or("?"),
-        s(l, "upstream").unwrap_or("?")
+        s(l, "tool").unwrap_or(Cow::Borrowed("?")),
+        s(l, "upstream").unwrap_or(Cow::Borrowed("?"))
     );
     let who: Vec<String> = [("agent", "agent"), ("session", "session")]
         .iter()
@@ -68,10 +75,10 @@ fn why_words(out: &mut String, why: &Value) {
         let _ = writeln!(
             out,
             "  layer 1:   {} by {} (scope {}): {}",
-            s(d, "effect").unwrap_or("?"),
-            s(d, "rule").unwrap_or("?"),
-            s(d, "scope").unwrap_or("?"),
-            s(d, "reason").unwrap_or("")
+            s(d, "effect").unwrap_or(Cow::Borrowed("?")),
+            s(d, "rule").unwrap_or(Cow::Borrowed("?")),
+            s(d, "scope").unwrap_or(Cow::Borrowed("?")),
+            s(d, "reason").unwrap_or(Cow::Borrowed(""))
         );
     }
     match why.get("matched").and_then(Value::as_array) {
@@ -86,10 +93,10 @@ fn why_words(out: &mut String, why: &Value) {
                 let _ = writeln!(
                     out,
                     "    {:<5} {}  scope {}  on {}{seen}{maybe}",
-                    s(m, "effect").unwrap_or("?"),
-                    s(m, "rule").unwrap_or("?"),
-                    s(m, "scope").unwrap_or("?"),
-                    s(m, "unit").unwrap_or("?")
+                    s(m, "effect").unwrap_or(Cow::Borrowed("?")),
+                    s(m, "rule").unwrap_or(Cow::Borrowed("?")),
+                    s(m, "scope").unwrap_or(Cow::Borrowed("?")),
+                    s(m, "unit").unwrap_or(Cow::Borrowed("?"))
                 );
             }
         }
@@ -107,11 +114,11 @@ fn why_words(out: &mut String, why: &Value) {
         let _ = writeln!(
             out,
             "  checker:   {} under guardrail rule {} with rubric {} (mode {}), answered by {}{latency}{cached}",
-            s(c, "verdict").unwrap_or("?"),
-            s(c, "rule").unwrap_or("?"),
-            s(c, "rubric").unwrap_or("?"),
-            s(c, "mode").unwrap_or("?"),
-            s(c, "tier").unwrap_or("?"),
+            s(c, "verdict").unwrap_or(Cow::Borrowed("?")),
+            s(c, "rule").unwrap_or(Cow::Borrowed("?")),
+            s(c, "rubric").unwrap_or(Cow::Borrowed("?")),
+            s(c, "mode").unwrap_or(Cow::Borrowed("?")),
+            s(c, "tier").unwrap_or(Cow::Borrowed("?")),
         );
     }
     if let Some(w) = why.get("waiver") {

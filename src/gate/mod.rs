@@ -25,6 +25,7 @@ pub mod guard;
 pub mod post;
 pub mod pre;
 pub mod tally;
+pub mod tool_name;
 
 pub use guard::Guard;
 

@@ -283,7 +283,7 @@ fn decided<'a>(id: &RawValue, call: ToolCall, params: Option<&'a RawValue>) -> P
 /// The typed call of a `tools/call` request, or why its params are unusable.
 fn call(msg: &Message<'_>, cx: &Context<'_>) -> Result<ToolCall, String> {
     let params = match msg.params.map(|p| serde_json::from_str::<CallParams<'_>>(p.get())) {
-        Some(Ok(p)) => p,
+        Some(Ok(p)) => super::tool_name::checked(p)?,
         Some(Err(e)) => return Err(format!("tools/call params: {e}")),
         None => return Err("tools/call needs params".into()),
     };

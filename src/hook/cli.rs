@@ -77,7 +77,9 @@ fn answer(event: Event, args: &HookArgs, load: Loader<'_>) -> ExitCode {
         }
     };
     if let Some(e) = error {
-        eprintln!("portcullis hook {}: {e}", if event == Event::Pre { "pre" } else { "post" });
+        // The error may quote the agent's input (a tool's name, a path): shown inert.
+        let phase = if event == Event::Pre { "pre" } else { "post" };
+        eprintln!("portcullis hook {phase}: {}", crate::inert::inert(&e));
     }
     println!("{answer}");
     ExitCode::SUCCESS

@@ -19,8 +19,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value};
 
+use super::answer::Permission;
 use super::codex_answer::{post_to_codex, Pre};
-use super::envelope::{Envelope, Event};
+use super::envelope::{Envelope, Event, RunsIn};
 use super::one::{decide_envelope, HookArgs, Loader};
 use super::patch::{self, Operation};
 use crate::config::Config;
@@ -28,6 +29,9 @@ use crate::says::Said;
 
 /// Codex's name for its file-editing tool.
 pub const APPLY_PATCH: &str = "apply_patch";
+
+/// Codex's name, in a hook's envelope, for every shell tool (`exec_command`, `shell`, …).
+pub const BASH: &str = "Bash";
 
 /// The answer to print (in Codex's words) to the envelope on stdin, and the error to show.
 pub fn decide(event: Event, args: &HookArgs, load: Loader<'_>) -> (Value, Option<String>) {
@@ -55,6 +59,13 @@ pub fn decide_read(
     env: &Envelope,
     decide: &mut Decider<'_>,
 ) -> (Value, Option<String>) {
+    if env.tool == BASH {
+        // Where the command runs, written in for whoever decides it ([`super::workdir`]).
+        return match super::workdir::placed(bytes, env) {
+            Ok((bytes, placed)) => shell(event, &bytes, &placed, decide),
+            Err(why) => (cannot_decide(event, &why), Some(why)),
+        };
+    }
     match event {
         Event::Post => {
             let (answer, error) = decide(bytes.to_vec(), env);
@@ -82,6 +93,27 @@ pub fn decide_read(
         }
     }
 }
+
+/// A `Bash` envelope placed by [`super::workdir`]: a refusal of a line whose directory the hook
+/// cannot know says how to make it known.
+fn shell(event: Event, bytes: &[u8], env: &Envelope, decide: &mut Decider<'_>) -> (Value, Option<String>) {
+    let (answer, error) = decide(bytes.to_vec(), env);
+    match event {
+        Event::Post => (post_to_codex(&env.tool, &answer), error),
+        Event::Pre => {
+            let mut pre = Pre::of_claude(&answer);
+            if pre.permission != Permission::Allow && env.runs_in == RunsIn::Unknown {
+                pre.reason = format!("{} ({UNKNOWN_WORKDIR})", pre.reason.trim_end_matches('.'));
+            }
+            (pre.to_codex(&env.input), error)
+        }
+    }
+}
+
+/// What a refused shell call whose directory the hook cannot know is told.
+pub const UNKNOWN_WORKDIR: &str = "Codex does not tell the hook which workdir a shell command runs in, so \
+                                   its relative paths are judged as anywhere: name files by absolute paths, \
+                                   or start the line with `cd /absolute/dir &&`";
 
 /// Codex's conservative answer: a deny before the call, a block after it.
 pub fn cannot_decide(event: Event, why: &str) -> Value {
@@ -127,7 +159,7 @@ fn writes(bytes: &[u8], env: &Envelope) -> Result<Vec<(Vec<u8>, Envelope)>, Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hook::answer::{Answer, Permission};
+    use crate::hook::answer::Answer;
 
     fn envelope(tool: &str, input: Value) -> (Vec<u8>, Envelope) {
         let raw = json!({

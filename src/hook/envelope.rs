@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The most stdin the hook reads: a `PostToolUse` envelope carries the whole tool output.
@@ -56,6 +56,25 @@ pub struct Envelope {
     pub mode: crate::call::Mode,
     /// A subagent's call (the input carries `agent_id`), decided as a delegated child's.
     pub spawn: crate::call::Spawn,
+    /// Where a `Bash` command runs: `cwd` unless the codex hook wrote otherwise
+    /// ([`super::workdir`]).
+    pub runs_in: RunsIn,
+}
+
+/// The envelope field the codex hook writes its [`RunsIn`] reading into ([`super::workdir`]).
+pub const RUNS_IN: &str = "portcullis_runs_in";
+
+/// Where a shell command runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunsIn {
+    /// The session's working directory (the envelope's `cwd`).
+    #[default]
+    Session,
+    /// This absolute, canonical directory.
+    Dir(PathBuf),
+    /// No directory the hook can know: relative words may be anywhere.
+    Unknown,
 }
 
 /// Why an envelope cannot be decided.
@@ -94,6 +113,9 @@ struct Raw {
     /// Present only on a call a subagent makes (Claude Code's `Task` tool); its value is not used.
     #[serde(default)]
     agent_id: Option<Value>,
+    /// Written by the codex hook only ([`RUNS_IN`]).
+    #[serde(default)]
+    portcullis_runs_in: RunsIn,
 }
 
 impl Envelope {
@@ -128,6 +150,7 @@ impl Envelope {
                 None | Some(Value::Null) => crate::call::Spawn::Main,
                 Some(_) => crate::call::Spawn::Subagent,
             },
+            runs_in: raw.portcullis_runs_in,
         })
     }
 

@@ -14,11 +14,11 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::envelope::Envelope;
+use super::envelope::{Envelope, RunsIn};
 use super::shape::absolute;
 pub use super::shape::ShapeError;
 use crate::call::{ToolCall, Transport};
-use crate::rules::kinds::{HOOK_CWD_POINTER, HOOK_SHELL_POINTER};
+use crate::rules::kinds::{CWD_UNKNOWN, HOOK_CWD_POINTER, HOOK_SHELL_POINTER};
 use crate::shell::Dialect;
 
 /// The `upstream` label of Claude Code's built-in tools.
@@ -76,6 +76,10 @@ pub fn call_in(env: &Envelope, shell: Dialect) -> Result<ToolCall, ShapeError> {
 
 fn shaped(env: &Envelope, shell: Dialect) -> Result<ToolCall, ShapeError> {
     let tool = env.tool.as_str();
+    // A name with a control or format character is no tool's: refused before anything reads it.
+    if let Some(why) = crate::gate::tool_name::refusal(tool) {
+        return Err(ShapeError::Name(why));
+    }
     let Some(input) = env.input.as_object() else {
         // `null` (no input) is an empty input for tools that read none.
         if env.input.is_null() && shape(tool) == Shape::Any {
@@ -94,10 +98,19 @@ fn shaped(env: &Envelope, shell: Dialect) -> Result<ToolCall, ShapeError> {
             if tool == "Bash" {
                 let key = HOOK_SHELL_POINTER.trim_start_matches('/');
                 args.insert(key.into(), Value::String(shell.as_str().into()));
-                // Where the command runs is the session's, never the tool input's to say.
+                // Where the command runs is the envelope's to say (the session's `cwd`, or what
+                // the codex hook read, [`super::workdir`]), never the tool input's.
                 let key = HOOK_CWD_POINTER.trim_start_matches('/');
-                match env.cwd.as_deref().filter(|c| c.is_absolute()).and_then(|c| c.to_str()) {
-                    Some(cwd) => args.insert(key.into(), Value::String(cwd.into())),
+                let dir = match &env.runs_in {
+                    RunsIn::Session => {
+                        env.cwd.as_deref().filter(|c| c.is_absolute()).and_then(|c| c.to_str())
+                    }
+                    // A directory that is not absolute UTF-8 is not placed: the line starts nowhere known.
+                    RunsIn::Dir(d) => Some(d.to_str().filter(|_| d.is_absolute()).unwrap_or(CWD_UNKNOWN)),
+                    RunsIn::Unknown => Some(CWD_UNKNOWN),
+                };
+                match dir {
+                    Some(dir) => args.insert(key.into(), Value::String(dir.into())),
                     None => args.remove(key),
                 };
             }
@@ -189,6 +202,7 @@ mod tests {
             response: None,
             mode: crate::call::Mode::Act,
             spawn: crate::call::Spawn::Main,
+            runs_in: RunsIn::Session,
         }
     }
 
@@ -204,6 +218,26 @@ mod tests {
         let mut e = env("Bash", input);
         e.cwd = None;
         assert!(args(&call(&e).unwrap()).get("portcullis_cwd").is_none());
+    }
+
+    #[test]
+    fn a_bash_command_runs_where_the_envelope_says_and_nowhere_known_when_it_cannot_say() {
+        let input = json!({"command": "cat key", "portcullis_cwd": "/tmp"});
+        let cases = [
+            (RunsIn::Dir("/work/secret".into()), "/work/secret"),
+            (RunsIn::Dir("relative".into()), CWD_UNKNOWN),
+            (RunsIn::Unknown, CWD_UNKNOWN),
+            (RunsIn::Session, "/work/repo"),
+        ];
+        for (runs_in, want) in cases {
+            let mut e = env("Bash", input.clone());
+            e.runs_in = runs_in.clone();
+            assert_eq!(args(&call(&e).unwrap())["portcullis_cwd"], want, "{runs_in:?}");
+            // Files named by other tools are still placed against the session's cwd.
+            let mut r = env("Read", json!({"file_path": "key"}));
+            r.runs_in = runs_in;
+            assert_eq!(args(&call(&r).unwrap())["file_path"], "/work/repo/key");
+        }
     }
 
     #[test]
@@ -254,6 +288,10 @@ mod tests {
         let mut e = env("Read", json!({"file_path": "rel"}));
         e.cwd = None;
         assert!(matches!(call(&e), Err(ShapeError::Relative { .. })));
+        for tool in ["mcp__py__write_\u{202e}dda", "Bash\u{200b}", "mcp__a__b\r\nrule: x"] {
+            let e = env(tool, json!({"command": "ls"}));
+            assert!(matches!(call(&e), Err(ShapeError::Name(why)) if !why.contains(tool)), "{tool:?}");
+        }
     }
 
     #[test]

@@ -19,7 +19,8 @@
 //! - [`install`] merges the hooks block into `settings.json`; [`cli`] is the command line.
 //!
 //! - [`codex`] speaks Codex CLI's dialect of the same protocol (`--codex`): [`patch`] reads its
-//!   `apply_patch` envelope, [`codex_answer`] writes its answers, [`codex_install`] its hooks.json.
+//!   `apply_patch` envelope, [`workdir`] places its shell commands, [`codex_answer`] writes its
+//!   answers, [`codex_install`] its hooks.json.
 //!
 //! What it can and cannot guard is in docs/claude-code.md and docs/clients/codex.md.
 
@@ -40,4 +41,5 @@ pub mod search;
 pub mod serve;
 mod shape;
 pub mod standalone;
+pub mod workdir;
 pub mod workspace;

@@ -13,6 +13,9 @@ pub enum ShapeError {
     Field { tool: String, field: &'static str },
     #[error("{tool}: the path {path:?} is relative and the session's cwd is not an absolute path")]
     Relative { tool: String, path: String },
+    /// The envelope's `tool_name` names no tool ([`crate::gate::tool_name`]); never quoted.
+    #[error("tool_name: {0}")]
+    Name(String),
 }
 
 /// `path` made absolute against `cwd` (`.` and `..` are left for the jail to resolve). A

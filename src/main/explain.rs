@@ -37,7 +37,10 @@ pub async fn run(a: ExplainArgs) -> anyhow::Result<ExitCode> {
         }
     };
     match a.json {
-        true => println!("{}", serde_json::to_string_pretty(&serde_json::json!({"id": id, "lines": lines}))?),
+        true => {
+            let json = serde_json::to_string_pretty(&serde_json::json!({"id": id, "lines": lines}))?;
+            println!("{}", portcullis::inert::inert_json(&json));
+        }
         false => print!("{}", render::render(&id.to_string(), &lines)),
     }
     Ok(ExitCode::SUCCESS)

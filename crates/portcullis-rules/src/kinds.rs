@@ -50,6 +50,11 @@ pub const HOOK_SHELL_POINTER: &str = "/portcullis_shell";
 /// Claude Code's `Bash`, overwriting anything the tool input held there.
 pub const HOOK_CWD_POINTER: &str = "/portcullis_cwd";
 
+/// The working directory a caller writes at a shell kind's cwd pointer when it cannot know where
+/// the command runs (Codex's shell payloads carry no `workdir`): not absolute, so the line starts
+/// nowhere known and every relative word may be anywhere (any non-absolute value is read so).
+pub const CWD_UNKNOWN: &str = "(unknown)";
+
 impl KindSpec {
     /// A shell kind run by bash, reading its command at `command`.
     pub fn bash(command: &str) -> KindSpec {

@@ -85,13 +85,14 @@ async fn a_tool_name_cannot_speak_outside_the_fence() {
     let mut s = Session::open(&proxy_url(&p, "py")).await;
     let name = format!("echo\n{ORDER}\n");
     let (_, _, msg) = s.call(&name, json!({ "message": "hi" }), &[]).await;
+    // Such a name is no tool's (round 8): refused as invalid before anything, the reviewer
+    // included, reads it (src/gate/tool_name.rs).
+    assert_eq!(msg["error"]["code"], -32600, "{msg}");
+    assert!(msg["error"]["message"].as_str().is_some_and(|m| m.contains("U+000A")), "{msg}");
     let asked = checker.requests();
-    assert_eq!(asked.len(), 1, "the call was reviewed: {msg}");
-    assert!(
-        !outside_fence(&asked[0]).contains(ORDER),
-        "the name spoke outside the fence:\n{}",
-        asked[0].user()
-    );
+    assert!(asked.iter().all(|r| !outside_fence(r).contains(ORDER)), "the name spoke outside the fence");
+    assert!(asked.is_empty(), "nothing was reviewed: {msg}");
+    assert!(peer.tools_run().is_empty(), "nothing ran");
 }
 
 /// The call the reviewer is shown is the call that runs: arguments spelled with a duplicate key

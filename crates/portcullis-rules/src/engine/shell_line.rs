@@ -114,12 +114,18 @@ impl Engine {
         })
     }
 
-    /// The directory a shell line starts in: the caller's working directory when it is known
-    /// (the hook's `cwd`), else the jail's root, else the tool's own unplaced start directory.
+    /// The directory a shell line starts in: the caller's working directory when it names an
+    /// absolute one (the hook's `cwd`); not known when it names anything else (a relative
+    /// directory, or [`crate::kinds::CWD_UNKNOWN`]: relative words are then anywhere); else,
+    /// when it names none, the jail's root, else the tool's own unplaced start directory.
     pub(super) fn start(&self, cwd: Option<&str>) -> Base {
-        match cwd.filter(|c| c.starts_with('/')).or_else(|| self.jail.root().and_then(|r| r.to_str())) {
-            Some(dir) => Base::Dir(normalize_abs(dir)),
-            None => Base::start(),
+        match cwd {
+            Some(dir) if dir.starts_with('/') => Base::Dir(normalize_abs(dir)),
+            Some(_) => Base::Unknown,
+            None => match self.jail.root().and_then(|r| r.to_str()) {
+                Some(dir) => Base::Dir(normalize_abs(dir)),
+                None => Base::start(),
+            },
         }
     }
 
