@@ -195,7 +195,12 @@ async fn prometheus_e2e_checker_down_fires_when_the_checker_dies_and_resolves_wh
     assert_eq!(firing["labels"]["job"], "portcullis", "{firing}");
     assert_eq!(firing["labels"]["instance"], p.admin_addr.to_string(), "{firing}");
     assert_eq!(firing["labels"]["severity"], "critical", "{firing}");
-    assert_eq!(firing["annotations"]["runbook_url"], "docs/runbook.md#portcullischeckerdown", "{firing}");
+    // The runbook link Prometheus rendered is absolute and resolves on the instance that fired.
+    let url = format!("http://{}/runbook#portcullischeckerdown", p.admin_addr);
+    assert_eq!(firing["annotations"]["runbook_url"], url.as_str(), "{firing}");
+    let (status, _, page) = crate::support::get(&url, &[]).await;
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("<section id=\"portcullischeckerdown\">"), "the anchor is on the page");
     let fired_after = started.elapsed();
 
     // 3. The checker comes back where it was (the proxy's config untouched, as when an operator
