@@ -32,6 +32,7 @@ mod eval;
 mod eval_traces;
 mod explain;
 mod flows;
+mod flows_task;
 mod guardrails;
 mod hook;
 mod hook_codex;
