@@ -1,7 +1,9 @@
 //! What the flow index costs a call (issue 27.2): the pre-call decision of a sink call with
 //! `flows:` off, on with nothing read in the session (one atomic load), on after the session read
 //! a private mail (the sink's arguments scanned: as written, reversed, decoded, joined) for a
-//! clean post and for one carrying the mail; and recording a 4 KiB private result.
+//! clean post and for one carrying the mail; a call to a tool that cannot reach outward with
+//! `flows:` off and from a session that read the mail (one lookup, no argument read); and
+//! recording a 4 KiB private result.
 //!
 //! `cargo bench --bench flows`.
 
@@ -74,7 +76,18 @@ fn bench(c: &mut Criterion) {
             call("reader", "web_post", &post_args(&mail[1000..2000])),
         ),
     ];
+    // A tool that cannot reach outward (no sink, fetch or shell): one session lookup after a read,
+    // its arguments never parsed for the flow check.
+    let note = serde_json::json!({ "title": "notes", "body": &mail[1000..2000] }).to_string();
+    let local: Vec<(&str, &Guard, ToolCall)> = vec![
+        ("non-sink call 1 KiB, flows off", &off, call("s", "save_note", &note)),
+        ("non-sink call 1 KiB carrying the mail, session read it", &on, call("reader", "save_note", &note)),
+    ];
     let mut group = c.benchmark_group("flows");
+    for (name, g, call) in &local {
+        assert!(!matches!(g.pre(call), Outcome::Refuse(_)), "{name}");
+        group.bench_function(*name, |b| b.iter(|| std::hint::black_box(g.pre(call))));
+    }
     for (name, g, call) in &cases {
         let refused = matches!(g.pre(call), Outcome::Refuse(_));
         assert_eq!(refused, name.ends_with("carries it"), "{name}");

@@ -8,7 +8,9 @@ use std::ops::ControlFlow;
 
 use serde_json::Value;
 
+use super::decide::Watched;
 use super::index::{SessionIndex, Source, SourceKind};
+use super::named::Named;
 use super::pieces::Sending;
 use super::shingle::{normalise_bytes_into, normalise_into};
 use super::store::Lookup;
@@ -48,9 +50,10 @@ enum Spelling {
 }
 
 impl Flows {
-    /// The flow check of `call` with `args`, under `engine`'s egress rules and tool kinds.
-    pub fn check(&self, call: &ToolCall, args: &Value, engine: &Engine) -> Flow {
-        let (ix, evicted) = match self.store.lookup(self.key(call)) {
+    /// The flow check of `call` with `args` (its session as [`Flows::watch`] found it), under
+    /// `engine`'s egress rules and tool kinds.
+    pub fn check(&self, watched: Watched, call: &ToolCall, args: &Value, engine: &Engine) -> Flow {
+        let (ix, evicted) = match watched.0 {
             Lookup::Nothing => return Flow::Clear,
             Lookup::Held(ix) => (Some(ix), false),
             Lookup::Evicted => (None, true),
@@ -60,7 +63,11 @@ impl Flows {
         if !matches!(reach, Reach::Outward(_)) {
             return Flow::Clear;
         }
-        let Some(bound_for) = unallowed(egress, &call.upstream, args, &reach) else { return Flow::Clear };
+        // The user's own task (never the agent's: `call.task`) may name where a send goes.
+        let named = call.user_task.as_deref().map(Named::of);
+        let Some(bound_for) = unallowed(egress, &call.upstream, args, &reach, named.as_ref()) else {
+            return Flow::Clear;
+        };
         let mut ix = ix.as_ref().map(|ix| ix.lock().unwrap_or_else(|p| p.into_inner()));
         let overflowed = evicted || ix.as_ref().is_some_and(|ix| ix.overflowed);
         let unreachable = ix.as_ref().is_some_and(|ix| ix.unreachable);
@@ -149,20 +156,31 @@ impl Flows {
 }
 
 /// The first destination of the call that no egress `allow` surely names (or that a deny or
-/// ask may name), described; `None` when every one is allowed. A call with outward reach that
-/// names no destination sends wherever the tool sends, which no rule allows.
-fn unallowed(egress: &Egress, upstream: &str, args: &Value, reach: &Reach) -> Option<String> {
+/// ask may name), described; `None` when every one is allowed. A destination the user's own
+/// task names ([`Named`]) counts as allowed unless a deny or ask may name it. A call with
+/// outward reach that names no destination sends wherever the tool sends, which no rule allows.
+fn unallowed(
+    egress: &Egress,
+    upstream: &str,
+    args: &Value,
+    reach: &Reach,
+    named: Option<&Named>,
+) -> Option<String> {
     let mine = |r: &&crate::rules::egress::EgressRule| r.upstream.as_deref().is_none_or(|u| u == upstream);
-    let allowed = |found: &Found| {
+    let allowed = |found: &Found, within: &str| {
         let rules = || egress.rules.iter().filter(mine);
-        rules().any(|r| r.effect == Effect::Allow && r.target.matches(&found.what) == HostMatch::Yes)
-            && !rules().any(|r| r.effect > Effect::Allow && r.target.matches(&found.what) != HostMatch::No)
+        let refused =
+            || rules().any(|r| r.effect > Effect::Allow && r.target.matches(&found.what) != HostMatch::No);
+        let excused = named.is_some_and(|n| n.names(found, within));
+        (excused
+            || rules().any(|r| r.effect == Effect::Allow && r.target.matches(&found.what) == HostMatch::Yes))
+            && !refused()
     };
     let mut any = false;
     let mut first: Option<String> = None;
-    let mut judge = |found: Found| {
+    let mut judge = |found: Found, within: &str| {
         any = true;
-        match allowed(&found) {
+        match allowed(&found, within) {
             true => ControlFlow::Continue(()),
             false => {
                 first = Some(destination(&found));
@@ -172,12 +190,19 @@ fn unallowed(egress: &Egress, upstream: &str, args: &Value, reach: &Reach) -> Op
     };
     if let Reach::Outward(Outward::Shell(dests)) = reach {
         for d in dests {
-            if judge(d.clone()).is_break() {
+            if judge(d.clone(), "").is_break() {
                 return first;
             }
         }
     }
-    let _ = scan::walk(args, &mut judge);
+    // Every string (keys too), each with the string a destination was found in. No budget of
+    // its own, as egress's walk has none: linear in the arguments, which the body limit bounds.
+    let mut stopped = false;
+    super::record::strings(args, usize::MAX, &mut |s| {
+        if !stopped {
+            stopped = scan::text(s, &String::new, &mut |f: Found| judge(f, s)).is_break();
+        }
+    });
     match (first, any) {
         (Some(d), _) => Some(d),
         (None, true) => None,
@@ -323,3 +348,7 @@ fn leak_reason(source: &Source, pointer: &str, spelling: Spelling, sink: &str, b
          leave only for destinations `egress: {{allow: [...]}}` names"
     )
 }
+
+#[cfg(test)]
+#[path = "check_tests.rs"]
+mod tests;

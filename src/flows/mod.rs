@@ -23,6 +23,7 @@ mod decide;
 pub mod decode;
 pub mod fold;
 pub mod index;
+pub mod named;
 pub mod pieces;
 pub mod print;
 pub mod provenance;
@@ -37,6 +38,7 @@ use std::sync::Arc;
 
 pub use crate::telemetry::flow_metrics::{FlowMetrics, Judged};
 pub use check::Flow;
+pub use decide::{Reaches, Watched};
 
 use crate::call::ToolCall;
 use crate::config::flows::{FlowLimits, FlowSettings};

@@ -11,7 +11,7 @@ use super::shingle::normalise_into;
 use super::store::SessionKey;
 use super::Flows;
 use crate::call::ToolCall;
-use crate::checker::detect::{self, Category, Direction};
+use crate::checker::detect;
 
 /// Text of one result read for recording; past it the session is marked overflowed (what was
 /// not read cannot be recognised later, so its sinks go to the model rule).
@@ -73,9 +73,8 @@ impl Flows {
                 normalise_into(s, &mut text);
                 bytes += s.len();
             }
-            for f in
-                detect::scan(s, Direction::Inbound).into_iter().filter(|f| f.category == Category::Secret)
-            {
+            // The secret detectors only: the others' findings are not kept here.
+            for f in detect::scan_secrets(s) {
                 if let Some(span) = s.get(f.span.clone()) {
                     let mut t = Vec::new();
                     normalise_into(span, &mut t);

@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::record::Recorded;
 use super::shared::{self, Pulled, SharedFlows};
 use super::store::Lookup;
-use super::Flows;
+use super::{Flows, Reaches};
 use crate::call::ToolCall;
 use crate::rules::egress::Reach;
 use crate::rules::Engine;
@@ -45,11 +45,19 @@ impl Flows {
 
     /// Before `call`'s pre phase: merges what other replicas recorded for its caller, when it
     /// has outward reach under `engine` (one round trip; none for other calls, none without a
-    /// shared store). A store that cannot be read marks the session for this call.
-    pub async fn pull(&self, call: &ToolCall, args: &Value, engine: &Engine) {
+    /// shared store). `args`: the parsed arguments of a tool whose reach depends on them (a
+    /// shell), `None` for one whose kind says ([`Reaches`]). A store that cannot be read marks
+    /// the session for this call.
+    pub async fn pull(&self, call: &ToolCall, args: Option<&Value>, engine: &Engine) {
         let Some(shared) = self.store.shared.get() else { return };
-        let reach = Reach::of(engine.kinds(), engine.egress(), &call.upstream, &call.qualified, args, None);
-        if !matches!(reach, Reach::Outward(_)) {
+        let outward = match args {
+            None => Reaches::of(engine, call) == Reaches::Always,
+            Some(args) => matches!(
+                Reach::of(engine.kinds(), engine.egress(), &call.upstream, &call.qualified, args, None),
+                Reach::Outward(_)
+            ),
+        };
+        if !outward {
             return;
         }
         let key = self.key(call);

@@ -90,8 +90,14 @@ impl Store {
         self.total.fetch_add(n, Ordering::Relaxed);
     }
 
+    /// Whether any session is held or evicted (one atomic load): when none is, a call's
+    /// session is not even hashed.
+    pub fn watching(&self) -> bool {
+        self.watched.load(Ordering::Relaxed) != 0
+    }
+
     pub fn lookup(&self, key: SessionKey) -> Lookup {
-        if self.watched.load(Ordering::Relaxed) == 0 {
+        if !self.watching() {
             return Lookup::Nothing;
         }
         let held = self.sessions.read().unwrap_or_else(|p| p.into_inner()).get(&key).cloned();

@@ -298,18 +298,30 @@ impl Guard {
     /// reason that says a human could have allowed it. An allowed call a guardrail rule covers
     /// comes back as [`Outcome::Check`]: a Layer 1 deny never spends a checker call.
     pub fn pre(&self, call: &ToolCall) -> Outcome {
-        self.layer1(call, false).0
+        self.layer1(call, false, None).0
+    }
+
+    /// [`Self::pre`] with the call's arguments already parsed (by [`Self::pull_flows`]), so
+    /// they are not parsed twice.
+    pub fn pre_parsed(&self, call: &ToolCall, parsed: Option<Value>) -> Outcome {
+        self.layer1(call, false, parsed).0
     }
 
     /// The pre-call outcome and Layer 1's decision behind it (for `check`, `eval` and the hook,
     /// which report the rule that allowed a call): Layer 1 evaluated once.
     pub fn pre_explained(&self, call: &ToolCall) -> (Outcome, Decision) {
-        let (outcome, d) = self.layer1(call, true);
+        self.pre_explained_parsed(call, None)
+    }
+
+    /// [`Self::pre_explained`] with the arguments already parsed.
+    pub fn pre_explained_parsed(&self, call: &ToolCall, parsed: Option<Value>) -> (Outcome, Decision) {
+        let (outcome, d) = self.layer1(call, true, parsed);
         (outcome, d.expect("kept when asked"))
     }
 
-    /// [`Self::pre`], keeping Layer 1's decision when `keep` (a clone: never on the proxy's path).
-    fn layer1(&self, call: &ToolCall, keep: bool) -> (Outcome, Option<Decision>) {
+    /// [`Self::pre`], keeping Layer 1's decision when `keep` (a clone: never on the proxy's
+    /// path); `pre_parsed`: the arguments, when already parsed.
+    fn layer1(&self, call: &ToolCall, keep: bool, pre_parsed: Option<Value>) -> (Outcome, Option<Decision>) {
         // A tool whose definition was withheld from the agent is not called either.
         if let Some(w) = self.tool_defs.refusal(self.screening(), call) {
             let withheld = Denial { reason: w.reason, rule: w.rule.into(), outcome: w.outcome, ask: None };
@@ -342,13 +354,21 @@ impl Guard {
         let checker = self.guardrails.as_ref().filter(|g| g.covers(&call.qualified, kind, Phase::Pre));
         // Parsed once, and only when Layer 1 or a guardrail rule reads them.
         let engine = self.engine_for(call);
-        let flows = self.flows.as_ref().filter(|f| f.watches(call));
-        let parsed = checker.is_some()
+        let flows = match (&self.flows, &engine) {
+            (Some(f), Ok(e)) => f.watch(call, e).map(|w| (f, w)),
+            _ => None,
+        };
+        let parsed = pre_parsed.is_some()
+            || checker.is_some()
             || call.mode == Mode::Plan
             || flows.is_some()
             || self.authority.reads_args()
             || engine.as_ref().is_ok_and(|e| e.needs_args(&call.qualified));
-        let (args, d) = match (&engine, self.args(call, parsed)) {
+        let args = match pre_parsed {
+            Some(args) => Ok(args),
+            None => self.args(call, parsed),
+        };
+        let (args, d) = match (&engine, args) {
             (Err(refused), _) => (Value::Null, refused.clone()),
             (Ok(engine), Ok(args)) => {
                 let d = self.layer1_decision(engine, call, &args);
@@ -358,8 +378,8 @@ impl Guard {
         };
         // Beside egress, before any model: private text bound for an unallowed destination.
         let (d, prefilter) = match (flows, &engine) {
-            (Some(f), Ok(engine)) if d.effect != Effect::Deny && !args.is_null() => {
-                f.judge(call, &args, engine, d, checker.is_some())
+            (Some((f, watched)), Ok(engine)) if d.effect != Effect::Deny && !args.is_null() => {
+                f.judge(watched, call, &args, engine, d, checker.is_some())
             }
             _ => {
                 let p = d.prefilter;

@@ -33,6 +33,7 @@ mod eval;
 mod eval_traces;
 mod explain;
 mod flows;
+mod flows_task;
 mod guardrails;
 mod held_answers;
 mod hook;

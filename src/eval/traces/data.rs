@@ -47,6 +47,11 @@ pub struct Trace {
     pub user_task: Option<String>,
     #[serde(default)]
     pub injection_task: Option<String>,
+    /// What the user typed (the user task's prompt): the replay records it through the proxy's
+    /// trusted channel (`POST /sessions/{id}/task` on the admin listener), as the hook's
+    /// `UserPromptSubmit` or an operator-trusted front would, before the session's first call.
+    #[serde(default)]
+    pub prompt: Option<String>,
     pub steps: Vec<Step>,
 }
 

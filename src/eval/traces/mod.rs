@@ -93,9 +93,25 @@ pub async fn measure(
             }
         }
     };
-    let proxy = crate::app::start_with_token(&config, None).await.map_err(TracesError::Proxy)?;
+    // The admin token the replay records each session's prompt with (the trusted channel);
+    // the replayed calls never carry it. Nobody answers on the operator API it would open to
+    // asks: an ask reaches only a client that elicits (the replay's does not), else is refused.
+    let token = admin_token();
+    if config.approvals.channel != crate::config::approvals::Channel::None {
+        config.approvals.channel = crate::config::approvals::Channel::Elicitation;
+    }
+    let proxy =
+        crate::app::start_with_token(&config, Some(token.clone())).await.map_err(TracesError::Proxy)?;
     let url = format!("http://{}/mcp/{name}", proxy.addr);
-    let replayed = replay::replay_all(traces, &proxy, &url, &server, &how, progress).await;
+    let admin = replay::Admin { url: format!("http://{}", proxy.admin_addr), token };
+    let replayed = replay::replay_all(traces, &proxy, &url, &admin, &server, &how, progress).await;
     proxy.shutdown().await;
     Ok(replayed?)
+}
+
+/// A fresh admin token: 32 random bytes in hex.
+fn admin_token() -> String {
+    let mut seed = [0u8; 32];
+    let _ = getrandom::fill(&mut seed);
+    seed.iter().map(|b| format!("{b:02x}")).collect()
 }

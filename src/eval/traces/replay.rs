@@ -96,6 +96,36 @@ impl Agent {
     }
 }
 
+/// The proxy's admin listener, where an operator-trusted front records what the user asked.
+pub struct Admin {
+    pub url: String,
+    pub token: String,
+}
+
+impl Admin {
+    /// Records `prompt` as what the user asked in MCP session `session`
+    /// (`POST /sessions/{id}/task`): the channel the agent does not control.
+    async fn record_prompt(
+        &self,
+        client: &HttpClient,
+        session: &str,
+        prompt: &str,
+    ) -> Result<(), ReplayError> {
+        let fail = |detail: String| ReplayError::Proxy { what: "POST /sessions/{id}/task".into(), detail };
+        let body = json!({ "task": prompt }).to_string();
+        let req = http::Request::post(format!("{}/sessions/{session}/task", self.url))
+            .header("content-type", "application/json")
+            .header("authorization", format!("Bearer {}", self.token))
+            .body(Full::new(Bytes::from(body)))
+            .map_err(|e| fail(e.to_string()))?;
+        let resp = client.request(req).await.map_err(|e| fail(e.to_string()))?;
+        match resp.status().is_success() {
+            true => Ok(()),
+            false => Err(fail(format!("answered {}", resp.status()))),
+        }
+    }
+}
+
 /// How a replay attributes refusals.
 pub struct Attribution {
     pub guardrail_labels: Vec<String>,
@@ -103,11 +133,12 @@ pub struct Attribution {
 }
 
 /// Replays every trace, in order, through `proxy` (at `url`, the upstream's route) in front of
-/// `replay`.
+/// `replay`, each session's prompt recorded first through `admin`.
 pub async fn replay_all(
     traces: &[Trace],
     proxy: &Running,
     url: &str,
+    admin: &Admin,
     replay: &Replay,
     how: &Attribution,
     progress: bool,
@@ -117,6 +148,13 @@ pub async fn replay_all(
         replay.load(&trace.steps);
         let mut agent = Agent { client: client_of(n), url: url.to_owned(), session: None, next_id: 0 };
         agent.open().await?;
+        if let Some(prompt) = &trace.prompt {
+            let Some(session) = &agent.session else {
+                let detail = "no Mcp-Session-Id to record the user's prompt under".into();
+                return Err(ReplayError::Proxy { what: "initialize".into(), detail });
+            };
+            admin.record_prompt(&agent.client, session, prompt).await?;
+        }
         for (i, step) in trace.steps.iter().enumerate() {
             let seen = audit_len(proxy);
             let reached = replay.received();

@@ -1,8 +1,11 @@
 //! The guard's side of the flow index across replicas ([`crate::flows::shared`]): connecting
 //! it to the state store, and merging the other replicas' records before a call's pre phase.
 
+use serde_json::Value;
+
 use super::Guard;
 use crate::call::ToolCall;
+use crate::flows::Reaches;
 
 impl Guard {
     /// Shares the flow index through `store` when it is a shared one (called with
@@ -21,13 +24,17 @@ impl Guard {
 
     /// Before `call`'s pre phase: what other replicas recorded for its caller, merged into
     /// this replica's index (one round trip, only for a call with outward reach, only with a
-    /// shared store).
-    pub async fn pull_flows(&self, call: &ToolCall) {
-        let Some(f) = &self.flows else { return };
-        if !f.is_shared() {
-            return;
-        }
-        let (Ok(engine), Ok(args)) = (self.engine_for(call), self.args(call, true)) else { return };
-        f.pull(call, &args, &engine).await;
+    /// shared store). Returns the call's arguments when it had to parse them (a shell tool's
+    /// reach depends on its line), for [`Guard::pre_parsed`]: they are parsed once.
+    pub async fn pull_flows(&self, call: &ToolCall) -> Option<Value> {
+        let f = self.flows.as_ref().filter(|f| f.is_shared())?;
+        let engine = self.engine_for(call).ok()?;
+        let args = match Reaches::of(&engine, call) {
+            Reaches::Never => return None,
+            Reaches::Always => None,
+            Reaches::ByArguments => Some(self.args(call, true).ok()?),
+        };
+        f.pull(call, args.as_ref(), &engine).await;
+        args
     }
 }

@@ -26,15 +26,16 @@ pub use super::verdict::Verdict;
 /// an operator can be.
 pub async fn judge(call: &ToolCall, cx: &Context<'_>, guard: &Guard, elicits: bool) -> Verdict {
     let flagged = cx.approvals.flagged(cx.session, cx.principal);
-    // What other replicas recorded for this caller (flows across a shared store).
-    guard.pull_flows(call).await;
+    // What other replicas recorded for this caller (flows across a shared store); the
+    // arguments, when that parsed them, are not parsed again.
+    let parsed = guard.pull_flows(call).await;
     let layer1 = crate::telemetry::otel::spans::layer1();
     let (pre, allowed) = layer1.in_scope(|| match cx.explain {
         true => {
-            let (o, d) = guard.pre_explained(call);
+            let (o, d) = guard.pre_explained_parsed(call, parsed);
             (o, Some(Box::new(d)))
         }
-        false => (guard.pre(call), None),
+        false => (guard.pre_parsed(call, parsed), None),
     });
     if !layer1.is_none() {
         let (decision, rule) = match &pre {
