@@ -65,7 +65,19 @@ impl Flows {
         }
         // The user's own task (never the agent's: `call.task`) may name where a send goes.
         let named = call.user_task.as_deref().map(Named::of);
-        let Some(bound_for) = unallowed(egress, &call.upstream, args, &reach, named.as_ref()) else {
+        let mut leaned_on_named = false;
+        let Some(bound_for) =
+            unallowed(egress, &call.upstream, args, &reach, named.as_ref(), &mut leaned_on_named)
+        else {
+            // Allowed only because the user's task names where it goes: the user meant their
+            // text to go there, never a credential (a detector's secret, a `redact` hit) the
+            // session was shown — an injection can aim at the very recipient the user named.
+            if let (true, Some(ix)) = (leaned_on_named, ix.as_ref()) {
+                let ix = ix.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(refusal) = self.secret_to_named(&ix, call, args) {
+                    return refusal;
+                }
+            }
             return Flow::Clear;
         };
         let mut ix = ix.as_ref().map(|ix| ix.lock().unwrap_or_else(|p| p.into_inner()));
@@ -165,24 +177,29 @@ fn unallowed(
     args: &Value,
     reach: &Reach,
     named: Option<&Named>,
+    leaned_on_named: &mut bool,
 ) -> Option<String> {
     let mine = |r: &&crate::rules::egress::EgressRule| r.upstream.as_deref().is_none_or(|u| u == upstream);
     let allowed = |found: &Found, within: &str| {
         let rules = || egress.rules.iter().filter(mine);
         let refused =
             || rules().any(|r| r.effect > Effect::Allow && r.target.matches(&found.what) != HostMatch::No);
+        let by_rule =
+            || rules().any(|r| r.effect == Effect::Allow && r.target.matches(&found.what) == HostMatch::Yes);
         let excused = named.is_some_and(|n| n.names(found, within));
-        (excused
-            || rules().any(|r| r.effect == Effect::Allow && r.target.matches(&found.what) == HostMatch::Yes))
-            && !refused()
+        let ok = (excused || by_rule()) && !refused();
+        (ok, ok && excused && !by_rule())
     };
     let mut any = false;
     let mut first: Option<String> = None;
     let mut judge = |found: Found, within: &str| {
         any = true;
         match allowed(&found, within) {
-            true => ControlFlow::Continue(()),
-            false => {
+            (true, named_only) => {
+                *leaned_on_named |= named_only;
+                ControlFlow::Continue(())
+            }
+            (false, _) => {
                 first = Some(destination(&found));
                 ControlFlow::Break(())
             }

@@ -4,7 +4,7 @@
 //! domain, not to a look-alike domain, not in another session — while the task the agent writes
 //! (`Portcullis-Task`) excuses nothing.
 
-use crate::flows::{target, MAIL};
+use crate::flows::{target, MAIL, SETTINGS_TOKEN};
 use crate::support::*;
 
 const ADMIN_ENV: &str = "PORTCULLIS_IT_FLOWS_TASK_ADMIN";
@@ -59,6 +59,21 @@ async fn a_task_from_the_trusted_channel_excuses_a_flow_to_the_mailbox_it_names_
 
     let (status, _, body) = mail(&[], &["bob@client.example"]).await;
     assert_eq!(status, 200, "the user asked for this send: {body}");
+    // The named recipient may get the user's text, never a credential the session was shown
+    // (an injection can aim at the very recipient the user named): as written or encoded.
+    let (status, _, body) = post(&format!("{base}/vault/settings"), &s1, "{}").await;
+    assert_eq!(status, 200, "{body}");
+    use base64::Engine;
+    for text in [
+        format!("the CI token is {SETTINGS_TOKEN}"),
+        base64::engine::general_purpose::STANDARD.encode(SETTINGS_TOKEN),
+    ] {
+        let body = serde_json::json!({ "to": ["bob@client.example"], "text": text }).to_string();
+        let (status, _, answer) = post(&format!("{base}/mail/send"), &s1, body).await;
+        assert_eq!(status, 403, "{text}: {answer}");
+        assert!(answer.contains("never a credential"), "{answer}");
+        assert!(!answer.contains(SETTINGS_TOKEN), "the refusal does not quote it: {answer}");
+    }
     for to in [
         &["bob@client.example", "mark@client.example"][..],
         &["mark@client.example"],
