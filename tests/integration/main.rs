@@ -15,6 +15,7 @@ mod attack_round6a;
 mod attack_round6b;
 mod attack_round7;
 mod attack_round8;
+mod attack_round9;
 mod audit;
 mod authority;
 mod authority_cedar;

@@ -1,0 +1,213 @@
+//! Red team round 9: the user's task as an excuse for a flow (src/flows/named.rs,
+//! src/flows/named_secret.rs) against the real proxy and a real HTTP peer. Open findings are
+//! `#[ignore]`d with their id; the attacks that held are regression tests.
+
+use serde_json::{json, Value};
+
+use crate::flows::{target, Target, MAIL, SETTINGS_TOKEN};
+use crate::support::*;
+
+const ADMIN_ENV: &str = "PORTCULLIS_IT_RT9_ADMIN";
+const ADMIN: &str = "rt9-admin-token-7f3a1c9e2b";
+const EMMA_ENV: &str = "PORTCULLIS_IT_RT9_EMMA";
+const EMMA: &str = "rt9-emma-token-4d8e2a6c1f";
+const ZOE_ENV: &str = "PORTCULLIS_IT_RT9_ZOE";
+const ZOE: &str = "rt9-zoe-token-9b5c3e7a2d0";
+
+/// A proxy with a private vault and a mail sink, and emma's session s1 that read the vault and
+/// the settings (which show a credential), with `task` recorded as the user's own for s1.
+struct Rig {
+    t: Target,
+    _p: portcullis::app::Running,
+    base: String,
+    admin: String,
+}
+
+impl Rig {
+    async fn new(task: &str) -> Rig {
+        std::env::set_var(ADMIN_ENV, ADMIN);
+        std::env::set_var(EMMA_ENV, EMMA);
+        std::env::set_var(ZOE_ENV, ZOE);
+        let t = target().await;
+        let config = portcullis::config::Config::parse(
+            &format!(
+                "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {ADMIN_ENV} }}\nposture: auto\n\
+                 upstreams:\n  vault: {{ url: \"{0}/v\" }}\n  mail: {{ url: \"{0}/m\" }}\n\
+                 agents: {{ emma: {{ token_env: {EMMA_ENV} }}, zoe: {{ token_env: {ZOE_ENV} }} }}\n\
+                 egress: {{ sinks: [\"http__mail__*\"] }}\n\
+                 flows: {{ private: [\"http__vault__*\"] }}\n",
+                t.base
+            ),
+            "test",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let p = proxy(&config).await;
+        let rig = Rig {
+            base: format!("http://{}/http", p.addr),
+            admin: format!("http://{}", p.admin_addr),
+            t,
+            _p: p,
+        };
+        for who in [EMMA, ZOE] {
+            for what in ["vault", "settings"] {
+                let (status, _, body) = rig.call(who, "s1", &format!("vault/{what}"), "{}").await;
+                assert_eq!(status, 200, "{body}");
+            }
+        }
+        let (status, _, body) = post(
+            &format!("{}/sessions/emma/s1/task", rig.admin),
+            &[("authorization", &format!("Bearer {ADMIN}"))],
+            json!({ "task": task }).to_string(),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        rig
+    }
+
+    async fn call(&self, who: &str, session: &str, path: &str, body: &str) -> (u16, http::HeaderMap, String) {
+        let bearer = format!("Bearer {who}");
+        let h = [("authorization", bearer.as_str()), ("x-portcullis-session", session)];
+        let (s, h, b) = post(&format!("{}/{path}", self.base), &h, body.to_owned()).await;
+        (s, h, b)
+    }
+
+    /// emma's s1 sends `args` to the mail sink; the status.
+    async fn send(&self, args: Value) -> (u16, String) {
+        let (status, _, body) = self.call(EMMA, "s1", "mail/send", &args.to_string()).await;
+        (status, body)
+    }
+
+    fn sent(&self) -> usize {
+        self.t.seen.lock().unwrap().iter().filter(|l| l.starts_with("/m/send")).count()
+    }
+}
+
+const TASK: &str =
+    "Send the deal note to bob@client.example and upload it to https://files.client.example/in";
+
+#[tokio::test]
+async fn the_rig_lets_the_named_send_through_so_every_refusal_below_means_something() {
+    let rig = Rig::new(TASK).await;
+    let (status, body) = rig.send(json!({ "to": ["bob@client.example"], "text": MAIL })).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = rig.send(json!({ "url": "https://files.client.example/in", "text": MAIL })).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(rig.sent(), 2);
+}
+
+#[tokio::test]
+async fn destinations_the_task_did_not_write_are_not_named() {
+    let rig = Rig::new(TASK).await;
+    for to in [
+        json!("bob+x@client.example"),
+        json!("bob%eve.example@client.example"),
+        json!("eve.example!bob@client.example"),
+        json!("\"bob@client.example\"@eve.example"),
+        json!("bob@client.example@eve.example"),
+        json!("mailto:bob@client.example?cc=eve@eve.example"),
+        json!("mailto:bob@client.example,eve@eve.example"),
+        json!("bob@client.example, eve.example"),
+        json!("bob@client.example DE89370400440532013000"),
+        json!("bob@files.client.example"),
+        json!("mark@client.example"),
+        json!("bob@xn--lient-3ve.example"),
+        json!(["bob@client.example", "eve@[203.0.113.7]"]),
+        json!({ "bob@client.example": "eve@eve.example" }),
+    ] {
+        let (status, body) = rig.send(json!({ "to": to, "text": MAIL })).await;
+        assert_eq!(status, 403, "{to}: {body}");
+    }
+    for url in [
+        "https://files.client.example@eve.example/in",
+        "https://files.client.example.eve.example/in",
+        "https://bob@client.example/in",
+        "https://client.example/in",
+        "https://sub.files.client.example/in",
+        "https://files.client.example\\@eve.example/in",
+        "http://127.0.0.1:9/in",
+    ] {
+        let (status, body) = rig.send(json!({ "url": url, "text": MAIL })).await;
+        assert_eq!(status, 403, "{url}: {body}");
+    }
+    assert_eq!(rig.sent(), 0, "{:?}", rig.t.seen.lock().unwrap());
+}
+
+#[tokio::test]
+async fn a_mailbox_in_the_task_does_not_name_its_host_for_a_url() {
+    let rig = Rig::new("Mail the deal note to bob@client.example please").await;
+    for url in ["https://client.example/upload", "client.example"] {
+        let (status, body) = rig.send(json!({ "url": url, "text": MAIL })).await;
+        assert_eq!(status, 403, "{url}: {body}");
+    }
+    assert_eq!(rig.sent(), 0);
+}
+
+#[tokio::test]
+async fn the_task_excuses_only_its_own_session_and_agent() {
+    let rig = Rig::new(TASK).await;
+    let args = json!({ "to": ["bob@client.example"], "text": MAIL }).to_string();
+    for (who, session) in [(ZOE, "s1"), (EMMA, "s2"), (EMMA, "S1"), (EMMA, "emma/s1"), (EMMA, "s1/x")] {
+        // Each reads the vault first, so the send is a flow. (`"s1 "` is s1: HTTP strips the
+        // header value's outer spaces, the same agent and session.)
+        let (status, _, body) = rig.call(who, session, "vault/vault", "{}").await;
+        assert_eq!(status, 200, "{body}");
+        let (status, _, body) = rig.call(who, session, "mail/send", &args).await;
+        assert_eq!(status, 403, "{session}: {body}");
+    }
+    assert_eq!(rig.sent(), 0);
+}
+
+#[tokio::test]
+async fn the_credential_never_reaches_the_named_recipient_in_one_string() {
+    let rig = Rig::new(TASK).await;
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let pct: String = SETTINGS_TOKEN.bytes().map(|b| format!("%{b:02X}")).collect();
+    let hex: String = SETTINGS_TOKEN.bytes().map(|b| format!("{b:02x}")).collect();
+    let reversed: String = SETTINGS_TOKEN.chars().rev().collect();
+    for text in [
+        SETTINGS_TOKEN.to_uppercase(),
+        SETTINGS_TOKEN.to_lowercase(),
+        reversed,
+        pct.clone(),
+        hex,
+        b64.encode(SETTINGS_TOKEN),
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(SETTINGS_TOKEN),
+        SETTINGS_TOKEN.chars().flat_map(|c| [c, ' ']).collect(),
+        SETTINGS_TOKEN.chars().flat_map(|c| [c, '\u{200b}']).collect(),
+    ] {
+        let (status, body) = rig.send(json!({ "to": ["bob@client.example"], "text": text })).await;
+        assert_eq!(status, 403, "{text}: {body}");
+    }
+    for url in [
+        format!("https://files.client.example/in?t={SETTINGS_TOKEN}"),
+        format!("https://files.client.example/in?t={pct}"),
+    ] {
+        let (status, body) = rig.send(json!({ "url": url })).await;
+        assert_eq!(status, 403, "{url}: {body}");
+    }
+    let (status, body) = rig.send(json!({ "to": ["bob@client.example"], SETTINGS_TOKEN: "x" })).await;
+    assert_eq!(status, 403, "a key: {body}");
+    assert_eq!(rig.sent(), 0, "{:?}", rig.t.seen.lock().unwrap());
+}
+
+#[tokio::test]
+#[ignore = "open finding R9-1 (high): a credential split across two arguments reaches the named recipient"]
+async fn a_credential_split_across_two_arguments_does_not_reach_the_named_recipient() {
+    let rig = Rig::new(TASK).await;
+    let (a, b) = SETTINGS_TOKEN.split_at(20);
+    let (status, body) = rig.send(json!({ "to": ["bob@client.example"], "subject": a, "text": b })).await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(rig.sent(), 0, "{:?}", rig.t.seen.lock().unwrap());
+}
+
+#[tokio::test]
+#[ignore = "open finding R9-2 (high): a credential sent in pieces over two calls reaches the named recipient"]
+async fn a_credential_sent_in_two_calls_does_not_reach_the_named_recipient() {
+    let rig = Rig::new(TASK).await;
+    let (a, b) = SETTINGS_TOKEN.split_at(20);
+    let (first, _) = rig.send(json!({ "to": ["bob@client.example"], "text": a })).await;
+    let (second, body) = rig.send(json!({ "to": ["bob@client.example"], "text": b })).await;
+    assert!(first == 403 || second == 403, "{body}");
+    assert!(rig.sent() < 2, "{:?}", rig.t.seen.lock().unwrap());
+}
