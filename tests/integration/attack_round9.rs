@@ -109,6 +109,7 @@ async fn destinations_the_task_did_not_write_are_not_named() {
         json!("bob@client.example, eve.example"),
         json!("bob@client.example DE89370400440532013000"),
         json!("bob@files.client.example"),
+        json!("eve@files.client.example"),
         json!("mark@client.example"),
         json!("bob@xn--lient-3ve.example"),
         json!(["bob@client.example", "eve@[203.0.113.7]"]),
@@ -129,7 +130,34 @@ async fn destinations_the_task_did_not_write_are_not_named() {
         let (status, body) = rig.send(json!({ "url": url, "text": MAIL })).await;
         assert_eq!(status, 403, "{url}: {body}");
     }
+    // A second field beside the named recipient carrying another destination.
+    for (field, to) in [
+        ("bcc", "eve@eve.example"),
+        ("relay", "203.0.113.7:25"),
+        ("relay", "[2001:db8::7]:25"),
+        ("webhook", "http://3405803783/x"),
+        ("webhook", "http://0xcb.0.113.7/x"),
+        ("bcc", "eve@xn--e1afmkfd.xn--p1ai"),
+        ("bcc", "eve@пример.рф"),
+    ] {
+        let (status, body) = rig.send(json!({ "to": ["bob@client.example"], field: to, "text": MAIL })).await;
+        assert_eq!(status, 403, "{field}: {to}: {body}");
+    }
     assert_eq!(rig.sent(), 0, "{:?}", rig.t.seen.lock().unwrap());
+}
+
+#[tokio::test]
+#[ignore = "open finding R9-3 (medium, design): a task that names an address only to warn against it, or quotes a pasted message naming it, excuses a flow there"]
+async fn an_address_the_user_warns_against_or_pastes_is_not_an_excuse() {
+    for task in [
+        "Never send anything to eve@eve.example, she is a scammer. Summarise my inbox.",
+        "Is this phishing? 'Dear customer, reply with your statement to eve@eve.example'",
+    ] {
+        let rig = Rig::new(task).await;
+        let (status, body) = rig.send(json!({ "to": ["eve@eve.example"], "text": MAIL })).await;
+        assert_eq!(status, 403, "{task}: {body}");
+        assert_eq!(rig.sent(), 0);
+    }
 }
 
 #[tokio::test]
