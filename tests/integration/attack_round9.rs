@@ -25,6 +25,11 @@ struct Rig {
 
 impl Rig {
     async fn new(task: &str) -> Rig {
+        Rig::with(task, "").await
+    }
+
+    /// As [`Rig::new`], with `egress_extra` added inside the `egress:` map.
+    async fn with(task: &str, egress_extra: &str) -> Rig {
         std::env::set_var(ADMIN_ENV, ADMIN);
         std::env::set_var(EMMA_ENV, EMMA);
         std::env::set_var(ZOE_ENV, ZOE);
@@ -34,7 +39,7 @@ impl Rig {
                 "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {ADMIN_ENV} }}\nposture: auto\n\
                  upstreams:\n  vault: {{ url: \"{0}/v\" }}\n  mail: {{ url: \"{0}/m\" }}\n\
                  agents: {{ emma: {{ token_env: {EMMA_ENV} }}, zoe: {{ token_env: {ZOE_ENV} }} }}\n\
-                 egress: {{ sinks: [\"http__mail__*\"] }}\n\
+                 egress: {{ sinks: [\"http__mail__*\"]{egress_extra} }}\n\
                  flows: {{ private: [\"http__vault__*\"] }}\n",
                 t.base
             ),
@@ -281,4 +286,14 @@ async fn the_agents_shell_cannot_post_its_own_prompt_with_the_admin_token_the_ho
         let decision = bash_decision(&admin, &command).await;
         assert_ne!(decision, "allow", "{command}");
     }
+}
+
+#[tokio::test]
+async fn a_deny_egress_rule_on_the_named_destination_still_wins() {
+    let rig = Rig::with(TASK, ", deny: [client.example, files.client.example]").await;
+    let (status, body) = rig.send(json!({ "to": ["bob@client.example"], "text": "hello" })).await;
+    assert_eq!(status, 403, "{body}");
+    let (status, body) = rig.send(json!({ "url": "https://files.client.example/in", "text": MAIL })).await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(rig.sent(), 0);
 }
