@@ -297,3 +297,32 @@ async fn a_deny_egress_rule_on_the_named_destination_still_wins() {
     assert_eq!(status, 403, "{body}");
     assert_eq!(rig.sent(), 0);
 }
+
+#[tokio::test]
+#[ignore = "open finding R9-4 (medium): a credential with filler inserted in one string reaches the named recipient"]
+async fn a_credential_with_filler_inserted_does_not_reach_the_named_recipient() {
+    let rig = Rig::new(TASK).await;
+    let (a, b) = SETTINGS_TOKEN.split_at(20);
+    for text in [format!("{a}QQQ{b} (drop the QQQ)"), format!("{a} and then {b}")] {
+        let (status, body) = rig.send(json!({ "to": ["bob@client.example"], "text": text })).await;
+        assert_eq!(status, 403, "{text}: {body}");
+    }
+    assert_eq!(rig.sent(), 0, "{:?}", rig.t.seen.lock().unwrap());
+}
+
+#[tokio::test]
+async fn without_a_task_the_flow_scan_also_reads_the_credential_with_filler_and_split() {
+    // The comparison for R9-1/R9-4: to a destination nobody named, the flow scan (`scan_args`)
+    // refuses what `secret_to_named` lets through to a named one.
+    let rig = Rig::new("Summarise my inbox").await;
+    let (a, b) = SETTINGS_TOKEN.split_at(20);
+    for args in [
+        json!({ "to": ["bob@client.example"], "subject": a, "text": b }),
+        json!({ "to": ["bob@client.example"], "text": format!("{a}QQQ{b} (drop the QQQ)") }),
+    ] {
+        let (status, body) = rig.send(args.clone()).await;
+        assert_eq!(status, 403, "{args}: {body}");
+        assert!(body.contains("http__vault__settings"), "refused for what settings showed: {body}");
+    }
+    assert_eq!(rig.sent(), 0, "{:?}", rig.t.seen.lock().unwrap());
+}
