@@ -63,21 +63,17 @@ impl Flows {
         if !matches!(reach, Reach::Outward(_)) {
             return Flow::Clear;
         }
-        // The user's own task (never the agent's: `call.task`) may name where a send goes.
-        let named = call.user_task.as_deref().map(Named::of);
-        let mut leaned_on_named = false;
-        let Some(bound_for) =
-            unallowed(egress, &call.upstream, args, &reach, named.as_ref(), &mut leaned_on_named)
-        else {
-            // Allowed only because the user's task names where it goes: the user meant their
-            // text to go there, never a credential (a detector's secret, a `redact` hit) the
-            // session was shown — an injection can aim at the very recipient the user named.
-            if let (true, Some(ix)) = (leaned_on_named, ix.as_ref()) {
-                let ix = ix.lock().unwrap_or_else(|p| p.into_inner());
-                if let Some(refusal) = self.secret_to_named(&ix, call, args) {
-                    return refusal;
-                }
-            }
+        // The user's own task (never the agent's: `call.task`) may name where a send goes — in
+        // a session that was shown no credential (a detector's secret, a `redact` hit). Once it
+        // was, the excuse is withdrawn and every destination is judged as if nobody named it: an
+        // injection can aim at the very recipient the user named, and a credential matched only
+        // whole (split across arguments or calls, filler inserted) would otherwise leave by the
+        // excuse where the full scan below refuses it (red team R9-1, R9-2, R9-4). An evicted
+        // session may have been shown one.
+        let shown_credential = evicted
+            || ix.as_ref().is_some_and(|ix| ix.lock().unwrap_or_else(|p| p.into_inner()).shown_credential());
+        let named = call.user_task.as_deref().filter(|_| !shown_credential).map(Named::of);
+        let Some(bound_for) = unallowed(egress, &call.upstream, args, &reach, named.as_ref()) else {
             return Flow::Clear;
         };
         let mut ix = ix.as_ref().map(|ix| ix.lock().unwrap_or_else(|p| p.into_inner()));
@@ -177,29 +173,24 @@ fn unallowed(
     args: &Value,
     reach: &Reach,
     named: Option<&Named>,
-    leaned_on_named: &mut bool,
 ) -> Option<String> {
     let mine = |r: &&crate::rules::egress::EgressRule| r.upstream.as_deref().is_none_or(|u| u == upstream);
     let allowed = |found: &Found, within: &str| {
         let rules = || egress.rules.iter().filter(mine);
         let refused =
             || rules().any(|r| r.effect > Effect::Allow && r.target.matches(&found.what) != HostMatch::No);
-        let by_rule =
-            || rules().any(|r| r.effect == Effect::Allow && r.target.matches(&found.what) == HostMatch::Yes);
         let excused = named.is_some_and(|n| n.names(found, within));
-        let ok = (excused || by_rule()) && !refused();
-        (ok, ok && excused && !by_rule())
+        (excused
+            || rules().any(|r| r.effect == Effect::Allow && r.target.matches(&found.what) == HostMatch::Yes))
+            && !refused()
     };
     let mut any = false;
     let mut first: Option<String> = None;
     let mut judge = |found: Found, within: &str| {
         any = true;
         match allowed(&found, within) {
-            (true, named_only) => {
-                *leaned_on_named |= named_only;
-                ControlFlow::Continue(())
-            }
-            (false, _) => {
+            true => ControlFlow::Continue(()),
+            false => {
                 first = Some(destination(&found));
                 ControlFlow::Break(())
             }

@@ -127,6 +127,11 @@ impl SessionIndex {
         }
     }
 
+    /// Whether the session was shown a credential: a detector's secret or a `redact` hit.
+    pub fn shown_credential(&self) -> bool {
+        self.sources.iter().any(|s| matches!(s.kind, SourceKind::Secret(_) | SourceKind::Redacted))
+    }
+
     /// The source of the first shingle or token `normalised` holds, if it holds one.
     pub fn find(&self, normalised: &[u8]) -> Option<&Source> {
         let mut found = None;

@@ -24,7 +24,6 @@ pub mod decode;
 pub mod fold;
 pub mod index;
 pub mod named;
-mod named_secret;
 pub mod pieces;
 pub mod print;
 pub mod provenance;

@@ -24,12 +24,23 @@ struct Rig {
 }
 
 impl Rig {
+    /// emma and zoe read the private vault in s1, and emma's s1 task is `task`.
     async fn new(task: &str) -> Rig {
-        Rig::with(task, "").await
+        Rig::reading(task, "", &["vault"]).await
+    }
+
+    /// As [`Rig::new`], and both were also shown the settings holding a credential (which
+    /// withdraws the task's excuse: a named destination is then judged as anyone's).
+    async fn shown_credential(task: &str) -> Rig {
+        Rig::reading(task, "", &["vault", "settings"]).await
     }
 
     /// As [`Rig::new`], with `egress_extra` added inside the `egress:` map.
     async fn with(task: &str, egress_extra: &str) -> Rig {
+        Rig::reading(task, egress_extra, &["vault"]).await
+    }
+
+    async fn reading(task: &str, egress_extra: &str, reads: &[&str]) -> Rig {
         std::env::set_var(ADMIN_ENV, ADMIN);
         std::env::set_var(EMMA_ENV, EMMA);
         std::env::set_var(ZOE_ENV, ZOE);
@@ -54,7 +65,7 @@ impl Rig {
             _p: p,
         };
         for who in [EMMA, ZOE] {
-            for what in ["vault", "settings"] {
+            for what in reads {
                 let (status, _, body) = rig.call(who, "s1", &format!("vault/{what}"), "{}").await;
                 assert_eq!(status, 200, "{body}");
             }
@@ -98,6 +109,11 @@ async fn the_rig_lets_the_named_send_through_so_every_refusal_below_means_someth
     let (status, body) = rig.send(json!({ "url": "https://files.client.example/in", "text": MAIL })).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(rig.sent(), 2);
+    // Once the session was shown a credential, the excuse is withdrawn: the same send is refused.
+    let rig = Rig::shown_credential(TASK).await;
+    let (status, body) = rig.send(json!({ "to": ["bob@client.example"], "text": MAIL })).await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(rig.sent(), 0);
 }
 
 #[tokio::test]
@@ -192,7 +208,7 @@ async fn the_task_excuses_only_its_own_session_and_agent() {
 
 #[tokio::test]
 async fn the_credential_never_reaches_the_named_recipient_in_one_string() {
-    let rig = Rig::new(TASK).await;
+    let rig = Rig::shown_credential(TASK).await;
     use base64::Engine;
     let b64 = base64::engine::general_purpose::STANDARD;
     let pct: String = SETTINGS_TOKEN.bytes().map(|b| format!("%{b:02X}")).collect();
@@ -225,9 +241,8 @@ async fn the_credential_never_reaches_the_named_recipient_in_one_string() {
 }
 
 #[tokio::test]
-#[ignore = "open finding R9-1 (high): a credential split across two arguments reaches the named recipient"]
 async fn a_credential_split_across_two_arguments_does_not_reach_the_named_recipient() {
-    let rig = Rig::new(TASK).await;
+    let rig = Rig::shown_credential(TASK).await;
     let (a, b) = SETTINGS_TOKEN.split_at(20);
     let (status, body) = rig.send(json!({ "to": ["bob@client.example"], "subject": a, "text": b })).await;
     assert_eq!(status, 403, "{body}");
@@ -235,9 +250,8 @@ async fn a_credential_split_across_two_arguments_does_not_reach_the_named_recipi
 }
 
 #[tokio::test]
-#[ignore = "open finding R9-2 (high): a credential sent in pieces over two calls reaches the named recipient"]
 async fn a_credential_sent_in_two_calls_does_not_reach_the_named_recipient() {
-    let rig = Rig::new(TASK).await;
+    let rig = Rig::shown_credential(TASK).await;
     let (a, b) = SETTINGS_TOKEN.split_at(20);
     let (first, _) = rig.send(json!({ "to": ["bob@client.example"], "text": a })).await;
     let (second, body) = rig.send(json!({ "to": ["bob@client.example"], "text": b })).await;
@@ -299,9 +313,8 @@ async fn a_deny_egress_rule_on_the_named_destination_still_wins() {
 }
 
 #[tokio::test]
-#[ignore = "open finding R9-4 (medium): a credential with filler inserted in one string reaches the named recipient"]
 async fn a_credential_with_filler_inserted_does_not_reach_the_named_recipient() {
-    let rig = Rig::new(TASK).await;
+    let rig = Rig::shown_credential(TASK).await;
     let (a, b) = SETTINGS_TOKEN.split_at(20);
     for text in [format!("{a}QQQ{b} (drop the QQQ)"), format!("{a} and then {b}")] {
         let (status, body) = rig.send(json!({ "to": ["bob@client.example"], "text": text })).await;
@@ -314,7 +327,7 @@ async fn a_credential_with_filler_inserted_does_not_reach_the_named_recipient() 
 async fn without_a_task_the_flow_scan_also_reads_the_credential_with_filler_and_split() {
     // The comparison for R9-1/R9-4: to a destination nobody named, the flow scan (`scan_args`)
     // refuses what `secret_to_named` lets through to a named one.
-    let rig = Rig::new("Summarise my inbox").await;
+    let rig = Rig::shown_credential("Summarise my inbox").await;
     let (a, b) = SETTINGS_TOKEN.split_at(20);
     for args in [
         json!({ "to": ["bob@client.example"], "subject": a, "text": b }),

@@ -71,9 +71,12 @@ async fn a_task_from_the_trusted_channel_excuses_a_flow_to_the_mailbox_it_names_
         let body = serde_json::json!({ "to": ["bob@client.example"], "text": text }).to_string();
         let (status, _, answer) = post(&format!("{base}/mail/send"), &s1, body).await;
         assert_eq!(status, 403, "{text}: {answer}");
-        assert!(answer.contains("never a credential"), "{answer}");
         assert!(!answer.contains(SETTINGS_TOKEN), "the refusal does not quote it: {answer}");
     }
+    // Once the session was shown a credential the excuse is withdrawn: the named recipient is
+    // judged as anyone's, so the private text the user's task let through before is refused now.
+    let (status, _, body) = mail(&[], &["bob@client.example"]).await;
+    assert_eq!(status, 403, "{body}");
     for to in [
         &["bob@client.example", "mark@client.example"][..],
         &["mark@client.example"],
