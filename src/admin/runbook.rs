@@ -124,5 +124,8 @@ mod tests {
         assert_eq!(page.matches("<pre>").count(), page.matches("</pre>").count());
         assert!(!page.contains("<script") && !page.contains("<img"), "only the page's own tags");
         assert!(RUNBOOK.contains('<') == page.contains("&lt;"));
+        let mut out = String::new();
+        escape_into(&mut out, "<script>a & \"b\"</script>");
+        assert_eq!(out, "&lt;script&gt;a &amp; &quot;b&quot;&lt;/script&gt;");
     }
 }

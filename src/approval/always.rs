@@ -49,22 +49,21 @@ pub enum NoRule {
 
 /// The first masked finding (a secret, data smuggled in a URL) in any string of `v`, if any.
 fn secret_in(v: &Value) -> Option<&'static str> {
-    use crate::checker::detect::{self, Direction};
     match v {
-        Value::String(s) => detect::scan(s, Direction::Outbound)
-            .into_iter()
-            .find(|f| f.category.is_masked())
-            .map(|f| match f.category {
-                detect::Category::DataInUrl => "payload carried in a URL",
-                _ => "secret",
-            }),
+        Value::String(s) => secret_in_str(s),
         Value::Array(items) => items.iter().find_map(secret_in),
-        Value::Object(map) => map.iter().find_map(|(k, v)| {
-            let key = Value::String(k.clone());
-            secret_in(&key).or_else(|| secret_in(v))
-        }),
+        Value::Object(map) => map.iter().find_map(|(k, v)| secret_in_str(k).or_else(|| secret_in(v))),
         _ => None,
     }
+}
+
+fn secret_in_str(s: &str) -> Option<&'static str> {
+    use crate::checker::detect::{self, Direction};
+    let found = detect::scan(s, Direction::Outbound).into_iter().find(|f| f.category.is_masked())?;
+    Some(match found.category {
+        detect::Category::DataInUrl => "payload carried in a URL",
+        _ => "secret",
+    })
 }
 
 /// The exact allow rule for `tool` called with `args` (canonical JSON), asked for `source`,

@@ -70,9 +70,14 @@ impl Flows {
         // whole (split across arguments or calls, filler inserted) would otherwise leave by the
         // excuse where the full scan below refuses it (red team R9-1, R9-2, R9-4). An evicted
         // session may have been shown one.
-        let shown_credential = evicted
-            || ix.as_ref().is_some_and(|ix| ix.lock().unwrap_or_else(|p| p.into_inner()).shown_credential());
-        let named = call.user_task.as_deref().filter(|_| !shown_credential).map(Named::of);
+        // Asked only when there is a user's task: the index is locked once more, not on every call.
+        let shown_credential = || {
+            evicted
+                || ix
+                    .as_ref()
+                    .is_some_and(|ix| ix.lock().unwrap_or_else(|p| p.into_inner()).shown_credential())
+        };
+        let named = call.user_task.as_deref().filter(|_| !shown_credential()).map(Named::of);
         let Some(bound_for) = unallowed(egress, &call.upstream, args, &reach, named.as_ref()) else {
             return Flow::Clear;
         };

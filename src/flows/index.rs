@@ -144,24 +144,12 @@ impl SessionIndex {
                 None => ControlFlow::Continue(()),
             });
         }
-        match found {
-            Some(s) => Some(&self.sources[s as usize]),
-            None => self.find_token(normalised, |_| true),
-        }
-    }
-
-    /// The source of the first exact token `normalised` holds whose source `keep` accepts (e.g.
-    /// only a detector's secret or a `redact` hit: what no destination may receive, whoever named
-    /// it), if any.
-    pub fn find_token(&self, normalised: &[u8], keep: impl Fn(&Source) -> bool) -> Option<&Source> {
-        let mut found = None;
-        if !self.heads.is_empty() {
+        if found.is_none() && !self.heads.is_empty() {
             shingle::windows(normalised, HEAD, |at, h| {
                 let hit = self.heads.get(&h).into_iter().flatten().find_map(|t| {
                     let end = at.checked_add(t.len as usize)?;
                     let whole = normalised.get(at..end)?;
-                    (shingle::hash_of(whole) == t.hash && keep(&self.sources[t.src as usize]))
-                        .then_some(t.src)
+                    (shingle::hash_of(whole) == t.hash).then_some(t.src)
                 });
                 match hit {
                     Some(s) => {

@@ -1,5 +1,5 @@
-//! Red team round 9: the user's task as an excuse for a flow (src/flows/named.rs,
-//! src/flows/named_secret.rs) against the real proxy and a real HTTP peer. Open findings are
+//! Red team round 9: the user's task as an excuse for a flow (src/flows/named.rs, and its
+//! withdrawal once a session was shown a credential in src/flows/check.rs) against the real proxy and a real HTTP peer. Open findings are
 //! `#[ignore]`d with their id; the attacks that held are regression tests.
 
 use serde_json::{json, Value};
@@ -326,7 +326,7 @@ async fn a_credential_with_filler_inserted_does_not_reach_the_named_recipient() 
 #[tokio::test]
 async fn without_a_task_the_flow_scan_also_reads_the_credential_with_filler_and_split() {
     // The comparison for R9-1/R9-4: to a destination nobody named, the flow scan (`scan_args`)
-    // refuses what `secret_to_named` lets through to a named one.
+    // refuses what the whole-token check the excuse first had let through to a named one.
     let rig = Rig::shown_credential("Summarise my inbox").await;
     let (a, b) = SETTINGS_TOKEN.split_at(20);
     for args in [
