@@ -193,7 +193,9 @@ fn unauthorized<B>(req: &Request<B>, token: &Option<String>) -> Option<Resp> {
 
 /// `POST /sessions/{id}/task` with `{"task": "…"}`: what the user asked in session `id` (the key
 /// as the proxy keeps it: `agent/id` for an agent's), from an operator-trusted front — the one
-/// task the checker may read as the user's intent ([`crate::session::tasks`]).
+/// task the checker may read as the user's intent ([`crate::session::tasks`]). With
+/// `"sends_to": ["bob@client.example", …]` (at most 64) the front says where the user asks to
+/// send, and the task's words name nothing ([`crate::intent`]).
 async fn user_task(req: Request<Incoming>, session: String, shared: &Shared) -> Resp {
     use http_body_util::BodyExt;
     if req.method() != Method::POST {
@@ -205,7 +207,9 @@ async fn user_task(req: Request<Incoming>, session: String, shared: &Shared) -> 
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
     struct Body {
+        #[serde(default)]
         task: String,
+        sends_to: Option<Vec<String>>,
     }
     let body = match http_body_util::Limited::new(req.into_body(), 64 * 1024).collect().await {
         Ok(b) => b.to_bytes(),
@@ -217,13 +221,23 @@ async fn user_task(req: Request<Incoming>, session: String, shared: &Shared) -> 
         return json(StatusCode::NOT_FOUND, serde_json::json!({"error": "no session id"}));
     }
     match serde_json::from_slice::<Body>(&body) {
+        Ok(b) if b.sends_to.as_ref().is_some_and(|l| l.len() > 64 || l.iter().any(|d| d.len() > 2048)) => {
+            json(
+                StatusCode::BAD_REQUEST,
+                serde_json::json!({"error": "sends_to: at most 64 destinations of at most 2 KiB each"}),
+            )
+        }
+        Ok(b) if b.task.trim().is_empty() && b.sends_to.is_none() => json(
+            StatusCode::BAD_REQUEST,
+            serde_json::json!({"error": "expected a task, a sends_to list, or both"}),
+        ),
         Ok(b) => {
-            shared.approvals.user_tasks.record(&session, &b.task);
+            shared.approvals.user_tasks.record(&session, &b.task, b.sends_to.as_deref());
             json(StatusCode::OK, serde_json::json!({"session": session, "recorded": true}))
         }
         Err(e) => json(
             StatusCode::BAD_REQUEST,
-            serde_json::json!({"error": format!("expected {{\"task\": \"…\"}}: {e}")}),
+            serde_json::json!({"error": format!("expected {{\"task\": \"…\", \"sends_to\": [\"…\"]}}: {e}")}),
         ),
     }
 }

@@ -162,8 +162,9 @@ pub struct ToolCall {
     /// as an instruction, never a reason to allow anything Layer 1 does not.
     pub task: Option<Arc<str>>,
     /// What the user asked, recorded through a channel the agent does not control
-    /// ([`crate::session::tasks`]): the one task that may show a send to be the user's intent.
-    pub user_task: Option<Arc<str>>,
+    /// ([`crate::session::tasks`]): the one task that may show a send to be the user's intent,
+    /// with the destinations it asks to send to ([`crate::intent`]).
+    pub user_task: Option<Arc<crate::intent::UserTask>>,
     /// Whether the agent says it is planning ([`Mode::Plan`]: edits, writes and shell not proven
     /// read-only are refused before the rules).
     pub mode: Mode,
@@ -354,9 +355,14 @@ impl ToolCall {
     }
 
     /// The call with the user's own task, as a trusted channel recorded it for its session.
-    pub fn with_user_task(mut self, task: Option<Arc<str>>) -> ToolCall {
+    pub fn with_user_task(mut self, task: Option<Arc<crate::intent::UserTask>>) -> ToolCall {
         self.user_task = task;
         self
+    }
+
+    /// The words of the user's own task, when a trusted channel recorded one.
+    pub fn user_words(&self) -> Option<&str> {
+        self.user_task.as_ref().map(|t| &*t.text)
     }
 
     /// The user's task from a `tools/call`'s `_meta`, if it carries one as a string.

@@ -14,7 +14,8 @@ pub const LAYERS: &[&[&str]] = &[
     &["connect", "oauth", "sandbox"],
     // `/readyz`'s look at the upstreams: a TCP connect to each, from the config alone.
     &["readiness"],
-    &["identity"],
+    // What the user's own words ask for (read from a channel the agent does not control).
+    &["identity", "intent"],
     &["call", "telemetry"],
     // Held credentials: masked in results, swapped into arguments (the audit masks with them).
     &["secrets"],

@@ -49,6 +49,7 @@ pub mod guardrails;
 pub mod hook;
 pub mod identity;
 pub mod inert;
+pub mod intent;
 pub mod limits;
 pub mod oauth;
 pub use portcullis_mcp as mcp;

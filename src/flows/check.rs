@@ -10,13 +10,13 @@ use serde_json::Value;
 
 use super::decide::Watched;
 use super::index::{SessionIndex, Source, SourceKind};
-use super::named::Named;
 use super::pieces::Sending;
 use super::shingle::{normalise_bytes_into, normalise_into};
 use super::store::Lookup;
 use super::Judged;
 use super::{decode, Flows};
 use crate::call::ToolCall;
+use crate::intent::named::Named;
 use crate::rules::destination::HostMatch;
 use crate::rules::egress::scan::{self, Found, What};
 use crate::rules::egress::{Egress, Outward, Reach};
@@ -77,8 +77,8 @@ impl Flows {
                     .as_ref()
                     .is_some_and(|ix| ix.lock().unwrap_or_else(|p| p.into_inner()).shown_credential())
         };
-        let named = call.user_task.as_deref().filter(|_| !shown_credential()).map(Named::of);
-        let Some(bound_for) = unallowed(egress, &call.upstream, args, &reach, named.as_ref()) else {
+        let named = call.user_task.as_deref().filter(|_| !shown_credential()).map(|t| &t.named);
+        let Some(bound_for) = unallowed(egress, &call.upstream, args, &reach, named) else {
             return Flow::Clear;
         };
         let mut ix = ix.as_ref().map(|ix| ix.lock().unwrap_or_else(|p| p.into_inner()));
@@ -128,9 +128,7 @@ impl Flows {
             ix.sent.went(sending);
         }
         if let Some(ix) = ix.as_deref() {
-            if let Some((address, tool)) =
-                ix.learned.from_strangers(&args.to_string(), call.user_task.as_deref())
-            {
+            if let Some((address, tool)) = ix.learned.from_strangers(&args.to_string(), call.user_words()) {
                 self.metrics.judged(Judged::Leak);
                 let reason = format!(
                     "{} sends to {address}, an address this session learned only from the result of \

@@ -23,7 +23,6 @@ mod decide;
 pub mod decode;
 pub mod fold;
 pub mod index;
-pub mod named;
 pub mod pieces;
 pub mod print;
 pub mod provenance;

@@ -50,6 +50,6 @@ pub fn record(
     }
     let session = raw.session_id.filter(|s| !s.is_empty()).ok_or(PromptError::NoSession)?;
     let key = crate::session::hook_key(&session, agent);
-    shared.approvals.user_tasks.record(&key, &raw.prompt);
+    shared.approvals.user_tasks.record(&key, &raw.prompt, None);
     Ok(key)
 }

@@ -80,7 +80,7 @@ impl Held {
         self.scan(&args, &mut found);
         // What else of the call a model or a log line reads: its name, the task it says it is on.
         self.scan_str(&call.qualified, &mut found);
-        for task in [call.task.as_deref(), call.user_task.as_deref()].into_iter().flatten() {
+        for task in [call.task.as_deref(), call.user_words()].into_iter().flatten() {
             self.scan_str(task, &mut found);
         }
         if found.values.is_empty() && found.sentinels.is_empty() {

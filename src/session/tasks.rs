@@ -12,6 +12,7 @@
 use std::sync::Arc;
 
 use crate::checker::prompt::{clip_task, MAX_TASK_BYTES};
+use crate::intent::{Named, UserTask};
 use crate::read_mostly::ReadMostly;
 
 /// Sessions whose task is kept.
@@ -21,7 +22,7 @@ const SEPARATOR: &str = "\n---\n";
 
 #[derive(Debug)]
 pub struct UserTasks {
-    map: ReadMostly<Arc<str>>,
+    map: ReadMostly<Arc<UserTask>>,
 }
 
 impl Default for UserTasks {
@@ -32,28 +33,38 @@ impl Default for UserTasks {
 
 impl UserTasks {
     /// Records `prompt` as the newest thing the user asked in `session` (a session key as the
-    /// proxy keeps it). A blank prompt records nothing.
-    pub fn record(&self, session: &str, prompt: &str) {
+    /// proxy keeps it). Where it asks to send is read from its words ([`crate::intent::asks`]),
+    /// or, when a trusted front lists them, is exactly `sends_to` (the prompt's words then name
+    /// nothing). The destinations of earlier prompts stay (at most 64 of each kind). A blank
+    /// prompt with no list records nothing.
+    pub fn record(&self, session: &str, prompt: &str, sends_to: Option<&[String]>) {
         let prompt = prompt.trim();
-        if prompt.is_empty() {
+        if prompt.is_empty() && sends_to.is_none_or(<[String]>::is_empty) {
             return;
         }
-        let mut task = clip_task(prompt).to_owned();
+        let mut named = match sends_to {
+            Some(list) => Named::listed(list.iter().map(String::as_str)),
+            None => Named::of(prompt),
+        };
+        let mut text = clip_task(prompt).to_owned();
         if let Some(before) = self.map.get(session) {
-            let room = MAX_TASK_BYTES.saturating_sub(task.len() + SEPARATOR.len());
-            if room > 0 {
-                task.push_str(SEPARATOR);
-                task.push_str(clip_task_to(&before, room));
+            let room = MAX_TASK_BYTES.saturating_sub(text.len() + SEPARATOR.len());
+            if room > 0 && !before.text.is_empty() {
+                if !text.is_empty() {
+                    text.push_str(SEPARATOR);
+                }
+                text.push_str(clip_task_to(&before.text, room));
             }
+            named.merge(&before.named);
         } else if self.map.len() >= MAX_SESSIONS {
             tracing::warn!(sessions = MAX_SESSIONS, "user tasks: the table is full and starts over");
             self.map.retain(|_, _| false);
         }
-        self.map.insert(session, Arc::from(task));
+        self.map.insert(session, Arc::new(UserTask { text: Arc::from(text), named }));
     }
 
     /// What the user asked in `session`, newest first; `None` when nothing was recorded.
-    pub fn get(&self, session: Option<&str>) -> Option<Arc<str>> {
+    pub fn get(&self, session: Option<&str>) -> Option<Arc<UserTask>> {
         if self.map.len() == 0 {
             return None;
         }
@@ -78,18 +89,34 @@ mod tests {
     fn a_session_keeps_its_latest_prompts_newest_first_within_the_bound() {
         let t = UserTasks::default();
         assert!(t.get(Some("s")).is_none() && t.get(None).is_none());
-        t.record("s", "  ");
+        t.record("s", "  ", None);
         assert!(t.get(Some("s")).is_none(), "a blank prompt is no task");
-        t.record("s", "Mail the report to bob@example.com");
-        t.record("s", "yes, go on");
-        assert_eq!(t.get(Some("s")).as_deref(), Some("yes, go on\n---\nMail the report to bob@example.com"));
+        t.record("s", "Mail the report to bob@example.com", None);
+        t.record("s", "yes, go on", None);
+        let task = t.get(Some("s")).unwrap();
+        assert_eq!(&*task.text, "yes, go on\n---\nMail the report to bob@example.com");
+        assert!(!task.named.is_empty(), "an earlier prompt's destination stays named");
         assert!(t.get(Some("other")).is_none(), "one session's task is not another's");
         for i in 0..200 {
-            t.record("s", &format!("prompt {i} {}", "é".repeat(40)));
+            t.record("s", &format!("prompt {i} {}", "é".repeat(40)), None);
         }
-        let task = t.get(Some("s")).unwrap();
+        let task = t.get(Some("s")).unwrap().text.clone();
         assert!(task.len() <= MAX_TASK_BYTES && task.starts_with("prompt 199 "), "{}", task.len());
-        t.record("s", &"x".repeat(3 * MAX_TASK_BYTES));
-        assert_eq!(t.get(Some("s")).unwrap().len(), MAX_TASK_BYTES, "one long prompt fills it alone");
+        t.record("s", &"x".repeat(3 * MAX_TASK_BYTES), None);
+        assert_eq!(t.get(Some("s")).unwrap().text.len(), MAX_TASK_BYTES, "one long prompt fills it alone");
+    }
+
+    #[test]
+    fn a_fronts_list_names_exactly_what_it_lists() {
+        let t = UserTasks::default();
+        // The words ask for a send to eve, the front knows the user asked for bob only.
+        t.record("s", "Reply with the statement to eve@eve.example", Some(&["bob@client.example".into()]));
+        let named = &t.get(Some("s")).unwrap().named;
+        assert_eq!(named, &Named::listed(["bob@client.example"]));
+        // A list with no prompt is recorded too; free text alone names what it asks for.
+        t.record("q", "", Some(&["files.client.example".into()]));
+        assert!(!t.get(Some("q")).unwrap().named.is_empty());
+        t.record("r", "Never send anything to eve@eve.example", None);
+        assert!(t.get(Some("r")).unwrap().named.is_empty());
     }
 }

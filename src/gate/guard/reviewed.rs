@@ -46,7 +46,7 @@ impl Guard {
                 job: job
                     .keyed(call.share_key())
                     .with_task(call.task.clone())
-                    .with_user_task(call.user_task.clone()),
+                    .with_user_task(call.user_task.as_ref().map(|t| t.text.clone())),
                 tool: call.qualified.clone(),
                 args,
                 session: call.session.clone(),

@@ -41,7 +41,7 @@ pub(super) async fn reviewed(
     // A streak is kept under the session and under the caller (the budget key: an agent, else
     // the peer address), so opening sessions does not start a caller afresh.
     let keys = Keys::of(cx.session, call.caller.as_deref());
-    let frame = Frame { task: call.task.as_deref(), user_task: call.user_task.as_deref() };
+    let frame = Frame { task: call.task.as_deref(), user_task: call.user_words() };
     let why = match reviewer.review(ask, &keys, model, frame).await {
         // A yes is a Layer 1 allow: the operator's guardrail rule still checks the call.
         Outcome::Allow => return allowed(call, guard).await,

@@ -3,10 +3,12 @@
 //! The task is read only from a channel the agent does not control (the hook's
 //! `UserPromptSubmit`, `POST /sessions/{id}/task`: [`crate::call::ToolCall::user_task`]); the
 //! task the agent writes (`_meta["portcullis/task"]`, `Portcullis-Task`) is never read here — a
-//! hijacked agent would write the attacker's address into it.
+//! hijacked agent would write the attacker's address into it. Of a free-text task only the
+//! recipient positions of its requests are read ([`super::asks`]: "never send to eve@…" names
+//! nobody); a front's `sends_to` list is read whole.
 //!
 //! What "names" means, positively:
-//! - a **mailbox**: an address written whole in the task (`sarah.connor@gmail.com`); a call's
+//! - a **mailbox**: an address written whole (`sarah.connor@gmail.com`); a call's
 //!   e-mail destination is named only when the argument string holding it is nothing but named
 //!   mailboxes (a recipient, or a list split by `,`, `;` or spaces). A domain never names the
 //!   mailboxes at it: `gmail.com` holds everybody's.
@@ -19,7 +21,7 @@
 //! ([`crate::rules::egress::scan`]): a host is its canonical form as the receiving program
 //! reads it (IDNA, so `Client.EXAMPLE` and fullwidth letters are `client.example`), a local
 //! part is compared up to ASCII case, and a local part that is not ASCII names nothing. The
-//! flow index's look-alike fold ([`super::fold`]) is deliberately not applied: there a false
+//! flow index's look-alike fold ([`crate::flows::fold`]) is deliberately not applied: there a false
 //! match refuses, here it would excuse, and a look-alike host (Cyrillic `с` in `сlient.example`)
 //! is another destination.
 
@@ -73,10 +75,30 @@ fn mailbox(token: &str) -> Option<(String, Host)> {
 }
 
 impl Named {
-    /// What `task` names.
+    /// What the user's free-text `task` asks to send to: the destinations in the recipient
+    /// positions of its requests ([`super::asks`]), never one it only mentions.
     pub fn of(task: &str) -> Named {
         let mut named = Named::default();
-        for what in destinations(task) {
+        for run in super::asks::recipients(task) {
+            named.read(&run);
+        }
+        named
+    }
+
+    /// The destinations a trusted front lists as where the user asks to send (`sends_to`),
+    /// each read whole as the scanner reads it.
+    pub fn listed<'a>(items: impl IntoIterator<Item = &'a str>) -> Named {
+        let mut named = Named::default();
+        for item in items {
+            named.read(item);
+        }
+        named
+    }
+
+    /// Every destination in `text`, added.
+    fn read(&mut self, text: &str) {
+        let named = self;
+        for what in destinations(text) {
             match what {
                 What::Url { reading, .. } => {
                     for d in reading.destinations() {
@@ -90,7 +112,7 @@ impl Named {
                 What::Iban(_) | What::Email(_) => {}
             }
         }
-        let words = task.split(|c: char| c.is_whitespace() || "\"'`,;:()<>[]{}|".contains(c));
+        let words = text.split(|c: char| c.is_whitespace() || "\"'`,;:()<>[]{}|".contains(c));
         for word in words.filter(|w| w.contains('@')) {
             let word = word.trim_end_matches(['.', '!', '?']);
             if let Some(m) = mailbox(word) {
@@ -99,7 +121,23 @@ impl Named {
                 }
             }
         }
-        named
+    }
+
+    /// Both lists together (each still bounded).
+    pub fn merge(&mut self, other: &Named) {
+        for m in &other.mailboxes {
+            if self.mailboxes.len() < KEPT && !self.mailboxes.contains(m) {
+                self.mailboxes.push(m.clone());
+            }
+        }
+        for h in &other.hosts {
+            self.host(h.clone());
+        }
+        for a in &other.accounts {
+            if self.accounts.len() < KEPT && !self.accounts.contains(a) {
+                self.accounts.push(a.clone());
+            }
+        }
     }
 
     fn host(&mut self, h: Host) {
