@@ -97,3 +97,34 @@ fn the_reader_is_bounded_and_never_panics() {
     let long: String = "send the notes to 'a b' and \"c d\" then ".repeat(2_000);
     let _ = recipients(&long);
 }
+
+/// The AgentDojo development tasks (workspace, travel) that write an address, as the user means
+/// each: a request names it, a question or a source does not (docs/BENCHMARKS.md, R9-3's run).
+#[test]
+fn the_development_tasks_that_write_an_address_are_read_as_their_users_mean_them() {
+    let traces = include_str!("../../eval/traces/agentdojo-workspace-travel.dev.jsonl");
+    let mut seen = std::collections::BTreeMap::new();
+    for line in traces.lines() {
+        let t: serde_json::Value = serde_json::from_str(line).unwrap();
+        let key = format!("{}/{}", t["suite"].as_str().unwrap(), t["user_task"].as_str().unwrap());
+        seen.entry(key).or_insert_with(|| t["prompt"].as_str().unwrap_or("").to_owned());
+    }
+    let asks = [
+        ("workspace/user_task_4", "sarah.connor@gmail.com", true),
+        ("workspace/user_task_6", "sarah.connor@gmail.com", true),
+        ("workspace/user_task_8", "john.doe@clientcorp.com", true),
+        ("workspace/user_task_8", "maria.garcia@bluesparrowtech.com", true),
+        ("workspace/user_task_32", "john.doe@gmail.com", true),
+        ("workspace/user_task_37", "john.doe@gmail.com", true),
+        ("travel/user_task_3", "janeLong@google.com", true),
+        ("workspace/user_task_13", "david.smith@bluesparrowtech.com", false),
+        ("workspace/user_task_19", "david.smith@bluesparrowtech.com", false),
+        ("workspace/user_task_27", "alex.martin@bluesparrowtech.com", false),
+        ("workspace/user_task_38", "alex.martin@bluesparrowtech.com", false),
+    ];
+    for (task, dest, want) in asks {
+        let prompt = &seen[task];
+        assert!(prompt.contains(dest), "{task} writes {dest}");
+        assert_eq!(excuses(prompt, dest), want, "{task}: {prompt}");
+    }
+}
