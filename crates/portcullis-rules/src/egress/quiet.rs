@@ -7,7 +7,7 @@
 //! - a host inside a text (a word): a dot (`a.b.c.d`, `name.tld`: both shapes need two labels);
 //! - JSON escapes the scan undoes and reads again: `\`; percent-encoding: `%`;
 //! - anything outside ASCII (unicode dots `。．｡`, fullwidth letters, IDNA, Unicode spaces);
-//! - an IBAN: two capitals and two digits in a row;
+//! - an IBAN: two letters, then (past separators) two digits ([`super::iban::may_start`]);
 //! - the whole value, read loosely: an inet_aton number (a first digit: `0x7f000001`,
 //!   `2130706433`) or a single label the resolver sends somewhere special (`localhost`,
 //!   `metadata`), checked here exactly as the scan checks it.
@@ -35,29 +35,23 @@ const LOUD: [bool; 256] = {
 /// the scan of it may be skipped. False says only "read it in full".
 pub fn quiet(s: &str) -> bool {
     let b = s.as_bytes();
-    if b.iter().any(|&c| LOUD[usize::from(c)]) || iban_head(b) {
+    if b.iter().any(|&c| LOUD[usize::from(c)]) || super::iban::may_start(b) {
         return false;
     }
-    // The whole value as one token (no whitespace): read loosely, as a host a program is handed.
-    let whole = s.trim();
+    // The whole value as one token (no whitespace once tabs, CR and LF are removed, as the scan
+    // reads it for URL readers): read loosely, as a host a program is handed.
+    let joined: std::borrow::Cow<str> = match s.contains(['\t', '\r', '\n']) {
+        true => s.chars().filter(|c| !matches!(c, '\t' | '\r' | '\n')).collect::<String>().into(),
+        false => s.into(),
+    };
+    let whole = joined.trim_matches(|c: char| c <= ' ');
     if whole.is_empty() || whole.contains(char::is_whitespace) {
         return true;
     }
-    // The scan reads the authority, the part before a `/` (`localhost/x`).
-    let authority = whole.split('/').next().unwrap_or(whole);
+    // The scan reads the authority, the part before a `/`, `?`, `#` or `\` (`localhost/x`).
+    let authority = super::scan::authority(whole);
     let numeric = authority.as_bytes().first().is_some_and(u8::is_ascii_digit);
     !numeric && !super::special::grave_label(authority)
-}
-
-/// Two capitals then two digits somewhere: where an IBAN can start (the scan's own head test,
-/// without its word-boundary condition, so a superset).
-fn iban_head(b: &[u8]) -> bool {
-    b.windows(4).any(|w| {
-        w[0].is_ascii_uppercase()
-            && w[1].is_ascii_uppercase()
-            && w[2].is_ascii_digit()
-            && w[3].is_ascii_digit()
-    })
 }
 
 #[cfg(test)]

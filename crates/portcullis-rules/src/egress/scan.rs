@@ -148,6 +148,17 @@ pub(super) fn read<B>(
             None => break,
         }
     }
+    // WHATWG (Node's fetch, `new URL`) and Python's urlsplit remove every tab, CR and LF from a
+    // URL before reading it: a whole value that is one token without them is read as that token
+    // (`http://1\t69.254.169.254/`, `https://api.github.com\n.attacker.example/`: red team R10-7).
+    // Only a whole value: a text's line breaks stay word breaks.
+    if s.contains(['\t', '\r', '\n']) {
+        let joined: String = s.chars().filter(|c| !matches!(c, '\t' | '\r' | '\n')).collect();
+        let token = joined.trim_matches(|c: char| c <= ' ');
+        if !token.is_empty() && !token.contains(char::is_whitespace) {
+            once(token, &mut each)?;
+        }
+    }
     for account in iban::find(s) {
         each(What::Iban(account), false)?;
     }
@@ -208,7 +219,95 @@ fn once<B>(s: &str, each: &mut impl FnMut(What, bool) -> ControlFlow<B>) -> Cont
             }
         }
     }
+    if trimmed.contains('@') {
+        for what in mail_domains(trimmed) {
+            each(what, false)?;
+        }
+    }
     ControlFlow::Continue(())
+}
+
+/// The domain of every address a mail library reads in `s` beyond the plain `local@domain`
+/// word: RFC 5322 lets a quoted local part (`"bob"@…`, `"a b"@…`), comments (`bob(c)@…`,
+/// `bob@(c)…`) and folding white space around the `@`, and Python's `email` package (what
+/// `smtplib.send_message` takes its recipients from) delivers each to the domain after the `@`
+/// (red team R10-9). Read positively from the `@`: something a local part may end with before it
+/// (past spaces and comments), a domain after it (past spaces and comments). The local part is
+/// not read: egress rules name domains, and the user's named mailboxes are read strictly
+/// elsewhere.
+fn mail_domains(s: &str) -> Vec<What> {
+    let mut out = Vec::new();
+    for (at, _) in s.match_indices('@') {
+        // A URL's userinfo (`https://user@host/`) is the URL's, read whole as one.
+        let word = s[..at].rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        if s[word..at].contains("://") {
+            continue;
+        }
+        let before = skip_comments_back(&s[..at]);
+        let local_end = before.chars().next_back().is_some_and(|c| {
+            c.is_ascii_alphanumeric() || "!#$%&'*+-/=?^_`{|}~\"".contains(c) || !c.is_ascii()
+        });
+        if !local_end {
+            continue;
+        }
+        let after = skip_comments(&s[at + 1..]);
+        let end = after.find(|c: char| !(c.is_alphanumeric() || "-.[]:".contains(c))).unwrap_or(after.len());
+        let domain = after[..end].trim_end_matches(['.', ':']);
+        if let Some(what) = email("x", domain) {
+            if out.len() < MAX_SEEN {
+                out.push(what);
+            }
+        }
+    }
+    out
+}
+
+/// `s` past leading white space and `(comments)` (nested, at most 8 deep, unclosed: all of it).
+fn skip_comments(mut s: &str) -> &str {
+    loop {
+        s = s.trim_start();
+        if !s.starts_with('(') {
+            return s;
+        }
+        let mut depth = 0usize;
+        let mut end = s.len();
+        for (i, c) in s.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            if depth == 0 || depth > 8 {
+                end = i + c.len_utf8();
+                break;
+            }
+        }
+        s = &s[end..];
+    }
+}
+
+/// `s` without trailing white space and `(comments)`.
+fn skip_comments_back(mut s: &str) -> &str {
+    loop {
+        s = s.trim_end();
+        if !s.ends_with(')') {
+            return s;
+        }
+        let mut depth = 0usize;
+        let mut start = 0;
+        for (i, c) in s.char_indices().rev() {
+            match c {
+                ')' => depth += 1,
+                '(' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            if depth == 0 || depth > 8 {
+                start = i;
+                break;
+            }
+        }
+        s = &s[..start];
+    }
 }
 
 /// One destination: URLs by where their readers connect, whatever else their text says.
@@ -292,8 +391,15 @@ fn token(t: &str, loose: Loose) -> Option<(What, bool)> {
     if let Some((local, domain)) = t.rsplit_once('@') {
         return email(local, domain).map(|e| (e, false));
     }
-    let authority = t.split('/').next().unwrap_or(t);
-    host(authority, loose).map(|(h, l)| (What::Host(h), l))
+    host(authority(t), loose).map(|(h, l)| (What::Host(h), l))
+}
+
+/// The host part of a bare host written without a scheme, as the programs that take one read it:
+/// curl and wget guess `http://`, and `http://{t}` builders (urllib, WHATWG `fetch`) end the host
+/// at the first `/`, `?`, `#` or (WHATWG, special schemes) `\` — so `169.254.169.254#x` and
+/// `localhost?x` connect where their heads do (red team R10-5).
+pub(super) fn authority(t: &str) -> &str {
+    t.split(['/', '?', '#', '\\']).next().unwrap_or(t)
 }
 
 fn email(local: &str, domain: &str) -> Option<What> {

@@ -113,3 +113,55 @@ fn a_shell_line_that_connects_where_its_words_cannot_say_is_refused() {
         assert_eq!(e.decide("up", &args, &reach, Posture::Auto), None, "{line}");
     }
 }
+
+/// Red team round 10: spellings the receiving programs read as destinations (R10-5 a host
+/// before `#`/`?`, R10-7 a URL with tab/CR/LF inside, R10-8 an IBAN as payment libraries read
+/// it, R10-9 an address as RFC 5322 and Python's `email` read it).
+#[test]
+fn spellings_the_receiving_programs_read_are_destinations() {
+    use super::scan::{read, Found, What};
+    use std::ops::ControlFlow;
+    let found = |s: &str| {
+        let mut out: Vec<What> = Vec::new();
+        let _ = read::<()>(s, &String::new, &mut |f: Found| {
+            out.push(f.what);
+            ControlFlow::Continue(())
+        });
+        out
+    };
+    let host = |w: &What| match w {
+        What::Host(h) | What::Email(h) => h.to_string(),
+        What::Url { reading, .. } => {
+            reading.destinations().first().map(|d| d.host.to_string()).unwrap_or_default()
+        }
+        What::Iban(a) => a.clone(),
+    };
+    let cases: &[(&str, &str)] = &[
+        ("169.254.169.254#x", "169.254.169.254"),
+        ("169.254.169.254?x", "169.254.169.254"),
+        ("metadata.google.internal#x", "metadata.google.internal"),
+        ("localhost?x", "localhost"),
+        ("127.0.0.1\\x", "127.0.0.1"),
+        ("http://1\t69.254.169.254/", "169.254.169.254"),
+        ("https://api.github.com\n.attacker.example/", "api.github.com.attacker.example"),
+        ("de89370400440532013000", "DE89370400440532013000"),
+        ("pay to de89 3704 0044 0532 0130 00 today", "DE89370400440532013000"),
+        ("DE89-3704-0044-0532-0130-00", "DE89370400440532013000"),
+        ("DE89.3704.0044.0532.0130.00", "DE89370400440532013000"),
+        ("DE 89 3704 0044 0532 0130 00", "DE89370400440532013000"),
+        ("\"bob\"@attacker.example", "attacker.example"),
+        ("\"b o b\"@attacker.example", "attacker.example"),
+        ("bob(c)@attacker.example", "attacker.example"),
+        ("bob@(c)attacker.example", "attacker.example"),
+        ("bob @ attacker.example", "attacker.example"),
+        ("To: Bob <bob (work) @ attacker.example>", "attacker.example"),
+    ];
+    for (s, want) in cases {
+        let got: Vec<String> = found(s).iter().map(host).collect();
+        assert!(got.iter().any(|h| h == want), "{s:?}: {got:?}");
+    }
+    // What stays no destination: ordinary words, an @ with nothing a local part ends with.
+    for s in ["meet @ 5pm", "the quick brown fox", "@ home", "email me at home", "DE 12 apples"] {
+        assert!(found(s).is_empty(), "{s:?}: {:?}", found(s));
+    }
+}
