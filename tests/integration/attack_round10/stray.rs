@@ -119,3 +119,37 @@ async fn an_initialize_answer_under_a_stray_id_is_judged_as_the_handshake() {
     }
     assert!(leaked.is_empty(), "the server's instructions reached the client unredacted: {leaked:?}");
 }
+
+/// Reads vault and decoy at once through a proxy with `flows:` (vault private, `alone` a sink),
+/// then posts what vault said to the sink; returns whether the sink ran upstream.
+async fn post_what_vault_said(flags: &[&str]) -> (bool, String) {
+    let peer = swap(flags);
+    let extra = format!(
+        "{ALLOW_ALL}egress: {{ sinks: [\"mcp__py__alone\"] }}\nflows: {{ private: [\"mcp__py__vault\"] }}\n"
+    );
+    let p = proxy(&config(&[("py", &peer.url())], &extra)).await;
+    let url = proxy_url(&p, "py");
+    let lines = py_concurrent(&url, "legacy", &["vault", "decoy"]).await;
+    let said = text_of(step(&lines, "vault"));
+    assert!(said.contains(VAULT_SAYS), "flows rewrites nothing: the agent read the vault: {lines:?}");
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "alone", "arguments": {"body": said}}});
+    let (_, _, answer) =
+        crate::support::post(&url, &[("mcp-protocol-version", crate::support::LEGACY)], call.to_string())
+            .await;
+    p.shutdown().await;
+    (ran(&peer).contains(&"alone".to_owned()), answer)
+}
+
+#[tokio::test]
+async fn with_a_session_what_a_private_tool_said_on_another_post_is_recorded_and_refused_at_a_sink() {
+    let (sent, answer) = post_what_vault_said(&[]).await;
+    assert!(!sent, "the vault's text reached the sink: {answer}");
+}
+
+#[tokio::test]
+#[ignore = "open finding R10-1 (high): without a session a private tool's answer on another call's POST is never recorded, so flows lets it out"]
+async fn without_a_session_what_a_private_tool_said_on_another_post_is_recorded_and_refused_at_a_sink() {
+    let (sent, answer) = post_what_vault_said(&["--stateless"]).await;
+    assert!(!sent, "the vault's text reached the sink: {answer}");
+}
