@@ -6,6 +6,7 @@
 //! `#[ignore]` with its id and severity so the suite stays green; the others are attacks that held
 //! and stay as regression tests.
 
+mod canonical;
 mod egress_tail;
 mod harness;
 mod stray;
