@@ -121,7 +121,8 @@ async fn an_initialize_answer_under_a_stray_id_is_judged_as_the_handshake() {
 }
 
 /// Reads vault and decoy at once through a proxy with `flows:` (vault private, `alone` a sink),
-/// then posts what vault said to the sink; returns whether the sink ran upstream.
+/// with the Python SDK client (or, with `--sse`, the TypeScript one), then posts what vault said
+/// to the sink; returns whether the sink ran upstream.
 async fn post_what_vault_said(flags: &[&str]) -> (bool, String) {
     let peer = swap(flags);
     let extra = format!(
@@ -129,7 +130,10 @@ async fn post_what_vault_said(flags: &[&str]) -> (bool, String) {
     );
     let p = proxy(&config(&[("py", &peer.url())], &extra)).await;
     let url = proxy_url(&p, "py");
-    let lines = py_concurrent(&url, "legacy", &["vault", "decoy"]).await;
+    let lines = match flags.contains(&"--sse") {
+        true => ts_concurrent(&url, &["vault", "decoy"]).await,
+        false => py_concurrent(&url, "legacy", &["vault", "decoy"]).await,
+    };
     let said = text_of(step(&lines, "vault"));
     assert!(said.contains(VAULT_SAYS), "flows rewrites nothing: the agent read the vault: {lines:?}");
     let call = serde_json::json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
@@ -143,13 +147,22 @@ async fn post_what_vault_said(flags: &[&str]) -> (bool, String) {
 
 #[tokio::test]
 async fn with_a_session_what_a_private_tool_said_on_another_post_is_recorded_and_refused_at_a_sink() {
-    let (sent, answer) = post_what_vault_said(&[]).await;
-    assert!(!sent, "the vault's text reached the sink: {answer}");
+    for flags in [&[][..], &["--sse"][..]] {
+        let (sent, answer) = post_what_vault_said(flags).await;
+        assert!(!sent, "{flags:?}: the vault's text reached the sink: {answer}");
+    }
 }
 
 #[tokio::test]
 #[ignore = "open finding R10-1 (high): without a session a private tool's answer on another call's POST is never recorded, so flows lets it out"]
 async fn without_a_session_what_a_private_tool_said_on_another_post_is_recorded_and_refused_at_a_sink() {
     let (sent, answer) = post_what_vault_said(&["--stateless"]).await;
+    assert!(!sent, "the vault's text reached the sink: {answer}");
+}
+
+#[tokio::test]
+#[ignore = "open finding R10-2 (high): without a session an SSE answer the TS SDK routes to a private tool's call is recorded as the POST's own call, so flows lets it out"]
+async fn without_a_session_a_private_answer_on_another_sse_stream_is_recorded_and_refused_at_a_sink() {
+    let (sent, answer) = post_what_vault_said(&["--stateless", "--sse"]).await;
     assert!(!sent, "the vault's text reached the sink: {answer}");
 }
