@@ -10,5 +10,6 @@ mod canonical;
 mod egress_split;
 mod egress_tail;
 mod harness;
+mod iban;
 mod stray;
 mod tasks;
