@@ -9,6 +9,7 @@
 mod canonical;
 mod egress_split;
 mod egress_tail;
+mod email;
 mod harness;
 mod iban;
 mod stray;
