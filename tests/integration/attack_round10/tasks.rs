@@ -46,3 +46,37 @@ async fn a_rule_naming_the_tool_judges_its_output_called_as_a_task() {
         "the report reached the agent unjudged ({checked} checker calls): {last}"
     );
 }
+
+/// The tool, `flows.private`, read as a task; then its report posted through `echo`, a sink.
+/// Returns whether the sink call reached the server.
+async fn post_the_report(private: &str) -> bool {
+    let peer = Peer::everything();
+    let extra = format!(
+        "posture: auto\npermissions: {{ allow: [\"mcp__*\"] }}\n\
+         egress: {{ sinks: [mcp__py__echo] }}\nflows: {{ private: [\"{private}\"] }}\n"
+    );
+    let p = proxy(&crate::support::config(&[("py", &peer.url())], &extra)).await;
+    let url = proxy_url(&p, "py");
+    let lines = ts_task(&url, TOOL, &format!(r#"{{"topic":"{TOPIC}"}}"#)).await;
+    let report = lines.last().map(|l| l["result"]["content"][0]["text"].as_str().unwrap_or("").to_owned());
+    let report = report.unwrap_or_default();
+    assert!(report.contains(REPORT), "the agent read the report: {lines:?}");
+    let session = crate::support::open_legacy_session(&url).await;
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"message": report}}});
+    let h = [("mcp-session-id", session.as_str()), ("mcp-protocol-version", crate::support::LEGACY)];
+    let _ = crate::support::post(&url, &h, call.to_string()).await;
+    p.shutdown().await;
+    peer.calls_received().iter().any(|c| c == "echo")
+}
+
+#[tokio::test]
+async fn a_private_prefix_records_a_tasks_output_and_the_sink_is_refused_it() {
+    assert!(!post_the_report("mcp__py__*").await, "the report left through the sink");
+}
+
+#[tokio::test]
+#[ignore = "open finding R10-4 (high): a flows.private tool called as a task is recorded as mcp__up__tasks/result, not private, so its output leaves through a sink"]
+async fn a_private_tool_called_as_a_task_is_recorded_and_the_sink_is_refused_its_output() {
+    assert!(!post_the_report(&format!("mcp__py__{TOOL}")).await, "the report left through the sink");
+}
