@@ -7,6 +7,7 @@
 //! and stay as regression tests.
 
 mod canonical;
+mod egress_pad;
 mod egress_split;
 mod egress_tail;
 mod email;
