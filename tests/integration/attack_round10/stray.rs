@@ -52,6 +52,18 @@ async fn without_a_session_a_json_answer_on_another_calls_post_is_judged_as_the_
             leaked.push(format!("{era}, redact"));
         }
         p.shutdown().await;
+
+        // `secrets:`: a held credential in any result is shown to the agent as its sentinel.
+        std::env::set_var("PORTCULLIS_IT_RT10_HELD", MARKER);
+        let peer = swap(&["--stateless"]);
+        let held = "secrets: [{ name: vault, env: PORTCULLIS_IT_RT10_HELD, to: [\"mcp__py__alone\"] }]\n";
+        let p = proxy(&config(&[("py", &peer.url())], &format!("{ALLOW_ALL}{held}"))).await;
+        let lines = py_concurrent(&proxy_url(&p, "py"), era, &["vault", "decoy"]).await;
+        assert_eq!(ran(&peer).len(), 2, "{era}: {lines:?}");
+        if step(&lines, "vault").to_string().contains(MARKER) {
+            leaked.push(format!("{era}, secrets"));
+        }
+        p.shutdown().await;
     }
     assert!(leaked.is_empty(), "vault's result reached the agent unjudged: {leaked:?}");
 }
@@ -74,6 +86,15 @@ async fn with_a_session_an_answer_on_another_calls_post_is_judged_as_the_call_it
     let lines = py_concurrent(&proxy_url(&p, "py"), "legacy", &["vault", "decoy"]).await;
     assert_judged(&lines, MARKER, "session, redact");
     assert!(text_of(step(&lines, "vault")).contains("[guardrail: redacted]"), "{lines:?}");
+    p.shutdown().await;
+
+    std::env::set_var("PORTCULLIS_IT_RT10_HELD", MARKER);
+    let peer = swap(&[]);
+    let held = "secrets: [{ name: vault, env: PORTCULLIS_IT_RT10_HELD, to: [\"mcp__py__alone\"] }]\n";
+    let p = proxy(&config(&[("py", &peer.url())], &format!("{ALLOW_ALL}{held}"))).await;
+    let lines = py_concurrent(&proxy_url(&p, "py"), "legacy", &["vault", "decoy"]).await;
+    assert_judged(&lines, MARKER, "session, secrets");
+    assert!(text_of(step(&lines, "vault")).contains("portcullis:secret:vault"), "{lines:?}");
     p.shutdown().await;
 }
 
