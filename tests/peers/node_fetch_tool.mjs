@@ -3,9 +3,11 @@
 // team round 10's executor for URLs the egress scan reads differently.
 //
 //     node_fetch_tool.mjs            prints `LISTENING <port>`; POST /post {"url", "body"}
+//                                    and POST /call {"path", "body"}
 //
-// The tool POSTs `body` to `url` with fetch and answers {"status": <HTTP status>} or
-// {"error": <message>}. If env PEER_JOURNAL names a file, one JSON line per tool run is appended
+// /post POSTs `body` to `url` with fetch; /call is an API client: it POSTs `body` to
+// `new URL(path, "http://api.example.invalid/v1/")` (a path relative to its API's base, as API
+// tools take them). Both answer {"status": <HTTP status>} or {"error": <message>}. If env PEER_JOURNAL names a file, one JSON line per tool run is appended
 // (kind "tool", with the url as received).
 import { createServer } from "node:http";
 import { appendFileSync } from "node:fs";
@@ -28,9 +30,10 @@ const server = createServer((req, res) => {
     } catch {
       return reply({ error: "arguments are not JSON" });
     }
-    journal({ kind: "tool", tool: req.url, url: args.url });
+    journal({ kind: "tool", tool: req.url, url: args.url ?? args.path });
     try {
-      const r = await fetch(args.url, { method: "POST", body: String(args.body ?? "") });
+      const target = req.url === "/call" ? new URL(String(args.path), "http://api.example.invalid/v1/") : args.url;
+      const r = await fetch(target, { method: "POST", body: String(args.body ?? "") });
       reply({ status: r.status });
     } catch (e) {
       reply({ error: String(e.cause?.message ?? e.message ?? e) });

@@ -4,6 +4,11 @@
 //! `http://1` + `69.254.169.254/` as two harmless pieces. A plain HTTP tool that posts with Node's
 //! own fetch (tests/peers/node_fetch_tool.mjs), marked a sink, shows where the bytes really go: to
 //! a server on 127.0.0.1. (Python's urllib and requests, and curl, refuse such a URL.)
+//!
+//! And a reference without a scheme: an API tool joins a `path` argument to its base URL
+//! (`new URL(path, base)`, Python's `urljoin`), and `//host/…` — for WHATWG also `/\host/…` and
+//! `\\host/…` — replaces the base's host. The scan reads no URL without a scheme, and a bare
+//! host only from the start of a word.
 
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
@@ -115,5 +120,41 @@ async fn a_denied_host_spelt_with_a_line_break_inside_is_refused() {
     let out = post_to(&p, split).await;
     let ran = peer.journal();
     assert!(out.starts_with("403") && ran.is_empty(), "forwarded: {out}; the tool ran {ran:?}");
+    p.shutdown().await;
+}
+
+/// What the API tool (`/call`, a path joined to its base with `new URL(path, base)`) was told.
+async fn call_path(p: &portcullis::app::Running, path: &str) -> String {
+    let args = json!({ "path": path, "body": "the quarterly numbers" }).to_string();
+    let (status, _, body) = post(&format!("http://{}/http/web/call", p.addr), &[], args).await;
+    format!("{status} {body}")
+}
+
+#[tokio::test]
+async fn an_absolute_url_in_a_path_argument_is_read() {
+    let (port, seen) = target().await;
+    let peer = fetcher();
+    let p = proxy(&rig(&peer)).await;
+    let out = call_path(&p, &format!("http://127.0.0.1:{port}/rel")).await;
+    assert!(out.starts_with("403") && out.contains("egress: loopback"), "{out}");
+    assert!(peer.journal().is_empty() && seen.lock().unwrap().is_empty());
+    p.shutdown().await;
+}
+
+#[tokio::test]
+#[ignore = "open finding R10-11 (high): a scheme-relative reference (//127.0.0.1:…/, //169.254.169.254/, /\\host, \\\\host) is no destination to the egress scan; new URL(path, base) and urljoin connect to its host"]
+async fn a_scheme_relative_reference_in_a_path_argument_is_read() {
+    let (port, seen) = target().await;
+    let peer = fetcher();
+    let p = proxy(&rig(&peer)).await;
+    let mut reached = Vec::new();
+    for path in [format!("//127.0.0.1:{port}/rel"), format!("/\\127.0.0.1:{port}/backslash")] {
+        let out = call_path(&p, &path).await;
+        if !out.contains("egress: loopback") {
+            reached.push(format!("{path}: {out}"));
+        }
+    }
+    let seen = seen.lock().unwrap().clone();
+    assert!(reached.is_empty(), "forwarded: {reached:?}; the server on 127.0.0.1 received {seen:?}");
     p.shutdown().await;
 }
