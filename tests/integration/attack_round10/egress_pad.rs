@@ -35,7 +35,6 @@ async fn metadata_padded_with_ascii_whitespace_is_refused_to_any_tool() {
 }
 
 #[tokio::test]
-#[ignore = "open finding R10-10 (low): a host padded with U+001C..U+001F (Python whitespace, not Rust's) is no destination to the egress scan or its pre-filter"]
 async fn metadata_padded_with_c0_separators_is_refused_to_any_tool() {
     let peer = Peer::python("legacy");
     let p = proxy(&rig(&peer)).await;

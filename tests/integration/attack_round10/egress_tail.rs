@@ -109,7 +109,6 @@ async fn a_bare_special_host_is_refused_to_curl_and_as_a_whole_value() {
 }
 
 #[tokio::test]
-#[ignore = "open finding R10-5 (high): a bare host followed by #… or ?… (`curl 169.254.169.254#x`) is no destination to the egress scan (and so to its pre-filter); curl, wget and http://{host}/ builders connect to it"]
 async fn a_special_host_followed_by_a_fragment_or_query_is_refused_to_curl_and_as_a_whole_value() {
     let peer = Peer::python("legacy");
     let p = proxy(&rig(&peer)).await;

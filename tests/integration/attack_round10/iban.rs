@@ -37,7 +37,6 @@ async fn an_account_in_upper_case_groups_is_asked_about() {
 }
 
 #[tokio::test]
-#[ignore = "open finding R10-8 (medium): an IBAN in lower case, or split by '-', '.' or double spaces, is no account to egress (ask: [iban], iban:… entries); IBAN libraries normalise it"]
 async fn an_account_as_payment_libraries_read_it_is_asked_about() {
     let peer = Peer::python("legacy");
     let p = proxy(&rig(&peer)).await;

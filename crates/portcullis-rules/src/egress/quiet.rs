@@ -44,12 +44,14 @@ pub fn quiet(s: &str) -> bool {
         true => s.chars().filter(|c| !matches!(c, '\t' | '\r' | '\n')).collect::<String>().into(),
         false => s.into(),
     };
-    let whole = joined.trim_matches(|c: char| c <= ' ');
-    if whole.is_empty() || whole.contains(char::is_whitespace) {
+    let whole = super::scan::trim_whole(&joined);
+    if whole.is_empty() || whole.contains(super::scan::is_space) {
         return true;
     }
     // The scan reads the authority, the part before a `/`, `?`, `#` or `\` (`localhost/x`).
-    let authority = super::scan::authority(whole);
+    // (after the leading slashes of a scheme-relative `//host/x`, and any userinfo).
+    let authority = super::scan::authority(whole.trim_start_matches(['/', '\\']));
+    let authority = authority.rsplit('@').next().unwrap_or(authority);
     let numeric = authority.as_bytes().first().is_some_and(u8::is_ascii_digit);
     !numeric && !super::special::grave_label(authority)
 }

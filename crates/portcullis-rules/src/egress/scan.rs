@@ -154,8 +154,8 @@ pub(super) fn read<B>(
     // Only a whole value: a text's line breaks stay word breaks.
     if s.contains(['\t', '\r', '\n']) {
         let joined: String = s.chars().filter(|c| !matches!(c, '\t' | '\r' | '\n')).collect();
-        let token = joined.trim_matches(|c: char| c <= ' ');
-        if !token.is_empty() && !token.contains(char::is_whitespace) {
+        let token = trim_whole(&joined);
+        if !token.is_empty() && !token.contains(is_space) {
             once(token, &mut each)?;
         }
     }
@@ -163,6 +163,20 @@ pub(super) fn read<B>(
         each(What::Iban(account), false)?;
     }
     ControlFlow::Continue(())
+}
+
+/// White space as the programs that receive a string split and strip it: Rust's, and the C0
+/// separators U+001C..U+001F, which Python's `str.strip()` and `split()` also drop (red team
+/// R10-10). Every C0 control and space is trimmed from a whole value's ends, as WHATWG trims a
+/// URL's.
+pub(super) fn is_space(c: char) -> bool {
+    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
+}
+
+/// A whole value's ends trimmed as WHATWG trims a URL's (C0 controls and space) and as
+/// [`is_space`] reads white space.
+pub(super) fn trim_whole(s: &str) -> &str {
+    s.trim_matches(|c: char| c <= ' ' || is_space(c))
 }
 
 /// Where a host written in program text or an assignment ends (never inside a URL, whose
@@ -174,8 +188,8 @@ const MAX_UNESCAPES: usize = 4;
 
 /// Every URL and host in one layer of a string.
 fn once<B>(s: &str, each: &mut impl FnMut(What, bool) -> ControlFlow<B>) -> ControlFlow<B> {
-    let trimmed = s.trim();
-    let single = !trimmed.is_empty() && !trimmed.contains(char::is_whitespace);
+    let trimmed = trim_whole(s);
+    let single = !trimmed.is_empty() && !trimmed.contains(is_space);
     // The whole value, as a program handed it reads it: a URL, or a host in any spelling.
     if single {
         if let Some((what, loose)) = token(trimmed, Loose::Yes) {
@@ -183,7 +197,7 @@ fn once<B>(s: &str, each: &mut impl FnMut(What, bool) -> ControlFlow<B>) -> Cont
         }
     }
     let mut read: Vec<&str> = Vec::new();
-    for word in trimmed.split(char::is_whitespace).filter(|w| !w.is_empty()) {
+    for word in trimmed.split(is_space).filter(|w| !w.is_empty()) {
         for piece in word.split([',', ';', '|']) {
             let piece = piece.trim_start_matches(['"', '\'', '(', '<', '{', '`', '*']);
             let piece = piece.trim_end_matches(['"', '\'', ')', '>', '}', '`', '*', '.', ',', ':', '!', '?']);
@@ -239,7 +253,8 @@ fn mail_domains(s: &str) -> Vec<What> {
     let mut out = Vec::new();
     for (at, _) in s.match_indices('@') {
         // A URL's userinfo (`https://user@host/`) is the URL's, read whole as one.
-        let word = s[..at].rfind(char::is_whitespace).map_or(0, |i| i + 1);
+        let word =
+            s[..at].char_indices().rev().find(|&(_, c)| is_space(c)).map_or(0, |(i, c)| i + c.len_utf8());
         if s[word..at].contains("://") {
             continue;
         }
@@ -373,6 +388,15 @@ fn urls(piece: &str) -> impl Iterator<Item = &str> {
     starts.into_iter().zip(ends).map(move |(s, e)| &piece[s..e])
 }
 
+/// What follows the two or more leading `/` or `\` of a scheme-relative reference, when what
+/// follows may be an authority (not another slash, not white space, not empty).
+fn scheme_relative(t: &str) -> Option<&str> {
+    let lead = t.bytes().take_while(|b| matches!(b, b'/' | b'\\')).count();
+    let rest = &t[lead..];
+    (lead >= 2 && rest.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric() || b == b'[' || b >= 0x80))
+        .then_some(rest)
+}
+
 /// Whether a token starts with a URL (its scheme at its first byte).
 pub(super) fn starts_url(t: &str) -> bool {
     urls(t).next().is_some_and(|u| u.as_ptr() == t.as_ptr())
@@ -384,6 +408,17 @@ fn token(t: &str, loose: Loose) -> Option<(What, bool)> {
     // Only a token that starts with its scheme is one URL; `url=http://…` is text.
     if starts_url(t) {
         return Some((What::Url { text: t.to_owned(), reading: read_url(t) }, false));
+    }
+    // A scheme-relative reference (`//host/x`, `/\host`, `\\host`): joined to an `http(s)` base
+    // (`new URL(path, base)`, `urljoin`, a redirect) it names its own host (red team R10-11).
+    // Read only where the host is one the plain reading takes (a word needs a dotted name or
+    // address, a whole value may be a special single label): `//usr/bin` is a path.
+    let placed = |rest: &str| host(authority(rest).rsplit('@').next().unwrap_or(""), loose).is_some();
+    if let Some(rest) = scheme_relative(t).filter(|r| placed(r)) {
+        let url = format!("http://{rest}");
+        let reading = read_url(&url);
+        return (!reading.destinations().is_empty())
+            .then(|| (What::Url { text: t.to_owned(), reading }, false));
     }
     if t.contains("://") {
         return None;

@@ -155,13 +155,29 @@ fn spellings_the_receiving_programs_read_are_destinations() {
         ("bob@(c)attacker.example", "attacker.example"),
         ("bob @ attacker.example", "attacker.example"),
         ("To: Bob <bob (work) @ attacker.example>", "attacker.example"),
+        ("\u{1f}169.254.169.254", "169.254.169.254"),
+        ("\u{1e}metadata.google.internal", "metadata.google.internal"),
+        ("\u{1c}localhost\u{1d}", "localhost"),
+        ("//127.0.0.1:81/rel", "127.0.0.1"),
+        ("/\\127.0.0.1:81/x", "127.0.0.1"),
+        ("\\\\169.254.169.254\\x", "169.254.169.254"),
+        ("//metadata/computeMetadata", "metadata"),
+        ("see //evil.example/x now", "evil.example"),
     ];
     for (s, want) in cases {
         let got: Vec<String> = found(s).iter().map(host).collect();
         assert!(got.iter().any(|h| h == want), "{s:?}: {got:?}");
     }
     // What stays no destination: ordinary words, an @ with nothing a local part ends with.
-    for s in ["meet @ 5pm", "the quick brown fox", "@ home", "email me at home", "DE 12 apples"] {
+    for s in [
+        "meet @ 5pm",
+        "the quick brown fox",
+        "@ home",
+        "email me at home",
+        "DE 12 apples",
+        "ls //usr/bin",
+        "// a comment",
+    ] {
         assert!(found(s).is_empty(), "{s:?}: {:?}", found(s));
     }
 }
