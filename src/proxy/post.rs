@@ -129,8 +129,18 @@ where
         // Tool lists are screened wherever their answer turns up, results or not.
         let inspected =
             guard.inspects_results() || guard.screens_tools() || guard.lists_filtered(agent.as_deref());
-        let calls = match (&mcp_upstream, &session) {
-            (Some(up), Some(s)) if *req.method() == http::Method::DELETE => {
+        // Without a session, the caller's own pending calls are kept the same way, under its
+        // principal (an agent, else the address it calls from): a client routes an answer by its
+        // id whichever POST carried it, so an answer a stateless server puts on another call's
+        // POST is judged as the call it names (red team R10-1, R10-2). Anonymous callers at one
+        // address share the table: an id they both use is judged as one of their calls.
+        let table = match &session {
+            Some(s) => Some(s.clone()),
+            None => super::caller::principal_named(&req)
+                .map(|p| format!("caller:{}", crate::call::budget_key(&p))),
+        };
+        let calls = match (&mcp_upstream, &table) {
+            (Some(up), Some(s)) if *req.method() == http::Method::DELETE && session.is_some() => {
                 self.shared.sessions.forget_calls(up, s);
                 None
             }
@@ -138,9 +148,11 @@ where
             _ => None,
         };
         // Whether this exchange's answer is held at all: only when something reads it — a call's
-        // result inspected, a server message judged. A stream of a session may carry any of the
-        // session's later answers (a call sent after this answer's headers came), and a GET
-        // stream may replay any call's result: those are held whenever results are inspected.
+        // result inspected, a server message judged. Any MCP answer (of a session, or of a
+        // caller's session-less POSTs) may carry another of its calls' answers, including a call
+        // sent after this answer's headers came, and a GET stream may replay any call's result:
+        // those are held whenever results are inspected. (Before R10-1 a session-less POST whose
+        // own call no rule read was relayed unparsed, and another call's answer rode on it.)
         let holds = (calls.is_some() && guard.inspects_results())
             || match &watch {
                 Some(PostWatch::Mcp { watched, upstream, .. }) => {
@@ -286,7 +298,7 @@ async fn mcp(
             let text = String::from_utf8_lossy(&bytes);
             let answer = Envelope::parse(&text);
             if let Some(calls) = &calls {
-                adopt(&answer, &mut watched, calls);
+                adopt(&answer, &mut watched, calls, None, &guard);
             }
             let inspection = inspect_from_upstream(&answer, &mut watched, &guard, &upstream).await;
             drop(answer);

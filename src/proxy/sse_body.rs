@@ -163,7 +163,7 @@ impl SseGate {
         // which costs nothing beside the model's time).
         let answer = Envelope::parse(&data);
         if let Some(calls) = &self.calls {
-            adopt(&answer, &mut self.watched, calls);
+            adopt(&answer, &mut self.watched, calls, self.own.as_ref(), &self.shared.guard.load());
         }
         if let Some(own) = &self.own {
             adopt_strays(&answer, &mut self.watched, own);

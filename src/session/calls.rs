@@ -109,6 +109,17 @@ impl SessionCalls {
 
     /// What a response with id `id` may answer (marked answered), or, on an overflowed
     /// session, the upstream's unknown call. `None`: no client waits on this id.
+    /// What [`Self::answer`] would give for `id`, without marking it answered.
+    pub fn peek(&self, id: &IdKey) -> Option<Pending> {
+        let t = self.table.lock().unwrap_or_else(|p| p.into_inner());
+        let i = t
+            .entries
+            .iter()
+            .position(|e| !e.answered && id.answers(&e.id))
+            .or_else(|| t.entries.iter().position(|e| id.answers(&e.id)));
+        i.map(|i| t.entries[i].pending.clone())
+    }
+
     pub fn answer(&self, id: &IdKey) -> Option<Pending> {
         let mut t = self.table.lock().unwrap_or_else(|p| p.into_inner());
         // Pending calls first: a wild id is judged under a call still waiting.

@@ -39,6 +39,13 @@ impl Guard {
         g.covers(&catch_all, self.engine.kinds().kind_of(&catch_all), Phase::Post)
     }
 
+    /// True when `a`'s result is judged where `b`'s is not: a guardrail rule reads `a`'s and not
+    /// `b`'s, or `a` is a `flows.private` tool and `b` is not.
+    pub fn judges_more(&self, a: &ToolCall, b: &ToolCall) -> bool {
+        let private = |c: &ToolCall| self.flows.as_ref().is_some_and(|f| f.settings.is_private(&c.qualified));
+        (self.checks_result_of(a) && !self.checks_result_of(b)) || (private(a) && !private(b))
+    }
+
     /// True when results are recorded in the flow index (`flows:`).
     pub fn records_flows(&self) -> bool {
         self.flows.is_some()

@@ -86,15 +86,40 @@ fn carries_model_text(text: &str) -> bool {
 /// Brings into `watched` the session's calls that responses in `text` may answer: any stream of
 /// a session can carry any of its answers, and a client takes them wherever they turn up. Free
 /// (no parse, no lock) while the session has watched nothing.
-pub fn adopt(answer: &Envelope<'_>, watched: &mut Watched, calls: &SessionCalls) {
+///
+/// On a POST's stream, an answer under another call's id has two readings: the TypeScript SDK
+/// routes it to the call its id names, the Python SDK takes it as the POST's own. It is judged
+/// as the call its id names unless the POST's own call is judged where that one is not (a rule
+/// reads the own call's result and not the other's, or the own tool is `flows.private` and the
+/// other is not): then as the own call ([`adopt_strays`]; red team R10-2). Two calls judged by
+/// different rules are judged by the one the id names.
+pub fn adopt(
+    answer: &Envelope<'_>,
+    watched: &mut Watched,
+    calls: &SessionCalls,
+    own: Option<&Own>,
+    guard: &Guard,
+) {
     if !calls.is_active() {
         return;
     }
+    // The stream's own call: the POST's (SSE: kept from its start), else the first watched.
+    let first = match own {
+        Some(Own::Call(c)) => Some(c.clone()),
+        Some(Own::List(_) | Own::Initialize { .. }) => None,
+        None => watched.calls().next().map(|(_, c)| c.clone()),
+    };
+    let own = first.as_ref();
     for id in answer.response_ids() {
         let key = IdKey::new(id);
         // The stream's own watch (if any) is the one inspected.
         if watched.0.iter().any(|(k, _)| key.answers(k)) {
             continue;
+        }
+        if let (Some(own), Some(Pending::Call(named))) = (own, calls.peek(&key)) {
+            if guard.judges_more(own, &named) {
+                continue;
+            }
         }
         match calls.answer(&key) {
             Some(Pending::Call(call)) => watched.insert_call(key, call),
@@ -114,6 +139,10 @@ pub enum Own {
     Call(ToolCall),
     /// A `tools/list` of this upstream, by this caller.
     List(Lister),
+    /// An `initialize` (its answer judged as this call), for a client that can (or cannot)
+    /// elicit: the Python SDK takes any response on the handshake's stream as its answer, and
+    /// gives its `instructions` to the model (red team R10-3).
+    Initialize { call: ToolCall, elicits: bool },
 }
 
 impl Own {
@@ -122,7 +151,10 @@ impl Own {
         watched.calls().next().map(|(_, c)| Own::Call(c.clone())).or_else(|| {
             watched.0.iter().find_map(|(_, w)| match w {
                 Watch::List(lister) => Some(Own::List(lister.clone())),
-                _ => None,
+                Watch::Initialize { elicits, answer } => {
+                    Some(Own::Initialize { call: answer.call().clone(), elicits: *elicits })
+                }
+                Watch::Call(_) => None,
             })
         })
     }
@@ -137,6 +169,10 @@ pub fn adopt_strays(answer: &Envelope<'_>, watched: &mut Watched, own: &Own) {
             match own {
                 Own::Call(call) => watched.insert_call(IdKey::new(id), call.clone()),
                 Own::List(lister) => watched.insert(IdKey::new(id), Watch::List(lister.clone())),
+                Own::Initialize { call, elicits } => watched.insert(
+                    IdKey::new(id),
+                    Watch::Initialize { elicits: *elicits, answer: Counted::new(call.clone(), None) },
+                ),
             }
         }
     }

@@ -114,16 +114,16 @@ fn a_stream_adopts_the_session_calls_its_responses_answer() {
     let calls = SessionCalls::new("up".into());
     let mut w = Watched::default();
     let text = r#"{"jsonrpc":"2.0","id":"9","result":{"t":"S3CRET"}}"#;
-    adopt(&Envelope::parse(text), &mut w, &calls);
+    adopt(&Envelope::parse(text), &mut w, &calls, None, &guard);
     assert!(w.is_empty(), "nothing watched in the session");
     calls.watch(
         IdKey::new(&RawValue::from_string("9".into()).unwrap()),
         ToolCall::mcp("up".into(), "read", None, Era::Legacy),
     );
-    adopt(&Envelope::parse(text), &mut w, &calls);
+    adopt(&Envelope::parse(text), &mut w, &calls, None, &guard);
     let Release::Rewritten(new) = inspect_now(text, &mut w, &guard).release else { panic!() };
     assert!(!new.contains("S3CRET"));
-    adopt(&Envelope::parse(text), &mut w, &calls);
+    adopt(&Envelope::parse(text), &mut w, &calls, None, &guard);
     assert_eq!(w.len(), 1, "a second answer to the same id is inspected too");
 }
 
@@ -145,7 +145,7 @@ fn a_pending_tool_list_is_screened_on_any_stream_and_under_a_stray_id_on_its_own
     calls.watch_list(IdKey::new(&RawValue::from_string("3".into()).unwrap()), None);
     let text = r#"{"jsonrpc":"2.0","id":"3","result":{"tools":[]}}"#;
     let mut w = Watched::default();
-    adopt(&Envelope::parse(text), &mut w, &calls);
+    adopt(&Envelope::parse(text), &mut w, &calls, None, &Guard::default());
     assert!(matches!(w.peek(&RawValue::from_string("3".into()).unwrap()), Some(Watch::List(_))));
     let mut w = Watched::default();
     let stray = r#"{"jsonrpc":"2.0","id":999999,"result":{"tools":[]}}"#;
@@ -252,7 +252,7 @@ fn a_tool_list_is_filtered_for_the_agent_that_asked_on_whichever_stream_it_turns
     let text =
         r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"ls"},{"name":"rm"}],"nextCursor":"n"},"x":1}"#;
     let mut w = Watched::default();
-    adopt(&Envelope::parse(text), &mut w, &calls);
+    adopt(&Envelope::parse(text), &mut w, &calls, None, &guard);
     let out = inspect_now(text, &mut w, &guard);
     let Release::Rewritten(new) = out.release else { panic!("filtered: {:?}", out.release) };
     assert_eq!(new, r#"{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"ls"}],"nextCursor":"n"},"x":1}"#);
@@ -265,4 +265,38 @@ fn a_tool_list_is_filtered_for_the_agent_that_asked_on_whichever_stream_it_turns
     let mut w = Watched::default();
     adopt_strays(&Envelope::parse(text), &mut w, &Own::List(Lister::new("up".into(), None)));
     assert_eq!(inspect_now(text, &mut w, &guard).release, Release::Unchanged);
+}
+
+/// Red team R10-2: on a POST's stream an answer under another call's id is read by the TS SDK
+/// as the call its id names and by the Python SDK as the POST's own: it is judged as the one
+/// judged where the other is not.
+#[test]
+fn a_stray_is_judged_as_whichever_of_its_two_readings_is_judged() {
+    let guard = crate::gate::guard::tests::guard(
+        "upstreams: { up: { url: \"http://127.0.0.1:9/mcp\" } }\n\
+         flows: { private: [mcp__up__vault] }\n",
+    );
+    let vault = ToolCall::mcp("up".into(), "vault", None, Era::Legacy);
+    let decoy = ToolCall::mcp("up".into(), "decoy", None, Era::Legacy);
+    let id = |s: &str| IdKey::new(&RawValue::from_string(s.into()).unwrap());
+    let calls = SessionCalls::new("up".into());
+    calls.watch(id("1"), vault.clone());
+    calls.watch(id("2"), decoy.clone());
+    // decoy's id on vault's stream: the Python reading (vault, private) is the one judged.
+    let text = r#"{"jsonrpc":"2.0","id":2,"result":{"t":"x"}}"#;
+    let mut w = Watched::default();
+    let own = Own::Call(vault.clone());
+    adopt(&Envelope::parse(text), &mut w, &calls, Some(&own), &guard);
+    assert!(w.is_empty(), "not adopted as decoy's");
+    adopt_strays(&Envelope::parse(text), &mut w, &own);
+    assert!(
+        matches!(w.peek(&RawValue::from_string("2".into()).unwrap()), Some(Watch::Call(c)) if c.call().qualified.ends_with("vault"))
+    );
+    // vault's id on decoy's stream: the TS reading (vault) is the one judged.
+    let text = r#"{"jsonrpc":"2.0","id":1,"result":{"t":"x"}}"#;
+    let mut w = Watched::default();
+    adopt(&Envelope::parse(text), &mut w, &calls, Some(&Own::Call(decoy)), &guard);
+    assert!(
+        matches!(w.peek(&RawValue::from_string("1".into()).unwrap()), Some(Watch::Call(c)) if c.call().qualified.ends_with("vault"))
+    );
 }

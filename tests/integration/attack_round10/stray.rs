@@ -27,7 +27,6 @@ fn assert_judged(lines: &[serde_json::Value], raw: &str, kind: &str) {
 }
 
 #[tokio::test]
-#[ignore = "open finding R10-1 (high): without a session a JSON answer under another call's id is released unjudged (rules, redact, secrets, flows)"]
 async fn without_a_session_a_json_answer_on_another_calls_post_is_judged_as_the_call_it_names() {
     // Every case is run, and every one that leaks is named.
     let mut leaked = Vec::new();
@@ -99,7 +98,6 @@ async fn with_a_session_an_answer_on_another_calls_post_is_judged_as_the_call_it
 }
 
 #[tokio::test]
-#[ignore = "open finding R10-2 (high): without a session an SSE answer under another call's id is judged as the POST's own call; the TS SDK routes it by id"]
 async fn without_a_session_an_sse_answer_the_ts_client_routes_by_id_is_judged_as_the_call_it_names() {
     let peer = swap(&["--stateless", "--sse"]);
     let checker = FakeChecker::start(unsafe_if(MARKER)).await;
@@ -123,7 +121,6 @@ async fn without_a_session_an_sse_answer_under_another_id_is_still_redacted() {
 }
 
 #[tokio::test]
-#[ignore = "open finding R10-3 (medium): an initialize answer under a stray id on its SSE stream is released unredacted and unjudged; the Python SDK takes it as the handshake's answer"]
 async fn an_initialize_answer_under_a_stray_id_is_judged_as_the_handshake() {
     let mut leaked = Vec::new();
     for flags in [&["--init-stray"][..], &["--init-stray", "--stateless"][..]] {
@@ -175,14 +172,12 @@ async fn with_a_session_what_a_private_tool_said_on_another_post_is_recorded_and
 }
 
 #[tokio::test]
-#[ignore = "open finding R10-1 (high): without a session a private tool's answer on another call's POST is never recorded, so flows lets it out"]
 async fn without_a_session_what_a_private_tool_said_on_another_post_is_recorded_and_refused_at_a_sink() {
     let (sent, answer) = post_what_vault_said(&["--stateless"]).await;
     assert!(!sent, "the vault's text reached the sink: {answer}");
 }
 
 #[tokio::test]
-#[ignore = "open finding R10-2 (high): without a session an SSE answer the TS SDK routes to a private tool's call is recorded as the POST's own call, so flows lets it out"]
 async fn without_a_session_a_private_answer_on_another_sse_stream_is_recorded_and_refused_at_a_sink() {
     let (sent, answer) = post_what_vault_said(&["--stateless", "--sse"]).await;
     assert!(!sent, "the vault's text reached the sink: {answer}");
