@@ -7,6 +7,7 @@ use serde_json::value::RawValue;
 use crate::mcp::era::Era;
 
 mod digest;
+pub mod exact;
 pub use digest::{hex_key, principal_digest};
 
 /// How a call reached the proxy.
@@ -358,6 +359,12 @@ impl ToolCall {
     pub fn with_user_task(mut self, task: Option<Arc<crate::intent::UserTask>>) -> ToolCall {
         self.user_task = task;
         self
+    }
+
+    /// The arguments' exact canonical spelling (what a waiver is keyed by: [`exact`]), `None`
+    /// when the call carries none or they are not JSON.
+    pub fn exact_args(&self) -> Option<String> {
+        self.args.as_deref().and_then(exact::canonical)
     }
 
     /// The words of the user's own task, when a trusted channel recorded one.

@@ -21,6 +21,8 @@ pub struct PreCheck {
     pub(super) tool: String,
     /// For an ask, should the checker block.
     pub(super) args: Value,
+    /// The arguments' exact spelling an ask is keyed by ([`crate::call::ToolCall::exact_args`]).
+    pub(super) key_args: Option<String>,
     pub(super) session: Option<String>,
     pub(super) agent: Option<Arc<crate::identity::Agent>>,
 }
@@ -29,7 +31,7 @@ impl PreCheck {
     fn ask(&self, reason: &str) -> Box<Ask> {
         Box::new(Ask {
             tool: self.tool.clone(),
-            args: canonical_json(&self.args),
+            args: self.key_args.clone().unwrap_or_else(|| canonical_json(&self.args)),
             reason: reason.to_owned(),
             source: Source::Checker,
             session: self.session.clone(),

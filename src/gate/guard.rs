@@ -403,15 +403,22 @@ impl Guard {
                 ask: Some(Box::new(Ask {
                     tool: call.qualified.clone(),
                     // A waiver is keyed by these: unreadable arguments are never keyed as `{}`.
-                    args: canonical_json(&match parsed {
-                        true => args,
-                        false => match self.args(call, true) {
-                            Ok(args) => args,
-                            Err(unreadable) => {
-                                return (Self::denied(call, unreadable.clone()), keep.then_some(unreadable))
-                            }
-                        },
-                    }),
+                    // Exact: an integer past 64 bits keeps its digits (red team R10-6).
+                    args: match call.exact_args() {
+                        Some(exact) => exact,
+                        None => canonical_json(&match parsed {
+                            true => args,
+                            false => match self.args(call, true) {
+                                Ok(args) => args,
+                                Err(unreadable) => {
+                                    return (
+                                        Self::denied(call, unreadable.clone()),
+                                        keep.then_some(unreadable),
+                                    )
+                                }
+                            },
+                        }),
+                    },
                     reason: d.reason.clone(),
                     // Who asked, not which rule was named: an operator's ask tied with a floor
                     // or escape ask is still the operator's ([`crate::rules::Origin`]).

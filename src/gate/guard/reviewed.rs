@@ -49,6 +49,7 @@ impl Guard {
                     .with_user_task(call.user_task.as_ref().map(|t| t.text.clone())),
                 tool: call.qualified.clone(),
                 args,
+                key_args: call.exact_args(),
                 session: call.session.clone(),
                 agent: call.agent.clone(),
             })),

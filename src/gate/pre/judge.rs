@@ -17,7 +17,6 @@ use crate::call::{ToolCall, Transport};
 use crate::gate::{CallOutcome, Denial, Guard, Outcome};
 use crate::limits::{Limited, Permit};
 use crate::outcome::Recorded;
-use crate::rules::kinds::canonical_json;
 use crate::says::{Not, Said, FLAGGED};
 
 pub use super::verdict::Verdict;
@@ -131,12 +130,7 @@ async fn human(mut d: Denial, call: &ToolCall, cx: &Context<'_>, guard: &Guard, 
 
 /// The ask every call of a flagged session or caller becomes.
 fn flagged_denial(call: &ToolCall) -> Denial {
-    let args = call
-        .args
-        .as_deref()
-        .and_then(|a| serde_json::from_str::<serde_json::Value>(a.get()).ok())
-        .map(|v| canonical_json(&v))
-        .unwrap_or_else(|| "{}".into());
+    let args = call.exact_args().unwrap_or_else(|| "{}".into());
     Denial {
         reason: Said::Flagged { tool: &call.qualified }.to_string(),
         rule: "flagged session".into(),
