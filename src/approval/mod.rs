@@ -180,6 +180,8 @@ pub struct Approvals {
     pub callers: callers::Callers,
     /// What the user asked per session, from channels the agent does not control.
     pub user_tasks: crate::session::tasks::UserTasks,
+    /// Which tool each task the proxy saw created runs (its answers are judged as that tool).
+    pub task_ids: crate::session::task_ids::TaskIds,
     metrics: Arc<Metrics>,
     audit: Arc<crate::audit::Audit>,
     /// The headless ask reviewer, once `serve --ask-reviewer` enabled it.
@@ -216,6 +218,7 @@ impl Approvals {
             ),
             callers: callers::Callers::default(),
             user_tasks: crate::session::tasks::UserTasks::default(),
+            task_ids: crate::session::task_ids::TaskIds::default(),
             metrics,
             audit: Arc::new(crate::audit::Audit::off()),
             reviewer: std::sync::OnceLock::new(),

@@ -11,7 +11,7 @@ use super::{CallOutcome, Guard};
 use crate::approval::{Approvals, Ask, Via};
 use crate::call::{Method, ToolCall};
 use crate::mcp::era::{Era, Version};
-use crate::mcp::jsonrpc::{self, code, CallParams, IdKey, Kind, Message, Payload};
+use crate::mcp::jsonrpc::{self, code, IdKey, Kind, Message, Payload};
 
 mod ask;
 pub mod judge;
@@ -217,7 +217,7 @@ enum One {
 
 fn one<'a>(msg: &Message<'a>, cx: &Context<'_>) -> Pre<'a> {
     match (msg.method(), msg.kind(), msg.id) {
-        (Some("tools/call"), Kind::Request, Some(id)) => match call(msg, cx) {
+        (Some("tools/call"), Kind::Request, Some(id)) => match routes::tool_call(msg, cx) {
             Err(message) => One::Invalid { id: Some(id.to_owned()), message }.into(),
             Ok(call) => decided(id, call, msg.params),
         },
@@ -259,7 +259,8 @@ fn one<'a>(msg: &Message<'a>, cx: &Context<'_>) -> Pre<'a> {
             .into(),
             // Any other request a client shows the answer of: forwarded, its answer judged.
             (Some(method), Kind::Request, Some(id)) => {
-                let call = ToolCall::route(cx.upstream.clone(), method, None, cx.era)
+                let call = routes::answered(method, msg, cx);
+                let call = call
                     .with_session(cx.session.map(str::to_owned))
                     .with_caller(cx.principal)
                     .with_agent(cx.agent.cloned());
@@ -278,23 +279,6 @@ fn one<'a>(msg: &Message<'a>, cx: &Context<'_>) -> Pre<'a> {
 /// A call that is a request with `id`, to be judged.
 fn decided<'a>(id: &RawValue, call: ToolCall, params: Option<&'a RawValue>) -> Pre<'a> {
     Pre::Judge { id: id.to_owned(), call, params }
-}
-
-/// The typed call of a `tools/call` request, or why its params are unusable.
-fn call(msg: &Message<'_>, cx: &Context<'_>) -> Result<ToolCall, String> {
-    let params = match msg.params.map(|p| serde_json::from_str::<CallParams<'_>>(p.get())) {
-        Some(Ok(p)) => super::tool_name::checked(p)?,
-        Some(Err(e)) => return Err(format!("tools/call params: {e}")),
-        None => return Err("tools/call needs params".into()),
-    };
-    let (task, mode) = ToolCall::task_and_mode_in_meta(params.meta);
-    Ok(ToolCall::mcp(cx.upstream.clone(), &params.name, params.arguments, cx.era)
-        .with_task(task.as_deref())
-        .with_user_task(cx.approvals.user_tasks.get(cx.session))
-        .with_mode(mode.or(cx.mode))
-        .with_session(cx.session.map(str::to_owned))
-        .with_caller(cx.principal)
-        .with_agent(cx.agent.cloned()))
 }
 
 /// Records one message's decision (calls only) through the one [`judge::decided`] event.

@@ -51,6 +51,9 @@ impl Shared {
                 }
             }
             Seen::Listed { upstream, result } => self.approvals.tools.record(&upstream, &result),
+            Seen::TaskCreated { upstream, task, tool } => {
+                self.approvals.task_ids.created(&upstream, &task, &tool)
+            }
         }
     }
 }

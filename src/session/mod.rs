@@ -6,6 +6,7 @@
 pub mod calls;
 pub mod stream_order;
 pub mod table;
+pub mod task_ids;
 pub mod tasks;
 
 pub use calls::{Pending, SessionCalls};

@@ -376,6 +376,9 @@ async fn server_to_agent<R>(
                     *relay.client.lock().unwrap_or_else(|p| p.into_inner()) = (Some(version), elicits)
                 }
                 Seen::Listed { upstream, result } => relay.approvals.tools.record(&upstream, &result),
+                Seen::TaskCreated { upstream, task, tool } => {
+                    relay.approvals.task_ids.created(&upstream, &task, &tool)
+                }
             }
         }
         let out = match inspection.release {

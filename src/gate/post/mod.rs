@@ -29,6 +29,8 @@ pub enum Seen {
     Initialized { version: Version, elicits: bool },
     /// A `tools/list` result of this upstream.
     Listed { upstream: std::sync::Arc<str>, result: Value },
+    /// A `tools/call` answered with a task: task `task` of `upstream` runs tool `tool`.
+    TaskCreated { upstream: std::sync::Arc<str>, task: String, tool: String },
 }
 
 /// What may be released after inspecting one JSON text.
@@ -369,6 +371,13 @@ async fn judged(
         (None, Some(e)) => ("error", e),
         (None, None) => return One::Malformed,
     };
+    // A tool called as a task: its output comes later, judged as this tool (red team R10-4).
+    if call.method == crate::call::Method::ToolsCall && field == "result" {
+        if let Some(task) = crate::session::task_ids::created_by(raw.get()) {
+            let tool = call.name.clone();
+            seen.push(Seen::TaskCreated { upstream: call.upstream.clone(), task, tool });
+        }
+    }
     let started = std::time::Instant::now();
     // An answer no route names goes to Layer 2 only when it carries text a client gives its
     // model (`initialize`'s `instructions`, a task's `statusMessage`); a check of every `ping`

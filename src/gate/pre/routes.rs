@@ -1,12 +1,46 @@
-//! Requests other than `tools/call` that Layer 1 decides: the typed call of one that names a
-//! resource (`resources/read`, `resources/subscribe`) or carries the agent's text to the server
-//! (`prompts/get`, `completion/complete`).
+//! The typed call of each request: a `tools/call`; one Layer 1 decides that names a resource
+//! (`resources/read`, `resources/subscribe`) or carries the agent's text to the server
+//! (`prompts/get`, `completion/complete`); and one forwarded whose answer is judged.
 
 use serde_json::value::RawValue;
 
 use super::Context;
 use crate::call::{Method, ToolCall};
-use crate::mcp::jsonrpc::Message;
+use crate::mcp::jsonrpc::{CallParams, Message};
+
+/// The typed call of a `tools/call` request, or why its params are unusable.
+pub(super) fn tool_call(msg: &Message<'_>, cx: &Context<'_>) -> Result<ToolCall, String> {
+    let params = match msg.params.map(|p| serde_json::from_str::<CallParams<'_>>(p.get())) {
+        Some(Ok(p)) => super::super::tool_name::checked(p)?,
+        Some(Err(e)) => return Err(format!("tools/call params: {e}")),
+        None => return Err("tools/call needs params".into()),
+    };
+    let (task, mode) = ToolCall::task_and_mode_in_meta(params.meta);
+    Ok(ToolCall::mcp(cx.upstream.clone(), &params.name, params.arguments, cx.era)
+        .with_task(task.as_deref())
+        .with_user_task(cx.approvals.user_tasks.get(cx.session))
+        .with_mode(mode.or(cx.mode))
+        .with_session(cx.session.map(str::to_owned))
+        .with_caller(cx.principal)
+        .with_agent(cx.agent.cloned()))
+}
+
+/// The call a forwarded request's answer is judged as (one Layer 1 does not decide): the
+/// pseudo-tool `mcp__{upstream}__{method}`, except a task's result or state, judged as the tool
+/// the task runs when the proxy saw it created ([`crate::session::task_ids`], red team R10-4).
+pub(super) fn answered(method: Method, msg: &Message<'_>, cx: &Context<'_>) -> ToolCall {
+    let runs = match method {
+        Method::TasksResult | Method::TasksGet => msg
+            .params
+            .and_then(|p| crate::session::task_ids::named_by(p.get()))
+            .and_then(|t| cx.approvals.task_ids.tool(cx.upstream, &t)),
+        _ => None,
+    };
+    match runs {
+        Some(tool) => ToolCall { method, ..ToolCall::mcp(cx.upstream.clone(), &tool, None, cx.era) },
+        None => ToolCall::route(cx.upstream.clone(), method, None, cx.era),
+    }
+}
 
 /// The typed call of a request naming a resource (`resources/read`, `resources/subscribe`): the
 /// pseudo-tool `mcp__{upstream}__{method}` whose arguments are `{"uri": …}` (what the resource

@@ -36,7 +36,6 @@ async fn a_prefix_rule_judges_a_tasks_output() {
 }
 
 #[tokio::test]
-#[ignore = "open finding R10-4 (high): a rule naming a tool never judges its output when it is called as a task (tasks/result is judged as mcp__up__tasks/result)"]
 async fn a_rule_naming_the_tool_judges_its_output_called_as_a_task() {
     let (lines, checked) = through(&format!("mcp__py__{TOOL}")).await;
     let last = lines.last().expect("the stream ended");
@@ -76,7 +75,6 @@ async fn a_private_prefix_records_a_tasks_output_and_the_sink_is_refused_it() {
 }
 
 #[tokio::test]
-#[ignore = "open finding R10-4 (high): a flows.private tool called as a task is recorded as mcp__up__tasks/result, not private, so its output leaves through a sink"]
 async fn a_private_tool_called_as_a_task_is_recorded_and_the_sink_is_refused_its_output() {
     assert!(!post_the_report(&format!("mcp__py__{TOOL}")).await, "the report left through the sink");
 }
