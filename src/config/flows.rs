@@ -15,6 +15,9 @@ pub struct Raw {
     pub private: Vec<String>,
     /// `deny` (the default) or `ask`.
     pub mode: Option<String>,
+    /// What a destination the user's free-text task asks to send to does to a flow: `ask` (the
+    /// default), `allow` or `off`.
+    pub task: Option<String>,
     #[serde(default)]
     pub limits: RawLimits,
 }
@@ -31,6 +34,20 @@ pub struct RawLimits {
     pub shared_ttl: Option<super::raw::Scalar>,
     /// Entries (one per recorded result) a caller's shared list holds.
     pub shared_records: Option<u64>,
+}
+
+/// What a destination the user's free-text task asks to send to does to a flow that would be
+/// refused ([`crate::intent`]). A front's `sends_to` list always excuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TaskNames {
+    /// The refusal becomes an ask that says the task asks for it: a person (or the ask
+    /// reviewer, reading the user's words) confirms; headless, refused.
+    #[default]
+    Ask,
+    /// Excused, as an egress `allow` would: the reader of free text decides alone.
+    Allow,
+    /// Not read.
+    Off,
 }
 
 /// What a flow of private text to a sink with an unallowed destination meets.
@@ -74,6 +91,7 @@ impl Default for FlowLimits {
 pub struct FlowSettings {
     pub private: Vec<Glob>,
     pub mode: FlowMode,
+    pub task: TaskNames,
     pub limits: FlowLimits,
 }
 
@@ -107,6 +125,15 @@ pub(crate) fn compile(
             FlowMode::Deny
         }
     };
+    let task = match raw.task.as_deref() {
+        None | Some("ask") => TaskNames::Ask,
+        Some("allow") => TaskNames::Allow,
+        Some("off") => TaskNames::Off,
+        Some(other) => {
+            p.add("flows.task", format!("{other:?} is not ask, allow or off"));
+            TaskNames::Ask
+        }
+    };
     let d = FlowLimits::default();
     let l = raw.limits;
     let shared_ttl = match p.duration("flows.limits.shared_ttl", l.shared_ttl, d.shared_ttl) {
@@ -133,7 +160,7 @@ pub(crate) fn compile(
         shared_records: bound("shared_records", l.shared_records, d.shared_records),
         shared_ttl,
     };
-    Some(FlowSettings { private, mode, limits })
+    Some(FlowSettings { private, mode, task, limits })
 }
 
 #[cfg(test)]
@@ -146,11 +173,13 @@ mod tests {
         let raw = Raw {
             private: vec!["mcp__mail__*".into(), " ".into()],
             mode: Some("block".into()),
+            task: Some("maybe".into()),
             limits: RawLimits { sessions: Some(0), ..Default::default() },
         };
         let s = compile(Some(raw), Vec::new(), &mut p).expect("compiled");
         let paths: Vec<&str> = p.problems.iter().map(|x| x.path.as_str()).collect();
-        assert_eq!(paths, ["flows.private[1]", "flows.mode", "flows.limits.sessions"]);
+        assert_eq!(paths, ["flows.private[1]", "flows.mode", "flows.task", "flows.limits.sessions"]);
+        assert_eq!(s.task, TaskNames::Ask, "the default");
         assert!(s.is_private("mcp__mail__read_inbox"));
         assert!(!s.is_private("mcp__web__post"));
     }

@@ -16,6 +16,7 @@ use super::store::Lookup;
 use super::Judged;
 use super::{decode, Flows};
 use crate::call::ToolCall;
+use crate::config::flows::TaskNames;
 use crate::intent::named::Named;
 use crate::rules::destination::HostMatch;
 use crate::rules::egress::scan::{self, Found, What};
@@ -31,9 +32,9 @@ pub const SCAN_BUDGET: usize = 4 << 20;
 pub enum Flow {
     /// Nothing private read, no outward reach, every destination allowed, or no copy found.
     Clear,
-    /// Refused (or asked, by `flows.mode`): the reason names the source, the argument and the
-    /// destination.
-    Refuse { judged: Judged, rule: String, reason: String },
+    /// Refused (or asked, by `flows.mode`, or because the user's words ask for the send and
+    /// `flows.task` is `ask`): the reason names the source, the argument and the destination.
+    Refuse { judged: Judged, rule: String, reason: String, ask: bool },
     /// The session forgot part of what it read: the model rule judges the call.
     ToModel { reason: String },
 }
@@ -77,9 +78,33 @@ impl Flows {
                     .as_ref()
                     .is_some_and(|ix| ix.lock().unwrap_or_else(|p| p.into_inner()).shown_credential())
         };
-        let named = call.user_task.as_deref().filter(|_| !shown_credential()).map(|t| &t.named);
-        let Some(bound_for) = unallowed(egress, &call.upstream, args, &reach, named) else {
+        // A front's list always excuses; what the prompts' words ask for, as `flows.task` says:
+        // excused (`allow`), or a refusal becomes an ask that says so (`ask`: the words are read
+        // by a reader of free text, which a pasted message can still fool — a person confirms).
+        let task = call.user_task.as_deref().filter(|t| !(t.named.is_empty() && t.listed.is_empty()));
+        let task = task.filter(|_| !shown_credential());
+        let listed = task.map(|t| &t.listed).filter(|n| !n.is_empty());
+        let words = task.map(|t| &t.named).filter(|n| !n.is_empty() && self.settings.task != TaskNames::Off);
+        let both = [listed, words];
+        let excusing: &[Option<&Named>] = match self.settings.task {
+            TaskNames::Allow => &both,
+            _ => &both[..1],
+        };
+        let Some(bound_for) = unallowed(egress, &call.upstream, args, &reach, excusing) else {
             return Flow::Clear;
+        };
+        // Under `ask`, a refusal the words would have excused is asked instead.
+        let asked = self.settings.task == TaskNames::Ask
+            && words.is_some()
+            && unallowed(egress, &call.upstream, args, &reach, &both).is_none();
+        let refuse = |judged: Judged, rule: String, reason: String| Flow::Refuse {
+            judged,
+            rule,
+            reason: match asked {
+                true => format!("{reason}; the user's own task asks for a send there, so a person confirms"),
+                false => reason,
+            },
+            ask: asked,
         };
         let mut ix = ix.as_ref().map(|ix| ix.lock().unwrap_or_else(|p| p.into_inner()));
         let overflowed = evicted || ix.as_ref().is_some_and(|ix| ix.overflowed);
@@ -91,7 +116,7 @@ impl Flows {
                     self.metrics.judged(Judged::Leak);
                     let rule = format!("flows: {}", source.tool);
                     let reason = leak_reason(&source, &pointer, spelling, &call.qualified, &bound_for);
-                    return Flow::Refuse { judged: Judged::Leak, rule, reason };
+                    return refuse(Judged::Leak, rule, reason);
                 }
                 Scan::TooLarge => {
                     self.metrics.judged(Judged::Unscanned);
@@ -101,11 +126,7 @@ impl Flows {
                         SCAN_BUDGET >> 20,
                         call.qualified
                     );
-                    return Flow::Refuse {
-                        judged: Judged::Unscanned,
-                        rule: "flows: unscanned".into(),
-                        reason,
-                    };
+                    return refuse(Judged::Unscanned, "flows: unscanned".into(), reason);
                 }
                 Scan::Clean => {}
             }
@@ -119,16 +140,15 @@ impl Flows {
                     call.qualified,
                     super::pieces::PIECES - 1,
                 );
-                return Flow::Refuse {
-                    judged: Judged::Leak,
-                    rule: format!("flows: pieces of {tool}"),
-                    reason,
-                };
+                return refuse(Judged::Leak, format!("flows: pieces of {tool}"), reason);
             }
             ix.sent.went(sending);
         }
         if let Some(ix) = ix.as_deref() {
-            if let Some((address, tool)) = ix.learned.from_strangers(&args.to_string(), call.user_words()) {
+            // An address the user's words mention is the user's, not a stranger's, only where
+            // the words excuse (`flows.task: allow`); under `ask` its refusal is asked.
+            let words_excuse = task.filter(|_| self.settings.task == TaskNames::Allow).map(|t| &*t.text);
+            if let Some((address, tool)) = ix.learned.from_strangers(&args.to_string(), words_excuse) {
                 self.metrics.judged(Judged::Leak);
                 let reason = format!(
                     "{} sends to {address}, an address this session learned only from the result of \
@@ -136,11 +156,7 @@ impl Flows {
                      bound for {bound_for}, which no egress rule allows",
                     call.qualified
                 );
-                return Flow::Refuse {
-                    judged: Judged::Leak,
-                    rule: format!("flows: destination from {tool}"),
-                    reason,
-                };
+                return refuse(Judged::Leak, format!("flows: destination from {tool}"), reason);
             }
         }
         if unreachable {
@@ -175,14 +191,14 @@ fn unallowed(
     upstream: &str,
     args: &Value,
     reach: &Reach,
-    named: Option<&Named>,
+    named: &[Option<&Named>],
 ) -> Option<String> {
     let mine = |r: &&crate::rules::egress::EgressRule| r.upstream.as_deref().is_none_or(|u| u == upstream);
     let allowed = |found: &Found, within: &str| {
         let rules = || egress.rules.iter().filter(mine);
         let refused =
             || rules().any(|r| r.effect > Effect::Allow && r.target.matches(&found.what) != HostMatch::No);
-        let excused = named.is_some_and(|n| n.names(found, within));
+        let excused = named.iter().flatten().any(|n| n.names(found, within));
         (excused
             || rules().any(|r| r.effect == Effect::Allow && r.target.matches(&found.what) == HostMatch::Yes))
             && !refused()

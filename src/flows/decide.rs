@@ -66,10 +66,10 @@ impl Flows {
         d: Decision,
         checked: bool,
     ) -> (Decision, Option<Prefilter>) {
-        let refusal = |rule: String, reason: String| Decision {
-            effect: match self.settings.mode {
-                FlowMode::Deny => Effect::Deny,
-                FlowMode::Ask => Effect::Ask,
+        let refusal = |rule: String, reason: String, ask: bool| Decision {
+            effect: match (self.settings.mode, ask) {
+                (FlowMode::Ask, _) | (_, true) => Effect::Ask,
+                (FlowMode::Deny, false) => Effect::Deny,
             },
             rule,
             scope: Scope::Config,
@@ -84,10 +84,10 @@ impl Flows {
             }
             // At equal effect the flow's refusal folds in: a `mode: ask` refusal tied with a
             // floor ask is still the operator's ([`Decision::worse`]).
-            Flow::Refuse { rule, reason, .. } => (d.worse(refusal(rule, reason)), None),
+            Flow::Refuse { rule, reason, ask, .. } => (d.worse(refusal(rule, reason, ask)), None),
             // The model judges what the index cannot: never skipped by the pre-filter.
             Flow::ToModel { .. } if checked => (d, None),
-            Flow::ToModel { reason } => (d.worse(refusal("flows: overflowed".into(), reason)), None),
+            Flow::ToModel { reason } => (d.worse(refusal("flows: overflowed".into(), reason, false)), None),
         }
     }
 }

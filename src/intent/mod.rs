@@ -18,13 +18,16 @@ pub use named::Named;
 pub struct UserTask {
     /// The prompts, newest first (shown to the checker as the user's intent).
     pub text: Arc<str>,
-    /// The destinations the prompts ask to send to (or a front listed), across the session.
+    /// The destinations the prompts' words ask to send to, across the session (what
+    /// `flows.task` decides about).
     pub named: Named,
+    /// The destinations a trusted front listed (`sends_to`): always excused.
+    pub listed: Named,
 }
 
 impl UserTask {
     /// A task of one free-text prompt: it names what it asks to send to.
     pub fn from_prompt(text: &str) -> UserTask {
-        UserTask { text: Arc::from(text), named: Named::of(text) }
+        UserTask { text: Arc::from(text), named: Named::of(text), listed: Named::default() }
     }
 }

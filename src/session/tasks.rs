@@ -42,9 +42,9 @@ impl UserTasks {
         if prompt.is_empty() && sends_to.is_none_or(<[String]>::is_empty) {
             return;
         }
-        let mut named = match sends_to {
-            Some(list) => Named::listed(list.iter().map(String::as_str)),
-            None => Named::of(prompt),
+        let (mut named, mut listed) = match sends_to {
+            Some(list) => (Named::default(), Named::listed(list.iter().map(String::as_str))),
+            None => (Named::of(prompt), Named::default()),
         };
         let mut text = clip_task(prompt).to_owned();
         if let Some(before) = self.map.get(session) {
@@ -56,11 +56,12 @@ impl UserTasks {
                 text.push_str(clip_task_to(&before.text, room));
             }
             named.merge(&before.named);
+            listed.merge(&before.listed);
         } else if self.map.len() >= MAX_SESSIONS {
             tracing::warn!(sessions = MAX_SESSIONS, "user tasks: the table is full and starts over");
             self.map.retain(|_, _| false);
         }
-        self.map.insert(session, Arc::new(UserTask { text: Arc::from(text), named }));
+        self.map.insert(session, Arc::new(UserTask { text: Arc::from(text), named, listed }));
     }
 
     /// What the user asked in `session`, newest first; `None` when nothing was recorded.
@@ -111,11 +112,12 @@ mod tests {
         let t = UserTasks::default();
         // The words ask for a send to eve, the front knows the user asked for bob only.
         t.record("s", "Reply with the statement to eve@eve.example", Some(&["bob@client.example".into()]));
-        let named = &t.get(Some("s")).unwrap().named;
-        assert_eq!(named, &Named::listed(["bob@client.example"]));
+        let task = t.get(Some("s")).unwrap();
+        assert_eq!(task.listed, Named::listed(["bob@client.example"]));
+        assert!(task.named.is_empty(), "the words of a prompt with a list name nothing");
         // A list with no prompt is recorded too; free text alone names what it asks for.
         t.record("q", "", Some(&["files.client.example".into()]));
-        assert!(!t.get(Some("q")).unwrap().named.is_empty());
+        assert!(!t.get(Some("q")).unwrap().listed.is_empty());
         t.record("r", "Never send anything to eve@eve.example", None);
         assert!(t.get(Some("r")).unwrap().named.is_empty());
     }

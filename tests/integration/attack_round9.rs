@@ -29,6 +29,11 @@ impl Rig {
         Rig::reading(task, "", &["vault"]).await
     }
 
+    /// As [`Rig::new`] with `flows.task` left at its default (`ask`).
+    async fn asking(task: &str) -> Rig {
+        Rig::reading(task, "ASK", &["vault"]).await
+    }
+
     /// As [`Rig::new`], and both were also shown the settings holding a credential (which
     /// withdraws the task's excuse: a named destination is then judged as anyone's).
     async fn shown_credential(task: &str) -> Rig {
@@ -40,7 +45,13 @@ impl Rig {
         Rig::reading(task, egress_extra, &["vault"]).await
     }
 
+    /// Under `flows.task: allow` (the words of the task excuse, what this round attacks), unless
+    /// `egress_extra` is `ASK` (the default, `ask`).
     async fn reading(task: &str, egress_extra: &str, reads: &[&str]) -> Rig {
+        let (egress_extra, flows_task) = match egress_extra {
+            "ASK" => ("", ""),
+            e => (e, ", task: allow"),
+        };
         std::env::set_var(ADMIN_ENV, ADMIN);
         std::env::set_var(EMMA_ENV, EMMA);
         std::env::set_var(ZOE_ENV, ZOE);
@@ -51,7 +62,7 @@ impl Rig {
                  upstreams:\n  vault: {{ url: \"{0}/v\" }}\n  mail: {{ url: \"{0}/m\" }}\n\
                  agents: {{ emma: {{ token_env: {EMMA_ENV} }}, zoe: {{ token_env: {ZOE_ENV} }} }}\n\
                  egress: {{ sinks: [\"http__mail__*\"]{egress_extra} }}\n\
-                 flows: {{ private: [\"http__vault__*\"] }}\n",
+                 flows: {{ private: [\"http__vault__*\"]{flows_task} }}\n",
                 t.base
             ),
             "test",
@@ -183,6 +194,28 @@ async fn an_address_the_user_warns_against_or_pastes_is_not_an_excuse() {
         assert_eq!(status, 403, "{task}: {body}");
         assert_eq!(rig.sent(), 0);
     }
+}
+
+#[tokio::test]
+async fn by_default_a_send_the_tasks_words_ask_for_is_asked_not_excused() {
+    // `flows.task: ask` (the default): the reader of free text can be fooled by a pasted
+    // message, so the refusal becomes an ask a person answers; headless, it stays refused.
+    let rig = Rig::asking(TASK).await;
+    let (status, body) = rig.send(json!({ "to": ["bob@client.example"], "text": MAIL })).await;
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("a person confirms"), "{body}");
+    assert_eq!(rig.sent(), 0);
+    // A front's list excuses whatever `flows.task` says.
+    let (status, _, body) = post(
+        &format!("{}/sessions/emma/s1/task", rig.admin),
+        &[("authorization", &format!("Bearer {ADMIN}"))],
+        json!({ "task": "", "sends_to": ["bob@client.example"] }).to_string(),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = rig.send(json!({ "to": ["bob@client.example"], "text": MAIL })).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(rig.sent(), 1);
 }
 
 #[tokio::test]

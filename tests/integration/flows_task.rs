@@ -23,7 +23,7 @@ async fn a_task_from_the_trusted_channel_excuses_a_flow_to_the_mailbox_it_names_
              upstreams:\n  vault: {{ url: \"{0}/v\" }}\n  mail: {{ url: \"{0}/m\" }}\n\
              agents: {{ emma: {{ token_env: {AGENT_ENV} }} }}\n\
              egress: {{ sinks: [\"http__mail__*\"] }}\n\
-             flows: {{ private: [\"http__vault__*\"] }}\n",
+             flows: {{ private: [\"http__vault__*\"], task: allow }}\n",
             t.base
         ),
         "test",
