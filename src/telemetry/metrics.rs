@@ -22,7 +22,7 @@ const UPSTREAM_ERROR_KINDS: [&str; 7] =
 #[derive(Debug)]
 pub struct Metrics {
     registry: Registry,
-    /// `process_*`, unprefixed, and the heap's series ([`super::process_metrics`]).
+    /// `process_*`, unprefixed, and the heap's series (see `telemetry/process_metrics.rs`).
     pub process: super::process_metrics::ProcessMetrics,
     tool_calls: IntCounterVec,
     /// Resolved once: `[effect][scope]`, so the hot path does no label hashing.
