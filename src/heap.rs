@@ -7,9 +7,10 @@
 //! profile found the live heap back at its idle size after every round (0.47 → 59.6 → 0.48 MB):
 //! not retained buffers but free memory glibc kept resident, more of its arenas touched each
 //! round (docs/BENCHMARKS.md, "Memory: given back", issue 29). [`portcullis_malloc::trim`]
-//! hands every whole free page back. It costs a walk of the heap under each arena's lock, so it
-//! runs only when a load has drained — sampled once a second off the request path (one atomic
-//! read of the concurrency budget), never per request.
+//! hands every whole free page back. It costs a walk of the heap under each arena's lock (10–25 ms
+//! for a 60 MB heap, during which that arena's allocations wait), so it runs only when a load has
+//! drained — sampled once a second off the request path (one atomic read of the concurrency
+//! budget), never per request.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
