@@ -234,6 +234,14 @@ pub async fn serve(mut runtime: Runtime) -> Result<Running, StartError> {
         admin_hosts,
         crate::readiness::Upstreams::from_config(&runtime.config),
     );
+    // After a load drains (1,000 streams closed, say), the allocator's free pages go back to
+    // the OS: sampled off the request path, from the concurrency budget's free permits.
+    let (slots, limit) = (runtime.in_flight.clone(), runtime.config.limits.concurrency);
+    tokio::spawn(crate::heap::watch(
+        move || limit.saturating_sub(slots.available_permits()),
+        runtime.metrics.process.heap.clone(),
+        stop_signal(stopped.clone()),
+    ));
     let admin = tokio::spawn(listener::serve(
         admin_listener,
         admin_svc,

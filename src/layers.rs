@@ -8,7 +8,9 @@
 pub const LAYERS: &[&[&str]] = &[
     // Leaves: validated settings (config owns every one of them), the outcome vocabulary.
     // Decision ids are made with every call and cited in its refusal.
-    &["config", "decision", "inert", "outcome", "read_mostly", "says"],
+    // `heap` gives the allocator's free pages back after a load drains (its figures are read
+    // by telemetry).
+    &["config", "decision", "heap", "inert", "outcome", "read_mostly", "says"],
     // `connect` writes clients' configurations from the validated config alone; `sandbox`
     // reads the postures it asks for.
     &["connect", "oauth", "sandbox"],

@@ -46,6 +46,7 @@ pub mod explain;
 pub mod flows;
 pub mod gate;
 pub mod guardrails;
+pub mod heap;
 pub mod hook;
 pub mod identity;
 pub mod inert;

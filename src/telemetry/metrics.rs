@@ -22,8 +22,8 @@ const UPSTREAM_ERROR_KINDS: [&str; 7] =
 #[derive(Debug)]
 pub struct Metrics {
     registry: Registry,
-    /// `process_*`, unprefixed ([`super::process_metrics`]).
-    process: Registry,
+    /// `process_*`, unprefixed, and the heap's series (see `telemetry/process_metrics.rs`).
+    pub process: super::process_metrics::ProcessMetrics,
     tool_calls: IntCounterVec,
     /// Resolved once: `[effect][scope]`, so the hot path does no label hashing.
     rule_decisions: Vec<prometheus::IntCounter>,
@@ -236,7 +236,7 @@ impl Metrics {
         Metrics {
             notify: super::notify_metrics::NotifyMetrics::register(&registry),
             registry,
-            process: super::process_metrics::process_registry(),
+            process: super::process_metrics::ProcessMetrics::new(),
             tool_calls,
             rule_decisions,
             upstream_latency,

@@ -37,6 +37,7 @@ mod explain;
 mod flows;
 mod flows_task;
 mod guardrails;
+mod heap;
 mod held_answers;
 mod hook;
 mod hook_codex;
