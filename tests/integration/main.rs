@@ -10,6 +10,7 @@ mod always;
 mod approvals;
 mod ask_reviewer;
 mod attack25;
+mod attack_round11;
 mod attack_round5;
 mod attack_round6a;
 mod attack_round6b;
