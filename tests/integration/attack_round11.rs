@@ -9,6 +9,7 @@
 mod grammar;
 mod keying;
 mod provenance;
+mod recipient;
 
 use serde_json::{json, Value};
 
