@@ -73,22 +73,25 @@ async fn a_shell_line_beside_the_named_upload_does_not_reach_an_unreadable_desti
     }
 }
 
-/// Mailboxes whose dots are the ones IDNA (UTS #46, Python's `idna` codec, libidn2 in an MTA)
-/// reads as `.`: eve@eve.example to a mail library that encodes the domain.
-const IDNA_DOTS: &[&str] = &["eve@eve\u{3002}example", "eve@eve\u{ff0e}example", "eve@eve\u{ff61}example"];
+/// Mailboxes at eve.example the scanner does not read: dots IDNA (UTS #46, Python's `idna`
+/// codec, libidn2 in an MTA) reads as `.`, and an internationalised local part (RFC 6531,
+/// SMTPUTF8: delivered by any EAI-capable server, and a catch-all domain takes every one).
+const UNREAD: &[&str] =
+    &["eve@eve\u{3002}example", "eve@eve\u{ff0e}example", "eve@eve\u{ff61}example", "jos\u{e9}@eve.example"];
 
 #[tokio::test]
 #[ignore = "open finding R11-12 (medium, egress scanner): a mailbox whose dot is an IDNA dot \
-            (U+3002, U+FF0E, U+FF61) is no destination to the scanner (`email` wants an ASCII `.`), so \
+            (U+3002, U+FF0E, U+FF61) or whose local part is not ASCII (RFC 6531) is no destination \
+            to the scanner (`email` wants an ASCII `.` and local part), so \
             beside an allowed or named recipient it rides along: the call is judged by the one it reads"]
-async fn a_mailbox_with_an_idna_dot_rides_along_beside_an_allowed_or_named_one() {
+async fn a_mailbox_the_scanner_cannot_read_rides_along_beside_an_allowed_or_named_one() {
     let allowed = super::Rig::start_with(true, ", allow: [client.example]", "").await;
     allowed.read(&[]).await;
     allowed.task("emma/s1", json!({ "task": "Summarise my inbox" })).await;
     let named = super::Rig::new("Send the deal note to bob@client.example").await;
     let mut wrong = Vec::new();
     for rig in [&allowed, &named] {
-        for eve in IDNA_DOTS {
+        for eve in UNREAD {
             let (status, body) = rig.send(json!({ "to": ["bob@client.example", eve], "text": MAIL })).await;
             if status != 403 {
                 wrong.push(format!("{eve}: {status} {body}"));
@@ -100,11 +103,11 @@ async fn a_mailbox_with_an_idna_dot_rides_along_beside_an_allowed_or_named_one()
 }
 
 #[tokio::test]
-async fn a_mailbox_with_an_idna_dot_alone_is_refused_as_sending_wherever_the_tool_sends() {
+async fn a_mailbox_the_scanner_cannot_read_alone_is_refused_as_sending_wherever_the_tool_sends() {
     // R11-12's baseline: alone, the unreadable mailbox is no allowed destination either.
     let rig = super::Rig::start_with(true, ", allow: [client.example]", "").await;
     rig.read(&[]).await;
-    for eve in IDNA_DOTS {
+    for eve in UNREAD {
         let (status, body) = rig.send(json!({ "to": [eve], "text": MAIL })).await;
         assert_eq!(status, 403, "{eve}: {body}");
     }
