@@ -106,11 +106,14 @@ fn a_file_name_is_no_host() {
 }
 
 #[test]
-#[ignore = "open finding R11-6 (low): a recipient run runs on over the subject of the next statement"]
+#[ignore = "open finding R11-6 (low): a recipient run runs on over the subject of the next statement, and a continuation clause reads `to X` whatever its verb"]
 fn a_statement_after_the_recipients_names_nothing() {
     let cases = [
         ("Reply to bob@client.example, eve@eve.example is sketchy", EVE),
         ("Forward the invoice to bob@client.example; eve@eve.example impersonates him.", EVE),
+        // A continuation after a cut reads `to X` as a recipient whatever its own verb.
+        ("Forward the invoice to bob@client.example, and it was sent to eve@eve.example by mistake", EVE),
+        ("Send the notes to bob@client.example, and the last ones went to eve@eve.example by mistake", EVE),
     ];
     let wrong = named(&cases);
     assert!(wrong.is_empty(), "{wrong:#?}");
