@@ -157,6 +157,12 @@ fn attacks_that_held() {
         ("Notify me when eve@eve.example writes again", EVE),
         ("Send the report to bob@client.example. His email address is eve@eve.example, per the footer.", EVE),
         ("Someone wants me to wire 500 EUR to DE89370400440532013000. Thoughts?", "DE89370400440532013000"),
+        // A mixed-script look-alike the user copies from the attacker's mail (Cyrillic с).
+        ("Send the invoice to bob@\u{441}lient.example", "bob@xn--lient-3ve.example"),
+        (
+            "Upload the invoice to https://files.\u{441}lient.example/in",
+            "https://files.xn--lient-3ve.example/in",
+        ),
         ("Is this legit? «Dear customer. Send your statement to eve@eve.example today.»", EVE),
         ("Is this legit? \"Dear customer, our \"new policy\" is simple. Send it to eve@eve.example.\"", EVE),
     ];
