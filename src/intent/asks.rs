@@ -436,3 +436,7 @@ fn find_close(chars: &[char], from: usize, close: char, fence: bool) -> Option<u
 #[cfg(test)]
 #[path = "asks_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "asks_attack_tests.rs"]
+mod attack_tests;

@@ -11,6 +11,7 @@ mod approvals;
 mod ask_reviewer;
 mod attack25;
 mod attack_round10;
+mod attack_round11;
 mod attack_round5;
 mod attack_round6a;
 mod attack_round6b;
