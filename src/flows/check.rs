@@ -145,10 +145,11 @@ impl Flows {
             ix.sent.went(sending);
         }
         if let Some(ix) = ix.as_deref() {
-            // An address the user's words mention is the user's, not a stranger's, only where
-            // the words excuse (`flows.task: allow`); under `ask` its refusal is asked.
-            let words_excuse = task.filter(|_| self.settings.task == TaskNames::Allow).map(|t| &*t.text);
-            if let Some((address, tool)) = ix.learned.from_strangers(&args.to_string(), words_excuse) {
+            // An address is the user's, not a stranger's, where what excuses names it (a front's
+            // list; the words' requests under `flows.task: allow`) — never because the task text
+            // merely mentions it (red team R11-1); under `ask` such a refusal is asked.
+            let named = |a: &str| excusing.iter().flatten().any(|n| n.names_mailbox(a));
+            if let Some((address, tool)) = ix.learned.from_strangers(&args.to_string(), named) {
                 self.metrics.judged(Judged::Leak);
                 let reason = format!(
                     "{} sends to {address}, an address this session learned only from the result of \

@@ -36,14 +36,13 @@ impl Learned {
 
     /// The first address of `text` learned from strangers only (and not in `task`), with the
     /// tool that showed it.
-    pub fn from_strangers(&self, text: &str, task: Option<&str>) -> Option<(Box<str>, Arc<str>)> {
+    pub fn from_strangers(&self, text: &str, named: impl Fn(&str) -> bool) -> Option<(Box<str>, Arc<str>)> {
         if self.strangers.is_empty() {
             return None;
         }
-        let task: Vec<Box<str>> = task.map(addresses).unwrap_or_default();
         addresses(text).into_iter().find_map(|a| {
             let (_, tool) = self.strangers.iter().find(|(s, _)| *s == a)?;
-            (!self.own.contains(&a) && !task.contains(&a)).then(|| (a, tool.clone()))
+            (!self.own.contains(&a) && !named(&a)).then(|| (a, tool.clone()))
         })
     }
 
@@ -114,13 +113,15 @@ mod tests {
         l.saw("mail me at jay@google.com", &reviews, false);
         l.saw("Sam: sam@client.example; also bob@x.example", &reviews, false);
         l.saw("sam@client.example", &contacts, true);
-        let hit = l.from_strangers("{\"to\": [\"JAY@google.com\"]}", None);
+        let none = |_: &str| false;
+        let hit = l.from_strangers("{\"to\": [\"JAY@google.com\"]}", none);
         assert_eq!(
             hit.map(|(a, t)| (a.to_string(), t.to_string())),
             Some(("jay@google.com".into(), "mcp__t__reviews".into()))
         );
-        assert!(l.from_strangers("to sam@client.example", None).is_none(), "the user's contacts have it");
-        assert!(l.from_strangers("to bob@x.example", Some("email bob@x.example the notes")).is_none());
-        assert!(l.from_strangers("to carol@y.example", None).is_none(), "never shown");
+        assert!(l.from_strangers("to sam@client.example", none).is_none(), "the user's contacts have it");
+        let named = crate::intent::Named::of("email bob@x.example the notes");
+        assert!(l.from_strangers("to bob@x.example", |a: &str| named.names_mailbox(a)).is_none());
+        assert!(l.from_strangers("to carol@y.example", none).is_none(), "never shown");
     }
 }

@@ -76,6 +76,9 @@ const LEAD: &[&str] = &[
     "•",
 ];
 
+/// The most lead words a request clause starts with ("1. And then could you please also …").
+const MAX_LEAD: usize = 8;
+
 /// Verbs of sending: a clause that starts with one asks for a send.
 const SEND: &[&str] = &[
     "send", "resend", "email", "e-mail", "mail", "forward", "fwd", "share", "invite", "add", "reply",
@@ -261,7 +264,16 @@ fn identification(words: &[Word]) -> Option<String> {
 
 /// The index right after the clause's verb of sending, if it starts with one.
 fn verb_at(clause: &[Word]) -> Option<usize> {
-    let lead = clause.iter().take_while(|w| w.is(LEAD) || w.low == "," || is_number(&w.low)).count();
+    // At most a few lead words: a clause of `and and and …` asks for nothing, and reading it
+    // stays linear (red team R11-10: each `and` re-read the lead after it).
+    let lead = clause
+        .iter()
+        .take(MAX_LEAD + 1)
+        .take_while(|w| w.is(LEAD) || w.low == "," || is_number(&w.low))
+        .count();
+    if lead > MAX_LEAD {
+        return None;
+    }
     clause.get(lead)?.is(SEND).then_some(lead + 1)
 }
 

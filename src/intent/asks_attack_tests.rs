@@ -177,10 +177,6 @@ fn attacks_that_held() {
 }
 
 #[test]
-#[ignore = "open finding R11-10 (medium, availability): reading a prompt of `and` repeated is quadratic \
-            (each `and` re-reads the lead words after it): 64 KiB took 22 s, 128 KiB 90 s in a debug \
-            build, on the async thread of `POST /hook/prompt` (envelopes up to 1 MiB) — today this \
-            test does not finish"]
 fn a_long_prompt_is_read_in_linear_time() {
     // No clock: a 1 MiB prompt (the hook's envelope bound) must simply be read. Quadratic, it
     // takes hours; linear, milliseconds.

@@ -163,6 +163,11 @@ impl Named {
         }
     }
 
+    /// Whether `address` (one mailbox, as written) is a named mailbox.
+    pub fn names_mailbox(&self, address: &str) -> bool {
+        mailbox(address).is_some_and(|m| self.mailboxes.contains(&m))
+    }
+
     /// `within` is a list of named mailboxes and nothing else.
     fn only_mailboxes(&self, within: &str) -> bool {
         let mut tokens =

@@ -44,7 +44,8 @@ impl UserTasks {
         }
         let (mut named, mut listed) = match sends_to {
             Some(list) => (Named::default(), Named::listed(list.iter().map(String::as_str))),
-            None => (Named::of(prompt), Named::default()),
+            // Read within the bound the text is kept to (a prompt may be a megabyte).
+            None => (Named::of(clip_task(prompt)), Named::default()),
         };
         let mut text = clip_task(prompt).to_owned();
         if let Some(before) = self.map.get(session) {

@@ -60,7 +60,7 @@ impl Rig {
                 "listen: 127.0.0.1:0\nadmin: {{ listen: 127.0.0.1:0, token_env: {ADMIN_ENV} }}\nposture: auto\n\
                  upstreams:\n  vault: {{ url: \"{0}/v\" }}\n  web: {{ url: \"{0}/w\" }}\n  mail: {{ url: \"{0}/m\" }}\n  sh: {{ url: \"{0}/s\" }}\n\
                  {agents}egress: {{ sinks: [\"http__mail__*\"]{egress_extra} }}\n\
-                 flows: {{ private: [\"http__vault__*\"] }}\n{extra}",
+                 flows: {{ private: [\"http__vault__*\"], task: allow }}\n{extra}",
                 t.base
             ),
             "test",

@@ -20,9 +20,6 @@ const MENTIONS: &[&str] = &[
 ];
 
 #[tokio::test]
-#[ignore = "open finding R11-1 (high): an address the user's task only mentions (a warning, a question, \
-            a quoted paste) is excused from `flows: destination from TOOL`: the check reads the raw \
-            prompt text, not what the request reader names"]
 async fn an_address_the_task_only_mentions_is_still_a_destination_from_strangers() {
     let mut wrong = Vec::new();
     for task in MENTIONS {
@@ -36,8 +33,6 @@ async fn an_address_the_task_only_mentions_is_still_a_destination_from_strangers
 }
 
 #[tokio::test]
-#[ignore = "open finding R11-1 (high): a front's `sends_to` says where the user asks to send, yet the \
-            pasted mail in its task text still excuses the mail's address from `flows: destination from`"]
 async fn a_fronts_sends_to_list_leaves_the_pasted_address_a_destination_from_strangers() {
     let rig = Rig::start(true).await;
     rig.read(&[]).await;
