@@ -438,9 +438,13 @@ pub(super) fn authority(t: &str) -> &str {
 }
 
 fn email(local: &str, domain: &str) -> Option<What> {
+    // RFC 6531 lets a local part hold any UTF-8 (`josé@…`): mail to it goes to the domain all
+    // the same (red team R11-12). Only naming a mailbox (src/intent) wants it ASCII.
     let local_ok = !local.is_empty()
         && local.len() <= 64
-        && local.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-/=?^_`{|}~.".contains(&b));
+        && local
+            .chars()
+            .all(|c| !c.is_ascii() || c.is_ascii_alphanumeric() || "!#$%&'*+-/=?^_`{|}~.".contains(c));
     if !local_ok {
         return None;
     }
@@ -453,7 +457,8 @@ fn email(local: &str, domain: &str) -> Option<What> {
         Some(inner) => Host::from_bracketed(inner.strip_prefix("IPv6:").unwrap_or(inner))
             .or_else(|_| Host::from_name(inner))
             .ok()?,
-        None if domain.contains('.') => Host::from_name(domain).ok()?,
+        // IDNA maps the ideographic and fullwidth dots to `.` (`eve。example`: R11-12).
+        None if domain.contains(['.', '\u{3002}', '\u{ff0e}', '\u{ff61}']) => Host::from_name(domain).ok()?,
         None => return None,
     };
     Some(What::Email(host))

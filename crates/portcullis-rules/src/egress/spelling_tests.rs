@@ -163,6 +163,9 @@ fn spellings_the_receiving_programs_read_are_destinations() {
         ("\\\\169.254.169.254\\x", "169.254.169.254"),
         ("//metadata/computeMetadata", "metadata"),
         ("see //evil.example/x now", "evil.example"),
+        ("eve@eve\u{3002}example", "eve.example"),
+        ("eve@eve\u{ff0e}example", "eve.example"),
+        ("jos\u{e9}@eve.example", "eve.example"),
     ];
     for (s, want) in cases {
         let got: Vec<String> = found(s).iter().map(host).collect();
