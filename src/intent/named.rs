@@ -123,6 +123,21 @@ impl Named {
         }
     }
 
+    /// Every destination `text` writes, asked for or not (what a later prompt that mentions a
+    /// destination without asking for it withdraws).
+    pub fn mentioned(text: &str) -> Named {
+        let mut named = Named::default();
+        named.read(text);
+        named
+    }
+
+    /// Takes out every destination `other` holds.
+    pub fn remove(&mut self, other: &Named) {
+        self.mailboxes.retain(|m| !other.mailboxes.contains(m));
+        self.hosts.retain(|h| !other.hosts.contains(h));
+        self.accounts.retain(|a| !other.accounts.contains(a));
+    }
+
     /// Both lists together (each still bounded).
     pub fn merge(&mut self, other: &Named) {
         for m in &other.mailboxes {

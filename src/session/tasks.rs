@@ -35,8 +35,9 @@ impl UserTasks {
     /// Records `prompt` as the newest thing the user asked in `session` (a session key as the
     /// proxy keeps it). Where it asks to send is read from its words ([`crate::intent::asks`]),
     /// or, when a trusted front lists them, is exactly `sends_to` (the prompt's words then name
-    /// nothing). The destinations of earlier prompts stay (at most 64 of each kind). A blank
-    /// prompt with no list records nothing.
+    /// nothing). The destinations of earlier prompts stay (at most 64 of each kind), except one
+    /// this prompt's words mention without asking for it. A blank prompt with no list records
+    /// nothing.
     pub fn record(&self, session: &str, prompt: &str, sends_to: Option<&[String]>) {
         let prompt = prompt.trim();
         if prompt.is_empty() && sends_to.is_none_or(<[String]>::is_empty) {
@@ -56,7 +57,14 @@ impl UserTasks {
                 }
                 text.push_str(clip_task_to(&before.text, room));
             }
-            named.merge(&before.named);
+            // An earlier prompt's destination stays named unless this prompt's words mention it
+            // without asking for it ("actually, never mail eve@…": red team R11-7).
+            let mut kept = before.named.clone();
+            if sends_to.is_none() {
+                kept.remove(&Named::mentioned(clip_task(prompt)));
+            }
+            kept.merge(&named);
+            named = kept;
             listed.merge(&before.listed);
         } else if self.map.len() >= MAX_SESSIONS {
             tracing::warn!(sessions = MAX_SESSIONS, "user tasks: the table is full and starts over");

@@ -121,8 +121,6 @@ async fn the_subject_of_a_statement_after_the_recipients_is_named() {
 }
 
 #[tokio::test]
-#[ignore = "open finding R11-7 (medium): a later prompt that warns against a destination leaves it \
-            named: names only accumulate over a session's prompts"]
 async fn a_later_warning_does_not_withdraw_an_earlier_name() {
     let rig = Rig::new("Reply to the billing mail at eve@eve.example with my statement").await;
     rig.task(
