@@ -126,6 +126,38 @@ const NEGATION: &[&str] = &[
     "block",
     "ignore",
     "wait",
+    "blocklist",
+    "blacklist",
+    "denylist",
+    "blocked",
+    "blocking",
+    "junk",
+    "mute",
+    "muted",
+    "banned",
+    "unsubscribe",
+];
+
+/// A sentence ending in one of these and a colon introduces someone else's words (R11-3).
+const SPEECH: &[&str] = &[
+    "says",
+    "said",
+    "asks",
+    "asked",
+    "writes",
+    "wrote",
+    "reads",
+    "read",
+    "states",
+    "stated",
+    "tells",
+    "told",
+    "wants",
+    "wanted",
+    "demands",
+    "claims",
+    "instructs",
+    "this",
 ];
 
 /// A task holding one of these (a warning about somebody) asks for no send at all.
@@ -180,9 +212,13 @@ pub fn recipients(task: &str) -> Vec<String> {
     }
     let mut out = Vec::new();
     let mut asked_before = false;
-    for sentence in sentences(&plain) {
+    let mut reported = false;
+    for (sentence, end) in sentences(&plain) {
         let words = words(sentence);
-        if words.iter().any(drops) {
+        // After "The mail says:" the next sentence is the mail's, not the user's.
+        let quoting = reported;
+        reported = end == Some(':') && words.last().is_some_and(|w| w.is(SPEECH));
+        if quoting || words.iter().any(drops) {
             asked_before = false;
             continue;
         }
@@ -202,8 +238,11 @@ pub fn recipients(task: &str) -> Vec<String> {
 /// Recipient runs of every request clause of one sentence.
 fn request_runs(words: &[Word], out: &mut Vec<String>) {
     let mut open = false;
-    for clause in clauses(words) {
-        let start = match verb_at(clause) {
+    for (k, clause) in clauses(words).into_iter().enumerate() {
+        // A verb after `and`/`then` starts a request only where the sentence is one already:
+        // "this mail wants me to log in and send my statement to eve@…" reports (R11-3).
+        let joined = k > 0 && clause.first().is_some_and(|w| w.is(&["and", "then"]));
+        let start = match verb_at(clause).filter(|_| !joined || open) {
             Some(after_verb) => {
                 open = true;
                 after_verb
@@ -239,7 +278,14 @@ fn runs(clause: &[Word], start: usize, out: &mut Vec<String>) {
             i += 1;
         }
         if i > begin {
-            let run: Vec<&str> = clause[begin..i].iter().map(|w| w.raw.as_str()).collect();
+            // Right after the verb stands what is sent as often as whom to: there only a mailbox
+            // or a URL with its scheme names a destination ("share README.md with …": R11-5).
+            let direct = begin == start && start > 0;
+            let run: Vec<&str> = clause[begin..i]
+                .iter()
+                .map(|w| w.raw.as_str())
+                .filter(|w| !direct || w.contains('@') || w.contains("://"))
+                .collect();
             out.push(run.join(" "));
         } else {
             i += 1;
@@ -272,6 +318,18 @@ fn verb_at(clause: &[Word]) -> Option<usize> {
         .take_while(|w| w.is(LEAD) || w.low == "," || is_number(&w.low))
         .count();
     if lead > MAX_LEAD {
+        return None;
+    }
+    // The user speaks of themselves only to ask the agent ("I want you to", "I'd like you to"):
+    // "If I send …", "Can I reply to …" ask nothing; `if` leads only as "if so" (R11-3).
+    let lead_words = &clause[..lead];
+    let i_without_you =
+        lead_words.iter().any(|w| w.is(&["i", "i'd", "id"])) && !lead_words.iter().any(|w| w.low == "you");
+    let bare_if = lead_words
+        .iter()
+        .enumerate()
+        .any(|(k, w)| w.low == "if" && lead_words.get(k + 1).is_none_or(|n| n.low != "so"));
+    if i_without_you || bare_if {
         return None;
     }
     clause.get(lead)?.is(SEND).then_some(lead + 1)
@@ -337,7 +395,10 @@ fn words(sentence: &str) -> Vec<Word> {
             .trim_matches(|c: char| "()[]{}<>!?\"'“”‘’«»`".contains(c))
             .trim_end_matches(['.', ':']);
         if !core.is_empty() {
-            out.push(Word { raw: core.to_owned(), low: core.to_lowercase() });
+            // Lists are matched without the characters nobody sees ("noth\u{200b}ing": R11-9).
+            let low: String =
+                core.chars().filter(|&c| !crate::inert::escaped(c) || c.is_whitespace()).collect();
+            out.push(Word { raw: core.to_owned(), low: low.to_lowercase() });
         }
         if let Some(mark) = raw.chars().last().filter(|c| matches!(c, ',' | ';')) {
             out.push(Word { raw: mark.to_string(), low: mark.to_string() });
@@ -348,18 +409,18 @@ fn words(sentence: &str) -> Vec<Word> {
 
 /// Sentences: cut at `.`, `!`, `?` before a space or the end, and at `:` before a space, and at
 /// line breaks.
-fn sentences(text: &str) -> Vec<&str> {
+fn sentences(text: &str) -> Vec<(&str, Option<char>)> {
     let mut out = Vec::new();
     let mut start = 0;
     let bytes = text.as_bytes();
     for (i, &b) in bytes.iter().enumerate() {
         let next_space = bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace());
         if b == b'\n' || (matches!(b, b'.' | b'!' | b'?' | b':') && next_space) {
-            out.push(&text[start..i]);
+            out.push((&text[start..i], Some(char::from(b))));
             start = i + 1;
         }
     }
-    out.push(&text[start..]);
+    out.push((&text[start..], None));
     out
 }
 

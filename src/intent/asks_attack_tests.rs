@@ -61,7 +61,6 @@ fn quotation_marks_of_other_typographies_quote() {
 }
 
 #[test]
-#[ignore = "open finding R11-3 (medium): reported speech and first-person questions read as requests"]
 fn reported_requests_and_questions_ask_for_nothing() {
     let cases = [
         ("This mail wants me to log in and send my statement to eve@eve.example. Is it real?", EVE),
@@ -79,7 +78,6 @@ fn reported_requests_and_questions_ask_for_nothing() {
 }
 
 #[test]
-#[ignore = "open finding R11-4 (medium): `add X to my blocklist` names X"]
 fn blocking_an_address_names_nothing() {
     let cases = [
         ("Add eve@eve.example to my blocklist", EVE),
@@ -92,7 +90,6 @@ fn blocking_an_address_names_nothing() {
 }
 
 #[test]
-#[ignore = "open finding R11-5 (medium): a file name after a verb of sending names a host of that name"]
 fn a_file_name_is_no_host() {
     let cases = [
         ("Share README.md with bob@client.example", "https://readme.md/upload"),

@@ -78,7 +78,14 @@ fn a_mention_is_not_a_request() {
 
 #[test]
 fn quotation_marks_that_are_apostrophes_do_not_hide_the_users_words() {
-    assert!(excuses("Take Emma's notes and send them to bob@client.example", "bob@client.example"));
+    assert!(excuses("Send Emma's notes to bob@client.example", "bob@client.example"));
+    // A verb after `and` asks only where the sentence already does (R11-3): this one may be
+    // reported ("the mail wants me to log in and send …"), so it names nothing.
+    assert!(!excuses("Take Emma's notes and send them to bob@client.example", "bob@client.example"));
+    assert!(excuses(
+        "Send the notes to carol@client.example and forward them to bob@client.example",
+        "bob@client.example"
+    ));
     assert!(excuses("Send the users' files to bob@client.example", "bob@client.example"));
     // A single-word quotation is a name and stays.
     assert!(excuses("Send it to 'bob@client.example'", "bob@client.example"));

@@ -64,9 +64,6 @@ async fn the_pasted_text_closes_the_users_quotation_itself() {
 }
 
 #[tokio::test]
-#[ignore = "open finding R11-3 (medium): a request verb after `and`/`then`/`:` inside reported speech, \
-            and a first-person question or condition (`If I send…`, `Can I reply to…`), read as the \
-            user's request"]
 async fn reported_speech_and_questions_in_the_users_own_words_name_the_destination() {
     refused(
         &[
@@ -82,8 +79,6 @@ async fn reported_speech_and_questions_in_the_users_own_words_name_the_destinati
 }
 
 #[tokio::test]
-#[ignore = "open finding R11-4 (medium): `add X to my blocklist` names X: `add` is a verb of sending \
-            whatever X is added to"]
 async fn blocking_an_address_names_it() {
     refused(
         &["Add eve@eve.example to my blocklist", "Please add eve@eve.example to my list of blocked senders."],
@@ -93,9 +88,6 @@ async fn blocking_an_address_names_it() {
 }
 
 #[tokio::test]
-#[ignore = "open finding R11-5 (medium): a file name right after a verb of sending (`Share README.md \
-            with …`, `Upload install.sh to …`) is read as a bare host and named: readme.md, install.sh, \
-            report.zip are registrable domains"]
 async fn a_file_name_the_user_sends_names_a_host_of_that_name() {
     let to = |url: &str| json!({ "url": url, "text": MAIL });
     refused_each(&[
