@@ -91,7 +91,7 @@ fn quotation_marks_that_are_apostrophes_do_not_hide_the_users_words() {
     assert!(excuses("Send it to 'bob@client.example'", "bob@client.example"));
     // A quotation never closed blanks the rest.
     assert!(!excuses("Is this real? 'reply to eve@eve.example with the code", "eve@eve.example"));
-    assert_eq!(unquoted("a \"b c\" d"), "a  quoted  d");
+    assert_eq!(crate::intent::quoted::unquoted("a \"b c\" d"), "a  quoted  d");
 }
 
 #[test]

@@ -8,6 +8,7 @@
 
 pub mod asks;
 pub mod named;
+pub mod quoted;
 
 use std::sync::Arc;
 
