@@ -19,7 +19,6 @@ use super::watch::PostWatch;
 use super::{full, BoxError, Req, Resp};
 use crate::gate::post::{adopt, inspect_from_upstream, Envelope, Release, Watched};
 use crate::gate::{CallOutcome, PostOutcome};
-use crate::mcp::era::HEADER_SESSION;
 use crate::runtime::Shared;
 
 #[derive(Clone)]
@@ -247,7 +246,7 @@ async fn mcp(
     // The initialize answer names the session; later requests carry it.
     let session = resp
         .headers()
-        .get(HEADER_SESSION)
+        .get(&super::caller::SESSION)
         .and_then(|v| v.to_str().ok())
         .map(|id| crate::session::key(id, exchange.agent.as_deref()))
         .or(exchange.session.clone());
