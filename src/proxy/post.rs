@@ -126,14 +126,15 @@ where
         // Every stream of a session is checked against the session's watched calls; with
         // nothing inspected in results (no guardrails, no redact list) nothing is looked up.
         // Tool lists are screened wherever their answer turns up, results or not.
+        // Asked only of a request in a session (an agent's lists filter is two map lookups).
         let inspected =
-            guard.inspects_results() || guard.screens_tools() || guard.lists_filtered(agent.as_deref());
+            || guard.inspects_results() || guard.screens_tools() || guard.lists_filtered(agent.as_deref());
         let calls = match (&mcp_upstream, &session) {
             (Some(up), Some(s)) if *req.method() == http::Method::DELETE => {
                 self.shared.sessions.forget_calls(up, s);
                 None
             }
-            (Some(up), Some(s)) if inspected => Some(self.shared.sessions.calls(up, s)),
+            (Some(up), Some(s)) if inspected() => Some(self.shared.sessions.calls(up, s)),
             _ => None,
         };
         // Whether this exchange's answer is held at all: only when something reads it — a call's
