@@ -7,18 +7,21 @@
 //! first use). A value that changes often belongs behind an `Arc` of atomics, changed in place:
 //! every insert copies a shard, so shards are sized to keep that copy small.
 
-use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
+use hashbrown::HashTable;
 
-type Map<V> = HashMap<Arc<str>, V>;
+/// A shard's entries, placed by the same hash that picked the shard: a key is hashed once per
+/// read (a `HashMap` would hash it again inside).
+type Map<V> = HashTable<(Arc<str>, V)>;
 
 pub(crate) struct ReadMostly<V> {
     shards: Box<[Shard<V>]>,
-    /// Picks a key's shard (keyed per map, so a caller cannot aim every key at one shard).
+    /// Hashes keys, for their shard and their place in it (keyed per map, so a caller can aim
+    /// its keys neither at one shard nor at one place).
     hasher: RandomState,
     len: AtomicUsize,
 }
@@ -54,9 +57,14 @@ impl<V: Clone> ReadMostly<V> {
         }
     }
 
-    fn shard(&self, key: &str) -> &Shard<V> {
-        let i = self.hasher.hash_one(key) as usize & (self.shards.len() - 1);
-        &self.shards[i]
+    fn hash(&self, key: &str) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    /// The shard of a key with hash `h`: picked by bits the table inside does not place by (it
+    /// uses the low bits for the bucket and the top seven as the tag).
+    fn shard(&self, h: u64) -> &Shard<V> {
+        &self.shards[(h >> 32) as usize & (self.shards.len() - 1)]
     }
 
     /// Keys held (exact once writers are done).
@@ -66,7 +74,8 @@ impl<V: Clone> ReadMostly<V> {
 
     /// Reads `key`'s value in place.
     pub fn read<R>(&self, key: &str, f: impl FnOnce(Option<&V>) -> R) -> R {
-        f(self.shard(key).map.load().get(key))
+        let h = self.hash(key);
+        f(self.shard(h).map.load().find(h, |(k, _)| **k == *key).map(|(_, v)| v))
     }
 
     pub fn get(&self, key: &str) -> Option<V> {
@@ -77,13 +86,15 @@ impl<V: Clone> ReadMostly<V> {
         self.read(key, |v| v.is_some())
     }
 
-    /// Edits a copy of `key`'s shard and swaps it in; `f` must only touch `key`.
-    fn edit<R>(&self, key: &str, f: impl FnOnce(&mut Map<V>) -> R) -> R {
-        let shard = self.shard(key);
+    /// Edits a copy of `key`'s shard and swaps it in; `f` (given the table, the key's hash and
+    /// the hasher to place entries with) must only touch `key`.
+    fn edit<R>(&self, key: &str, f: impl FnOnce(&mut Map<V>, u64, &dyn Fn(&(Arc<str>, V)) -> u64) -> R) -> R {
+        let h = self.hash(key);
+        let shard = self.shard(h);
         let _write = shard.write.lock().unwrap_or_else(|p| p.into_inner());
         let mut map = Map::clone(&shard.map.load());
         let before = map.len();
-        let out = f(&mut map);
+        let out = f(&mut map, h, &|(k, _)| self.hash(k));
         let after = map.len();
         shard.map.store(Arc::new(map));
         // Under the shard's lock: each shard's changes are counted in order.
@@ -97,15 +108,28 @@ impl<V: Clone> ReadMostly<V> {
 
     /// Sets `key` to `value`, returning the value it replaced.
     pub fn insert(&self, key: &str, value: V) -> Option<V> {
-        self.edit(key, |m| m.insert(key.into(), value))
+        self.edit(key, |m, h, place| match m.find_mut(h, |(k, _)| **k == *key) {
+            Some((_, v)) => Some(std::mem::replace(v, value)),
+            None => {
+                m.insert_unique(h, (key.into(), value), place);
+                None
+            }
+        })
     }
 
     /// `key`'s value, inserting `make()` first if it has none.
     pub fn get_or_insert_with(&self, key: &str, make: impl FnOnce() -> V) -> V {
         match self.get(key) {
             Some(v) => v,
-            // A writer may have inserted it since: `entry` keeps theirs.
-            None => self.edit(key, |m| m.entry(key.into()).or_insert_with(make).clone()),
+            // A writer may have inserted it since: theirs is kept.
+            None => self.edit(key, |m, h, place| match m.find(h, |(k, _)| **k == *key) {
+                Some((_, v)) => v.clone(),
+                None => {
+                    let v = make();
+                    m.insert_unique(h, (key.into(), v.clone()), place);
+                    v
+                }
+            }),
         }
     }
 
@@ -113,7 +137,7 @@ impl<V: Clone> ReadMostly<V> {
         if !self.contains(key) {
             return None;
         }
-        self.edit(key, |m| m.remove(key))
+        self.edit(key, |m, h, _| m.find_entry(h, |(k, _)| **k == *key).ok().map(|e| e.remove().0 .1))
     }
 
     /// Keeps the entries `keep` says to; a shard it removes nothing from keeps its snapshot.
@@ -121,8 +145,8 @@ impl<V: Clone> ReadMostly<V> {
         for shard in self.shards.iter() {
             let _write = shard.write.lock().unwrap_or_else(|p| p.into_inner());
             let map = shard.map.load_full();
-            let kept: Map<V> =
-                map.iter().filter(|(k, v)| keep(k, v)).map(|(k, v)| (k.clone(), v.clone())).collect();
+            let mut kept = Map::clone(&map);
+            kept.retain(|(k, v)| keep(k, v));
             if kept.len() < map.len() {
                 self.len.fetch_sub(map.len() - kept.len(), Ordering::Relaxed);
                 shard.map.store(Arc::new(kept));
@@ -178,5 +202,30 @@ mod tests {
         assert_eq!(left, [("a".to_owned(), 9), ("d".to_owned(), 3), ("f".to_owned(), 5)]);
         assert_eq!(m.len(), 3);
         assert!(m.find(|k, _| k == "d").is_some() && m.find(|k, _| k == "c").is_none());
+    }
+
+    #[test]
+    fn every_key_is_found_where_it_was_put_as_shards_grow() {
+        let m: ReadMostly<usize> = ReadMostly::new(4);
+        let keys: Vec<String> = (0..2000).map(|i| format!("key-{i}")).collect();
+        for (i, k) in keys.iter().enumerate() {
+            assert_eq!(m.insert(k, i), None);
+        }
+        for (i, k) in keys.iter().enumerate() {
+            assert_eq!(m.get(k), Some(i), "{k}");
+            assert!(!m.contains(&format!("{k}x")));
+        }
+        for k in keys.iter().step_by(2) {
+            let before = m.get(k);
+            assert_eq!(m.insert(k, 0), before, "a replaced value is returned");
+            assert_eq!(m.remove(k), Some(0));
+        }
+        assert_eq!(m.len(), 1000);
+        let mut seen = 0;
+        m.for_each(|k, v| {
+            assert_eq!(keys[*v], k);
+            seen += 1;
+        });
+        assert_eq!(seen, 1000);
     }
 }

@@ -117,26 +117,42 @@ fn hop_by_hop(name: &HeaderName) -> bool {
         )
 }
 
-/// Removes hop-by-hop headers, including any the `Connection` header names.
+/// Removes hop-by-hop headers, including any the `Connection` header names, except `keep`.
 ///
 /// One pass over the names the message has (a handful), rather than a removal (a hash and a
-/// probe) for each of the fourteen names that could be there: most messages carry none of them
-/// but `host` and `content-length`.
-fn strip_hop_by_hop(headers: &mut HeaderMap) {
-    let named: Vec<HeaderName> = headers
-        .get_all(header::CONNECTION)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .filter_map(|n| HeaderName::from_bytes(n.trim().as_bytes()).ok())
-        .collect();
-    let doomed = |n: &HeaderName| hop_by_hop(n) || named.contains(n);
-    if !headers.keys().any(doomed) {
-        return;
+/// probe) for each of the fourteen names that could be there; the names `Connection` lists are
+/// compared in place and the doomed ones gathered on the stack: no allocation, where a message
+/// carries one or two of them (`connection`, `host`, `content-length`).
+fn strip_hop_by_hop(headers: &mut HeaderMap, keep: Option<&HeaderName>) {
+    // The names `Connection` lists, but for `close` and `keep-alive` (no header to strip, or
+    // stripped anyway): usually none. A listed token that is no valid header name names no
+    // header: it matches none.
+    let tokens = || {
+        headers
+            .get_all(header::CONNECTION)
+            .into_iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .filter(|t| !t.eq_ignore_ascii_case("close") && !t.eq_ignore_ascii_case(KEEP_ALIVE))
+    };
+    let lists_any = tokens().next().is_some();
+    let listed = |n: &HeaderName| lists_any && tokens().any(|t| t.eq_ignore_ascii_case(n.as_str()));
+    let mut doomed: [Option<HeaderName>; 8] = Default::default();
+    let mut found = 0;
+    let mut more = Vec::new();
+    for name in headers.keys() {
+        if Some(name) == keep || !(hop_by_hop(name) || listed(name)) {
+            continue;
+        }
+        match doomed.get_mut(found) {
+            Some(slot) => *slot = Some(name.clone()),
+            None => more.push(name.clone()),
+        }
+        found += 1;
     }
-    let doomed: Vec<HeaderName> = headers.keys().filter(|n| doomed(n)).cloned().collect();
-    for n in &doomed {
-        headers.remove(n);
+    for name in doomed.iter().flatten().chain(&more) {
+        headers.remove(name);
     }
 }
 
@@ -163,7 +179,7 @@ impl Service<Req> for Upstream {
                 let name = route.target.name.clone();
                 let uri = target_uri(&route.target, &route.kind)
                     .map_err(|e| ProxyError::new(ErrorKind::Internal(Box::new(e))))?;
-                strip_hop_by_hop(&mut parts.headers);
+                strip_hop_by_hop(&mut parts.headers, None);
                 let auth = &route.target.auth;
                 if !auth.forwards_agent_credential() {
                     parts.headers.remove(header::AUTHORIZATION);
@@ -242,11 +258,7 @@ fn upstream_span(req: &Req) -> tracing::Span {
 /// Response side: the same hop-by-hop set, but `content-length` stays (it describes the body
 /// we relay unchanged; layers that rewrite the body remove it).
 fn strip_hop_by_hop_response(headers: &mut HeaderMap) {
-    let len = headers.remove(header::CONTENT_LENGTH);
-    strip_hop_by_hop(headers);
-    if let Some(len) = len {
-        headers.insert(header::CONTENT_LENGTH, len);
-    }
+    strip_hop_by_hop(headers, Some(&header::CONTENT_LENGTH));
 }
 
 /// A body that fails if the upstream goes silent for longer than `limit` between frames.
@@ -313,7 +325,7 @@ mod tests {
         h.insert("mcp-session-id", HeaderValue::from_static("abc"));
         h.insert(crate::call::TASK_HEADER, HeaderValue::from_static("Pay the rent"));
         h.insert(crate::call::MODE_HEADER, HeaderValue::from_static("plan"));
-        strip_hop_by_hop(&mut h);
+        strip_hop_by_hop(&mut h, None);
         assert_eq!(h.len(), 2, "{h:?}");
         assert!(h.contains_key(header::AUTHORIZATION) && h.contains_key("mcp-session-id"));
     }
@@ -341,7 +353,7 @@ mod tests {
             h.append(name, HeaderValue::from_static("a"));
             h.append(name, HeaderValue::from_static("b"));
             h.insert("accept", HeaderValue::from_static("application/json"));
-            strip_hop_by_hop(&mut h);
+            strip_hop_by_hop(&mut h, None);
             assert!(!h.contains_key(name), "{name}: {h:?}");
             assert_eq!(h.len(), 1, "{name}: only accept is left: {h:?}");
         }
@@ -352,7 +364,7 @@ mod tests {
         let mut plain = h.clone();
         plain.remove("content-length");
         let before = plain.clone();
-        strip_hop_by_hop(&mut plain);
+        strip_hop_by_hop(&mut plain, None);
         assert_eq!(plain, before);
         strip_hop_by_hop_response(&mut h);
         assert_eq!(h.get("content-length").map(HeaderValue::as_bytes), Some(&b"12"[..]), "{h:?}");
@@ -363,8 +375,24 @@ mod tests {
         for n in ["x-one", "x-two", "x-three", "x-four"] {
             h.insert(n, HeaderValue::from_static("v"));
         }
-        strip_hop_by_hop(&mut h);
+        strip_hop_by_hop(&mut h, None);
         assert_eq!(h.keys().map(HeaderName::as_str).collect::<Vec<_>>(), ["x-four"], "{h:?}");
+        // More doomed names than the stack holds: every one goes, the rest stays.
+        let mut h = HeaderMap::new();
+        let listed: Vec<String> = (0..12).map(|i| format!("x-hop-{i}")).collect();
+        h.insert(header::CONNECTION, HeaderValue::from_str(&listed.join(",")).unwrap());
+        for n in hop.iter().copied().chain(listed.iter().map(String::as_str)).chain(["x-stays"]) {
+            h.append(HeaderName::from_bytes(n.as_bytes()).unwrap(), HeaderValue::from_static("v"));
+        }
+        strip_hop_by_hop(&mut h, None);
+        assert_eq!(h.keys().map(HeaderName::as_str).collect::<Vec<_>>(), ["x-stays"], "{h:?}");
+        // The response keeps its length even when `Connection` lists it.
+        let mut h = HeaderMap::new();
+        h.insert(header::CONNECTION, HeaderValue::from_static("content-length, x-one"));
+        h.insert("content-length", HeaderValue::from_static("12"));
+        h.insert("x-one", HeaderValue::from_static("v"));
+        strip_hop_by_hop_response(&mut h);
+        assert_eq!(h.keys().map(HeaderName::as_str).collect::<Vec<_>>(), ["content-length"], "{h:?}");
     }
 
     #[test]

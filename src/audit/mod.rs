@@ -166,6 +166,15 @@ impl Default for Audit {
     }
 }
 
+/// `bytes` in lower hex.
+fn hex(bytes: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    bytes
+        .iter()
+        .flat_map(|b| [char::from(HEX[usize::from(b >> 4)]), char::from(HEX[usize::from(b & 0xf)])])
+        .collect()
+}
+
 /// The digest and masked preview of a value.
 pub fn describe(v: &Value) -> (String, String) {
     let text = match v {
@@ -173,9 +182,9 @@ pub fn describe(v: &Value) -> (String, String) {
         other => canonical_json(other),
     };
     let d: [u8; 32] = Sha256::digest(text.as_bytes()).into();
-    let digest = d[..16].iter().map(|b| format!("{b:02x}")).collect();
+    let digest = hex(&d[..16]);
     // Masked over the whole text first, so a secret cut in half by the preview is still masked.
-    let findings = detect::scan(&text, Direction::Outbound);
+    let findings = detect::scan_masked(&text);
     let masked = if findings.is_empty() { text } else { detect::mask(&text, &findings) };
     let mut preview: String = masked.chars().take(PREVIEW).collect();
     if masked.chars().count() > PREVIEW {
@@ -474,5 +483,9 @@ mod tests {
         assert!(!pa.contains(&key), "{pa}");
         let long = json!("x".repeat(1000));
         assert_eq!(describe(&long).1.chars().count(), PREVIEW + 1);
+        // The digest: the first 16 bytes of the SHA-256 of the canonical text, in lower hex.
+        let d: [u8; 32] = Sha256::digest(b"plain").into();
+        let want: String = d[..16].iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(describe(&json!("plain")).0, want);
     }
 }

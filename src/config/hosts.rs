@@ -35,8 +35,10 @@ impl HostPattern {
         Ok(HostPattern { host, port })
     }
 
+    /// `host` as [`host_form`] gives it: the pattern's host is lower case, so equal regardless
+    /// of case is equal once lower-cased.
     fn matches(&self, host: &str, port: Option<u16>) -> bool {
-        self.host == host && self.port.is_none_or(|p| Some(p) == port)
+        self.host.eq_ignore_ascii_case(host) && self.port.is_none_or(|p| Some(p) == port)
     }
 }
 
@@ -95,7 +97,7 @@ impl AllowedHosts {
                 Err(_) => return false,
             },
         };
-        let Some(host) = valid_host(host) else { return false };
+        let Some(host) = host_form(host) else { return false };
         list.iter().any(|p| p.matches(&host, port))
     }
 
@@ -105,11 +107,12 @@ impl AllowedHosts {
         if *self == AllowedHosts::Any {
             return None;
         }
-        let hosts: Vec<_> = headers.get_all(http::header::HOST).iter().collect();
-        if hosts.len() > 1 {
+        let mut hosts = headers.get_all(http::header::HOST).iter();
+        let host = hosts.next();
+        if hosts.next().is_some() {
             return Some("more than one Host header".into());
         }
-        let host = hosts.first().and_then(|h| h.to_str().ok());
+        let host = host.and_then(|h| h.to_str().ok());
         match (uri.authority(), host) {
             (None, None) => return Some("no Host header".into()),
             (Some(a), _) if !self.allows(a.as_str()) => {
@@ -118,10 +121,10 @@ impl AllowedHosts {
             (_, Some(h)) if !self.allows(h) => return Some(format!("host {h:?} is not in allowed_hosts")),
             _ => {}
         }
-        let origins: Vec<_> = headers.get_all(http::header::ORIGIN).iter().collect();
-        match origins.as_slice() {
-            [] => None,
-            [o] => match o.to_str().ok().and_then(origin_authority) {
+        let mut origins = headers.get_all(http::header::ORIGIN).iter();
+        match (origins.next(), origins.next()) {
+            (None, _) => None,
+            (Some(o), None) => match o.to_str().ok().and_then(origin_authority) {
                 Some(a) if self.allows(a) => None,
                 _ => Some(format!(
                     "origin {:?} is not in allowed_hosts",
@@ -168,9 +171,15 @@ fn split_port(s: &str) -> Option<(&str, Option<&str>)> {
 
 /// The host, lower-cased, if it is a DNS name, an IPv4 address or a bracketed IPv6 address.
 fn valid_host(host: &str) -> Option<String> {
+    host_form(host).map(|h| h.to_ascii_lowercase())
+}
+
+/// The host as [`valid_host`] reads it, but a name or IPv4 address is borrowed as spelled (in
+/// any case): a request's `Host` is checked without a copy.
+fn host_form(host: &str) -> Option<std::borrow::Cow<'_, str>> {
     if let Some(v6) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
         let ip: std::net::Ipv6Addr = v6.parse().ok()?;
-        return Some(format!("[{ip}]"));
+        return Some(format!("[{ip}]").into());
     }
     let labels_ok = !host.is_empty()
         && host.split('.').all(|l| {
@@ -180,5 +189,5 @@ fn valid_host(host: &str) -> Option<String> {
                 && !l.starts_with('-')
                 && !l.ends_with('-')
         });
-    labels_ok.then(|| host.to_ascii_lowercase())
+    labels_ok.then_some(host.into())
 }

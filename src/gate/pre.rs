@@ -302,7 +302,7 @@ fn recorded(one: One, cx: &Context<'_>, guard: &Guard, started: std::time::Insta
     one
 }
 
-/// Puts a call through the door and renders the verdict as JSON-RPC.
+/// Puts a call through the door and renders the verdict as JSON-RPC (an ask boxed: it is rare).
 async fn settle(p: Pre<'_>, cx: &Context<'_>, guard: &Guard) -> One {
     let Pre::Judge { id, call, params } = p else {
         let Pre::Done(one) = p else { unreachable!("two variants") };
@@ -313,7 +313,7 @@ async fn settle(p: Pre<'_>, cx: &Context<'_>, guard: &Guard) -> One {
         Verdict::Refuse(d) => {
             One::Deny { id, call: Box::new(call), rule: d.rule, reason: d.reason, outcome: d.outcome }
         }
-        Verdict::Ask { denial, ask, via } => asked(id, call, denial, *ask, via, cx, params).await,
+        Verdict::Ask { denial, ask, via } => Box::pin(asked(id, call, denial, *ask, via, cx, params)).await,
     }
 }
 

@@ -188,7 +188,9 @@ impl Delegations {
 
     /// The agent a delegated token (`pcd_…`) stands for, while its grant lives.
     pub fn authenticate(&self, token: &str, now: SystemTime) -> Result<Agent, AuthError> {
-        let d = digest(token);
+        // Remembered per worker thread once accepted ([`super::seen`]); the grant is looked up
+        // and its expiry checked on every call.
+        let (d, remembered) = super::seen::digest(token);
         let mut t = self.table();
         if now.duration_since(t.swept).unwrap_or_default() >= PURGE_EVERY {
             t.purge(now);
@@ -202,6 +204,9 @@ impl Delegations {
         if g.expires <= now {
             t.remove(&id);
             return Err(AuthError::Invalid("the delegated credential has expired"));
+        }
+        if !remembered {
+            super::seen::keep(token, &d);
         }
         Ok(g.agent.clone())
     }

@@ -9,6 +9,7 @@
 pub mod credential;
 pub mod delegation;
 pub mod jwt;
+mod seen;
 pub mod tokens;
 
 #[cfg(test)]

@@ -12,9 +12,15 @@ use crate::runtime::Shared;
 /// era, plain HTTP tools): waivers and the repeated-denial breaker are kept per session.
 pub const HEADER_AGENT_SESSION: &str = "x-portcullis-session";
 
+/// The headers read from every request, as names made at compile time: a lookup by text parses
+/// the name first, which cost more than the lookup.
+pub(super) static SESSION: http::HeaderName = http::HeaderName::from_static(HEADER_SESSION);
+static AGENT_SESSION: http::HeaderName = http::HeaderName::from_static(HEADER_AGENT_SESSION);
+static MODE: http::HeaderName = http::HeaderName::from_static(crate::call::MODE_HEADER);
+
 /// The mode the request's `Portcullis-Mode` header names (plan, or act when absent or other).
 pub(super) fn mode_of(req: &Req) -> crate::call::Mode {
-    crate::call::Mode::parse(req.headers().get(crate::call::MODE_HEADER).and_then(|v| v.to_str().ok()))
+    crate::call::Mode::parse(req.headers().get(&MODE).and_then(|v| v.to_str().ok()))
 }
 
 /// The authenticated agent, if agents are configured.
@@ -36,7 +42,7 @@ pub(super) fn principal_of(req: &Req, shared: &Shared) -> Option<String> {
 
 pub(super) fn principal_named(req: &Req) -> Option<String> {
     if let Some(a) = req.extensions().get::<Arc<crate::identity::Agent>>() {
-        return Some(format!("agent:{}", a.id));
+        return Some(crate::call::joined(&["agent:", &*a.id]));
     }
     if let Some(auth) = req.headers().get(http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
         // Not verified by anyone here: the caller's to change at will, so it is kept with the
@@ -74,7 +80,7 @@ fn peer_principal(ip: std::net::IpAddr) -> String {
 /// anonymous caller, or an agent when this one is anonymous) opened: the upstream would take it as
 /// that caller's, so it is answered as an unknown session.
 pub(super) fn opened_by_another(req: &Req, shared: &Shared) -> bool {
-    let Some(id) = req.headers().get(HEADER_SESSION).and_then(|v| v.to_str().ok()) else { return false };
+    let Some(id) = req.headers().get(&SESSION).and_then(|v| v.to_str().ok()) else { return false };
     let key = crate::session::key(id, req.extensions().get::<Arc<crate::identity::Agent>>().map(|a| &**a));
     shared.sessions.foreign(&key)
 }
@@ -102,13 +108,13 @@ pub(super) struct SessionKey(pub(super) Option<String>);
 pub(super) fn session_key(req: &Req) -> Option<String> {
     let h = req.headers();
     let agent = req.extensions().get::<Arc<crate::identity::Agent>>().map(|a| &**a);
-    if let Some(id) = h.get(HEADER_SESSION).and_then(|v| v.to_str().ok()) {
+    if let Some(id) = h.get(&SESSION).and_then(|v| v.to_str().ok()) {
         return Some(match (agent, id.starts_with('~')) {
             (None, true) => crate::session::key(&format!("~{id}"), None),
             _ => crate::session::key(id, agent),
         });
     }
-    let id = h.get(HEADER_AGENT_SESSION).and_then(|v| v.to_str().ok())?;
+    let id = h.get(&AGENT_SESSION).and_then(|v| v.to_str().ok())?;
     Some(match agent {
         Some(_) => crate::session::key(id, agent),
         None => crate::session::key(&bound(id, principal_named(req).as_deref()), None),

@@ -97,6 +97,8 @@ mod tests {
             ("localhost:1234", Some("http://localhost:3000"), true),
             ("LOCALHOST:1234", Some("https://127.0.0.1"), true),
             ("[::1]:8686", Some("http://[::1]:8686"), true),
+            ("[0:0:0::1]:8686", None, true),
+            ("LocalHost", Some("http://LOCALHOST:3000"), true),
             ("10.1.2.3:8686", None, true),
             ("10.1.2.3:9999", None, false),
             ("evil.example.com", None, false),
@@ -118,6 +120,22 @@ mod tests {
         assert!(!check(&a, "/mcp/x", None, None), "no Host at all");
         assert!(!check(&a, "http://evil.example.com/mcp/x", Some("127.0.0.1"), None), "absolute form");
         assert!(check(&a, "http://localhost:8686/mcp/x", Some("localhost:8686"), None));
+    }
+
+    #[test]
+    fn two_hosts_or_two_origins_are_refused_even_when_each_is_allowed() {
+        let a = AllowedHosts::loopback();
+        let mut h = HeaderMap::new();
+        h.append(http::header::HOST, "localhost".parse().unwrap());
+        assert!(a.refusal(&"/".parse().unwrap(), &h).is_none());
+        h.append(http::header::HOST, "127.0.0.1".parse().unwrap());
+        assert_eq!(a.refusal(&"/".parse().unwrap(), &h).as_deref(), Some("more than one Host header"));
+        let mut h = HeaderMap::new();
+        h.append(http::header::HOST, "localhost".parse().unwrap());
+        h.append(http::header::ORIGIN, "http://localhost".parse().unwrap());
+        assert!(a.refusal(&"/".parse().unwrap(), &h).is_none());
+        h.append(http::header::ORIGIN, "http://localhost".parse().unwrap());
+        assert_eq!(a.refusal(&"/".parse().unwrap(), &h).as_deref(), Some("more than one Origin header"));
     }
 
     #[test]

@@ -19,7 +19,6 @@ use super::watch::PostWatch;
 use super::{full, BoxError, Req, Resp};
 use crate::gate::post::{adopt, inspect_from_upstream, Envelope, Release, Watched};
 use crate::gate::{CallOutcome, PostOutcome};
-use crate::mcp::era::HEADER_SESSION;
 use crate::runtime::Shared;
 
 #[derive(Clone)]
@@ -127,24 +126,29 @@ where
         // Every stream of a session is checked against the session's watched calls; with
         // nothing inspected in results (no guardrails, no redact list) nothing is looked up.
         // Tool lists are screened wherever their answer turns up, results or not.
+        // Asked only of a request in a session (an agent's lists filter is two map lookups).
         let inspected =
-            guard.inspects_results() || guard.screens_tools() || guard.lists_filtered(agent.as_deref());
+            || guard.inspects_results() || guard.screens_tools() || guard.lists_filtered(agent.as_deref());
         // Without a session, the caller's own pending calls are kept the same way, under its
-        // principal (an agent, else the address it calls from): a client routes an answer by its
-        // id whichever POST carried it, so an answer a stateless server puts on another call's
-        // POST is judged as the call it names (red team R10-1, R10-2). Anonymous callers at one
-        // address share the table: an id they both use is judged as one of their calls.
+        // principal (an agent, else the address it calls from), while results are inspected: a
+        // client routes an answer by its id whichever POST carried it, so an answer a stateless
+        // server puts on another call's POST is judged as the call it names (red team R10-1,
+        // R10-2). Anonymous callers at one address share the table: an id they both use is
+        // judged as one of their calls.
         let table = match &session {
             Some(s) => Some(s.clone()),
-            None => super::caller::principal_named(&req)
+            None if guard.inspects_results() => super::caller::principal_named(&req)
                 .map(|p| format!("caller:{}", crate::call::budget_key(&p))),
+            None => None,
         };
         let calls = match (&mcp_upstream, &table) {
             (Some(up), Some(s)) if *req.method() == http::Method::DELETE && session.is_some() => {
                 self.shared.sessions.forget_calls(up, s);
                 None
             }
-            (Some(up), Some(s)) if inspected => Some(self.shared.sessions.calls(up, s)),
+            (Some(up), Some(s)) if session.is_none() || inspected() => {
+                Some(self.shared.sessions.calls(up, s))
+            }
             _ => None,
         };
         // Whether this exchange's answer is held at all: only when something reads it — a call's
@@ -259,7 +263,7 @@ async fn mcp(
     // The initialize answer names the session; later requests carry it.
     let session = resp
         .headers()
-        .get(HEADER_SESSION)
+        .get(&super::caller::SESSION)
         .and_then(|v| v.to_str().ok())
         .map(|id| crate::session::key(id, exchange.agent.as_deref()))
         .or(exchange.session.clone());

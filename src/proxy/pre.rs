@@ -127,7 +127,12 @@ where
         // so that one is the one used, and the clone is left behind for the next request.
         let inner = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, inner);
-        Box::pin(otel::spans::traced(span, mcp_post(inner, shared, req, upstream)))
+        let exchange = mcp_post(inner, shared, req, upstream);
+        // Untraced, the exchange is boxed as it is: wrapping it would copy it once more.
+        match span.is_untraced() {
+            true => Box::pin(exchange),
+            false => Box::pin(otel::spans::traced(span, exchange)),
+        }
     }
 
     fn http_tool(&mut self, mut req: Req, upstream: Arc<str>, path: &str) -> BoxFut {
@@ -135,7 +140,11 @@ where
         let shared = self.shared.clone();
         let inner = self.inner.clone();
         let inner = std::mem::replace(&mut self.inner, inner);
-        Box::pin(otel::spans::traced(span, http_tool(inner, shared, req, upstream, path.to_owned())))
+        let exchange = http_tool(inner, shared, req, upstream, path.to_owned());
+        match span.is_untraced() {
+            true => Box::pin(exchange),
+            false => Box::pin(otel::spans::traced(span, exchange)),
+        }
     }
 }
 

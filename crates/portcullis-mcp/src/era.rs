@@ -6,7 +6,7 @@
 //! infrastructure may route on. A header that disagrees with the body is how a request smuggles
 //! one call past a router and another into the server, so it is refused before the upstream.
 
-use http::HeaderMap;
+use http::{HeaderMap, HeaderName};
 
 use super::jsonrpc::{AnyParams, Message};
 
@@ -101,7 +101,17 @@ fn name_key(method: &str) -> Option<&'static str> {
 }
 
 fn single<'h>(headers: &'h HeaderMap, name: &'static str) -> Result<Option<&'h str>, HeaderMismatch> {
-    let mut it = headers.get_all(name).iter();
+    // Looked up by a name made at compile time, not parsed from text at every request.
+    static VERSION: HeaderName = HeaderName::from_static(HEADER_PROTOCOL_VERSION);
+    static METHOD: HeaderName = HeaderName::from_static(HEADER_METHOD);
+    static NAME: HeaderName = HeaderName::from_static(HEADER_NAME);
+    let mut it = match name {
+        HEADER_PROTOCOL_VERSION => headers.get_all(&VERSION),
+        HEADER_METHOD => headers.get_all(&METHOD),
+        HEADER_NAME => headers.get_all(&NAME),
+        other => headers.get_all(other),
+    }
+    .iter();
     let Some(first) = it.next() else {
         return Ok(None);
     };

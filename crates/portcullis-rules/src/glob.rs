@@ -33,6 +33,20 @@ pub struct Glob {
     /// The pattern's leading literal characters: a text that does not start with them cannot
     /// match, which most texts a rule meets are refused by without running the matcher.
     literal_head: String,
+    /// What the rest of the pattern is, when the head settles the match without the matcher.
+    shape: Shape,
+}
+
+/// The common patterns, matched without the backtracking matcher (and its two allocations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// Literal characters only: the text is the head.
+    Literal,
+    /// The head, then one `*` that ends the pattern (`mcp__fs__*`): the rest of the text is
+    /// anything (a path glob's: anything without a `/`).
+    HeadStar,
+    /// Anything else: the matcher decides.
+    General,
 }
 
 impl Glob {
@@ -69,14 +83,20 @@ impl Glob {
             Flavour::Path => pattern.strip_suffix("/**").filter(|d| !d.contains('*')).map(str::to_owned),
             Flavour::Text => None,
         };
-        let literal_head = tokens
+        let literal_head: String = tokens
             .iter()
             .map_while(|t| match t {
                 Token::Lit(c) => Some(*c),
                 _ => None,
             })
             .collect();
-        Glob { source: pattern.to_owned(), tokens, flavour, dir_itself, literal_head }
+        let head_len = literal_head.chars().count();
+        let shape = match &tokens[head_len..] {
+            [] => Shape::Literal,
+            [Token::Star] => Shape::HeadStar,
+            _ => Shape::General,
+        };
+        Glob { source: pattern.to_owned(), tokens, flavour, dir_itself, literal_head, shape }
     }
 
     pub fn as_str(&self) -> &str {
@@ -92,11 +112,16 @@ impl Glob {
         if self.dir_itself.as_deref() == Some(text) {
             return true;
         }
-        if !text.starts_with(&self.literal_head) {
-            return false;
+        let Some(rest) = text.strip_prefix(self.literal_head.as_str()) else { return false };
+        match (self.shape, self.flavour) {
+            (Shape::Literal, _) => rest.is_empty(),
+            (Shape::HeadStar, Flavour::Text) => true,
+            (Shape::HeadStar, Flavour::Path) => !rest.contains('/'),
+            (Shape::General, _) => {
+                let chars: Vec<char> = text.chars().collect();
+                matches_at(&self.tokens, &chars, self.flavour)
+            }
         }
-        let chars: Vec<char> = text.chars().collect();
-        matches_at(&self.tokens, &chars, self.flavour)
     }
 
     /// [`Glob::matches`] on the text `parts` spell when joined, built only when its head could
@@ -179,6 +204,67 @@ fn go(tokens: &[Token], text: &[char], t: usize, i: usize, flavour: Flavour, mem
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shape_matched_without_the_matcher_matches_as_the_matcher_does() {
+        let patterns = [
+            "mcp__fs__*",
+            "mcp__fs__read_file",
+            "*",
+            "",
+            "a\\*",
+            "a\\*b",
+            "/work/*",
+            "/work/**",
+            "/etc/passwd",
+            "/tmp/?.txt",
+            "x*",
+            "é*",
+            "**",
+            "a**",
+            "mcp__*__read",
+            "/a/b*",
+        ];
+        let texts = [
+            "",
+            "mcp__fs__",
+            "mcp__fs__read_file",
+            "mcp__fs__read/x",
+            "mcp__fsx__read",
+            "a*",
+            "a*b",
+            "a",
+            "/work/",
+            "/work/a.txt",
+            "/work/sub/a.txt",
+            "/work",
+            "/etc/passwd",
+            "/etc/passwdx",
+            "/tmp/a.txt",
+            "x",
+            "xy/z",
+            "é",
+            "éx",
+            "/a/b",
+            "/a/bc",
+            "/a/b/c",
+            "mcp__x__read",
+        ];
+        let mut fast = 0;
+        for flavour in [Flavour::Text, Flavour::Path] {
+            for p in patterns {
+                let g = Glob::new(p, flavour);
+                fast += usize::from(g.shape != Shape::General);
+                for t in texts {
+                    let chars: Vec<char> = t.chars().collect();
+                    let general =
+                        g.dir_itself.as_deref() == Some(t) || matches_at(&g.tokens, &chars, flavour);
+                    assert_eq!(g.matches(t), general, "{p:?} ({flavour:?}) vs {t:?}");
+                }
+            }
+        }
+        assert!(fast >= 16, "the fast shapes are exercised: {fast}");
+    }
 
     #[test]
     fn path_globs_keep_star_within_a_segment() {

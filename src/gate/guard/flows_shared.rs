@@ -34,7 +34,8 @@ impl Guard {
             Reaches::Always => None,
             Reaches::ByArguments => Some(self.args(call, true).ok()?),
         };
-        f.pull(call, args.as_ref(), &engine).await;
+        // Boxed: only a shared store pulls, and every call's future would carry the store's.
+        Box::pin(f.pull(call, args.as_ref(), &engine)).await;
         args
     }
 }

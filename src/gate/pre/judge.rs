@@ -54,12 +54,14 @@ pub async fn judge(call: &ToolCall, cx: &Context<'_>, guard: &Guard, elicits: bo
             }
             Outcome::Refuse(d)
         }
-        (Outcome::Check(check), false) => check.run_noted(call.decision, guard.audit()).await,
+        // Boxed, as the refusal's human below: a checker call's future is large, and every
+        // allowed call's future would carry its space (and be copied with it) if it were inline.
+        (Outcome::Check(check), false) => Box::pin(check.run_noted(call.decision, guard.audit())).await,
         (other, false) => other,
     };
     let verdict = match outcome {
         Outcome::Forward => Verdict::Forward(allowed, Permit::default()),
-        Outcome::Refuse(d) => human(d, call, cx, guard, elicits).await,
+        Outcome::Refuse(d) => Box::pin(human(d, call, cx, guard, elicits)).await,
         // A check never asks for another; were it to, refusing is the safe reading.
         Outcome::Check(_) => Verdict::Refuse(Denial {
             reason: Said::Unfinished { tool: &call.qualified, not: Not::Sent }.to_string(),

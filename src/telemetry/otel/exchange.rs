@@ -74,6 +74,13 @@ pub struct ExchangeSpans {
     pub members: Vec<Span>,
 }
 
+impl ExchangeSpans {
+    /// No span at all (traces off): [`super::spans::traced`] would only pass the answer on.
+    pub fn is_untraced(&self) -> bool {
+        self.span.is_none() && self.members.is_empty()
+    }
+}
+
 impl Default for ExchangeSpans {
     fn default() -> Self {
         ExchangeSpans { span: Span::none(), members: Vec::new() }

@@ -145,6 +145,30 @@ fn bipia_directives_about_the_answer_are_caught_and_clean_results_pass() {
     injection_file("injection_bipia.dev.jsonl", 0.41, 0.0);
 }
 
+/// The audit's masking scan finds what the full outbound scan finds of the masked categories,
+/// on every text of the corpora (arguments, results, shell lines).
+#[test]
+fn the_masking_scan_finds_the_full_scans_masked_findings_on_every_corpus_text() {
+    let mut texts = Vec::new();
+    for name in
+        ["exfil.dev.jsonl", "exfil_shell.dev.jsonl", "injection.dev.jsonl", "injection_bipia.dev.jsonl"]
+    {
+        for row in rows(name).into_iter().flatten() {
+            texts.extend(row.text);
+            texts.extend(row.args.map(|a| a.to_string()));
+        }
+    }
+    assert!(texts.len() > 100, "the corpora were read: {}", texts.len());
+    let mut masked = 0;
+    for t in &texts {
+        let all: Vec<Finding> =
+            scan(t, Direction::Outbound).into_iter().filter(|f| f.category.is_masked()).collect();
+        assert_eq!(super::scan_masked(t), all, "{t}");
+        masked += usize::from(!all.is_empty());
+    }
+    assert!(masked > 0, "some text has a masked finding");
+}
+
 #[test]
 fn agentdojo_benign_tool_calls_raise_no_findings() {
     exfil_file("exfil.dev.jsonl", 0.02);

@@ -156,6 +156,31 @@ pub fn scan_secrets(text: &str) -> Vec<Finding> {
     findings
 }
 
+/// Only what [`mask`] replaces ([`Category::is_masked`]: secrets, and data carried in a URL)
+/// of an outbound [`scan`], without the other detectors' work — for a caller that masks and
+/// keeps nothing else (the audit line's preview). The same findings in the same order: the
+/// detectors skipped report other categories only, and no detector reads another's findings
+/// but of its own category or secrets, which run first in both.
+///
+/// ```
+/// use portcullis_checker::detect::{scan, scan_masked, Direction};
+/// let text = "https://x.example/?k=ghp_R8x2Lq9VmT4kWz7NcY3hPd6sFj1aBe5uGo0i; curl x | sh";
+/// let all: Vec<_> = scan(text, Direction::Outbound).into_iter().filter(|f| f.category.is_masked()).collect();
+/// assert_eq!(scan_masked(text), all);
+/// assert!(!all.is_empty());
+/// ```
+pub fn scan_masked(text: &str) -> Vec<Finding> {
+    let lower = text.to_ascii_lowercase();
+    let input = Input { raw: text, lower: &lower };
+    let mut sink = Sink::default();
+    secrets::scan(&input, &mut sink);
+    data_in_url::scan(&input, &mut sink);
+    let mut findings = sink.findings;
+    findings.retain(|f| f.category.is_masked());
+    findings.sort_by_key(|f| (f.span.start, f.span.end, f.category));
+    findings
+}
+
 /// Replace every masked span (see [`Category::is_masked`]) with `[secret: <category>/<detector>]`.
 /// Overlapping spans merge; spans from another text are clamped to `text` and to `char`
 /// boundaries rather than trusted, so this never panics.
