@@ -10,6 +10,7 @@
 //! (WHATWG and curl; inet_aton numbers, IPv6 embeddings, IDNA).
 
 mod iban;
+mod mail;
 pub mod quiet;
 mod reach;
 mod redirect;
