@@ -262,6 +262,11 @@ impl Guardrails {
         self.rules.any_tools()
     }
 
+    /// True when some rule may judge a result of a tool named under `head` (`mcp__{upstream}__`).
+    pub fn may_judge_results_under(&self, head: &str) -> bool {
+        self.rules.may_judge_results_under(head)
+    }
+
     /// True when results must be held for a check at all.
     pub fn watches_results(&self) -> bool {
         self.rules.any(Phase::Post)

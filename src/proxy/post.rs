@@ -130,15 +130,18 @@ where
         let inspected =
             || guard.inspects_results() || guard.screens_tools() || guard.lists_filtered(agent.as_deref());
         // Without a session, the caller's own pending calls are kept the same way, under its
-        // principal (an agent, else the address it calls from), while results are inspected: a
+        // principal (an agent, else the address it calls from), while some result of its upstream
+        // may be inspected (an upstream no rule reads a result of is relayed as before): a
         // client routes an answer by its id whichever POST carried it, so an answer a stateless
         // server puts on another call's POST is judged as the call it names (red team R10-1,
         // R10-2). Anonymous callers at one address share the table: an id they both use is
         // judged as one of their calls.
         let table = match &session {
             Some(s) => Some(s.clone()),
-            None if guard.inspects_results() => super::caller::principal_named(&req)
-                .map(|p| format!("caller:{}", crate::call::budget_key(&p))),
+            None if mcp_upstream.as_deref().is_some_and(|u| guard.inspects_results_on(u)) => {
+                super::caller::principal_named(&req)
+                    .map(|p| format!("caller:{}", crate::call::budget_key(&p)))
+            }
             None => None,
         };
         let calls = match (&mcp_upstream, &table) {

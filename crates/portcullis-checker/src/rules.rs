@@ -145,6 +145,18 @@ impl GuardRules {
         ])
     }
 
+    /// True when some rule may judge the results of a tool whose qualified name starts with
+    /// `head` (`mcp__{upstream}__`): an exact or prefix match that agrees with it, a kind, or `*`
+    /// (a kind may be any tool's). False proves no result under `head` is ever judged.
+    pub fn may_judge_results_under(&self, head: &str) -> bool {
+        let agrees = |p: &str| p.starts_with(head) || head.starts_with(p);
+        self.0.iter().filter(|r| r.post).any(|r| match &r.target {
+            Selector::Exact(s) => s.starts_with(head),
+            Selector::Prefix(p) => agrees(p),
+            Selector::Kind(_) | Selector::Any => true,
+        })
+    }
+
     /// The rule judging `phase` of `qualified`, if any.
     pub fn select(&self, qualified: &str, kind: &KindSpec, phase: Phase) -> Option<&GuardRule> {
         let mut best: Option<&GuardRule> = None;

@@ -15,6 +15,20 @@ impl Guard {
             || self.guardrails.as_ref().is_some_and(|g| g.watches_results())
     }
 
+    /// True when some answer of MCP upstream `upstream` may be inspected: `redact`, `secrets:`
+    /// or `flows:` read every answer; else a guardrail rule that may judge a result of one of
+    /// its tools (`mcp__{upstream}__…`, a kind, `*`). False proves none is: a stray answer on
+    /// one of its exchanges names only its own calls, which nothing judges.
+    pub fn inspects_results_on(&self, upstream: &str) -> bool {
+        if self.redacts() || self.flows.is_some() {
+            return true;
+        }
+        self.guardrails.as_ref().filter(|g| g.watches_results()).is_some_and(|g| {
+            let head = format!("mcp__{upstream}__");
+            g.may_judge_results_under(&head)
+        })
+    }
+
     /// True when the answer to `call` must be held and inspected: every answer is when a
     /// `redact` list, `secrets:` or `flows:` is configured (each reads every result); otherwise
     /// only an answer a guardrail rule judges. A proxy holds no other.

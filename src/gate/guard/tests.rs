@@ -162,3 +162,28 @@ fn an_answer_is_held_only_where_something_configured_reads_it() {
         assert!(!*bench || g.inspects_results(), "{yaml}");
     }
 }
+
+/// Red team R10-1's fix holds a session-less exchange only where some result of its upstream may
+/// be judged: a rule scoped to another upstream's tools proves none of this one's is.
+#[test]
+fn results_are_inspected_on_an_upstream_only_where_a_rule_may_judge_one_of_its_tools() {
+    let up = "upstreams: { up: { url: \"http://127.0.0.1:9/mcp\" }, other: { url: \"http://127.0.0.1:9/mcp\" } }\n";
+    let checker = "  checker: { base_url: \"http://127.0.0.1:9/v1\", model: m }\n";
+    let with = |rules: &str| guard(&format!("{up}guardrails:\n{checker}  rules: [{rules}]\n"));
+    let g = with("{ match: \"mcp__other__*\", phases: [post] }");
+    assert!(!g.inspects_results_on("up") && g.inspects_results_on("other"));
+    let g = with("{ match: mcp__up__read, phases: [post] }");
+    assert!(g.inspects_results_on("up") && !g.inspects_results_on("other"));
+    for rules in [
+        "{ match: \"mcp__*\", phases: [post] }",
+        "{ match: Fetch, phases: [post] }",
+        "{ match: \"*\", phases: [post] }",
+    ] {
+        assert!(with(rules).inspects_results_on("up"), "{rules}");
+    }
+    assert!(
+        !with("{ match: \"mcp__*\", phases: [pre] }").inspects_results_on("up"),
+        "a pre rule reads no result"
+    );
+    assert!(guard(&format!("{up}redact: [x]\n")).inspects_results_on("up"));
+}
