@@ -7,7 +7,7 @@
 //! - a host inside a text (a word): a dot (`a.b.c.d`, `name.tld`: both shapes need two labels);
 //! - JSON escapes the scan undoes and reads again: `\`; percent-encoding: `%`;
 //! - anything outside ASCII (unicode dots `。．｡`, fullwidth letters, IDNA, Unicode spaces);
-//! - an IBAN: two letters, then (past separators) two digits ([`super::iban::may_start`]);
+//! - an IBAN: two letters, then (past separators) two digits (`iban::may_start`);
 //! - the whole value, read loosely: an inet_aton number (a first digit: `0x7f000001`,
 //!   `2130706433`) or a single label the resolver sends somewhere special (`localhost`,
 //!   `metadata`), checked here exactly as the scan checks it.
