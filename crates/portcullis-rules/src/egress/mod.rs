@@ -18,6 +18,7 @@ pub mod scan;
 mod special;
 mod target;
 mod unescape;
+mod words;
 
 #[cfg(test)]
 mod corpus_tests;

@@ -44,13 +44,13 @@ pub fn quiet(s: &str) -> bool {
         true => s.chars().filter(|c| !matches!(c, '\t' | '\r' | '\n')).collect::<String>().into(),
         false => s.into(),
     };
-    let whole = super::scan::trim_whole(&joined);
-    if whole.is_empty() || whole.contains(super::scan::is_space) {
+    let whole = super::words::trim_whole(&joined);
+    if whole.is_empty() || whole.contains(super::words::is_space) {
         return true;
     }
     // The scan reads the authority, the part before a `/`, `?`, `#` or `\` (`localhost/x`).
     // (after the leading slashes of a scheme-relative `//host/x`, and any userinfo).
-    let authority = super::scan::authority(whole.trim_start_matches(['/', '\\']));
+    let authority = super::words::authority(whole.trim_start_matches(['/', '\\']));
     let authority = authority.rsplit('@').next().unwrap_or(authority);
     let numeric = authority.as_bytes().first().is_some_and(u8::is_ascii_digit);
     !numeric && !super::special::grave_label(authority)

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::iban;
 use super::quiet::quiet;
+use super::words::{authority, is_space, trim_whole};
 use crate::destination::{read_url, Host, Reading};
 
 /// Destinations remembered per string to report each once (past this, repeats are reported
@@ -165,20 +166,6 @@ pub(super) fn read<B>(
     ControlFlow::Continue(())
 }
 
-/// White space as the programs that receive a string split and strip it: Rust's, and the C0
-/// separators U+001C..U+001F, which Python's `str.strip()` and `split()` also drop (red team
-/// R10-10). Every C0 control and space is trimmed from a whole value's ends, as WHATWG trims a
-/// URL's.
-pub(super) fn is_space(c: char) -> bool {
-    c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c)
-}
-
-/// A whole value's ends trimmed as WHATWG trims a URL's (C0 controls and space) and as
-/// [`is_space`] reads white space.
-pub(super) fn trim_whole(s: &str) -> &str {
-    s.trim_matches(|c: char| c <= ' ' || is_space(c))
-}
-
 /// Where a host written in program text or an assignment ends (never inside a URL, whose
 /// userinfo may hold any of these: a URL is read from its scheme on, whole).
 const CODE_PUNCTUATION: &[char] = &['"', '\'', '(', ')', '<', '>', '{', '}', '=', '`'];
@@ -234,8 +221,8 @@ fn once<B>(s: &str, each: &mut impl FnMut(What, bool) -> ControlFlow<B>) -> Cont
         }
     }
     if trimmed.contains('@') {
-        for what in super::mail::domains(trimmed) {
-            each(what, false)?;
+        for host in super::mail::domains(trimmed) {
+            each(What::Email(host), false)?;
         }
     }
     ControlFlow::Continue(())
@@ -340,44 +327,9 @@ fn token(t: &str, loose: Loose) -> Option<(What, bool)> {
         return None;
     }
     if let Some((local, domain)) = t.rsplit_once('@') {
-        return email(local, domain).map(|e| (e, false));
+        return super::mail::address(local, domain).map(|h| (What::Email(h), false));
     }
     host(authority(t), loose).map(|(h, l)| (What::Host(h), l))
-}
-
-/// The host part of a bare host written without a scheme, as the programs that take one read it:
-/// curl and wget guess `http://`, and `http://{t}` builders (urllib, WHATWG `fetch`) end the host
-/// at the first `/`, `?`, `#` or (WHATWG, special schemes) `\` — so `169.254.169.254#x` and
-/// `localhost?x` connect where their heads do (red team R10-5).
-pub(super) fn authority(t: &str) -> &str {
-    t.split(['/', '?', '#', '\\']).next().unwrap_or(t)
-}
-
-pub(super) fn email(local: &str, domain: &str) -> Option<What> {
-    // RFC 6531 lets a local part hold any UTF-8 (`josé@…`): mail to it goes to the domain all
-    // the same (red team R11-12). Only naming a mailbox (src/intent) wants it ASCII.
-    let local_ok = !local.is_empty()
-        && local.len() <= 64
-        && local
-            .chars()
-            .all(|c| !c.is_ascii() || c.is_ascii_alphanumeric() || "!#$%&'*+-/=?^_`{|}~.".contains(c));
-    if !local_ok {
-        return None;
-    }
-    // `git@10.0.0.5:org/repo`, `user@host/path`: the host ends where a port or path begins.
-    let domain = match domain.starts_with('[') {
-        true => domain.split_inclusive(']').next().unwrap_or(domain),
-        false => domain.split([':', '/', '?', '#']).next().unwrap_or(domain),
-    };
-    let host = match domain.strip_prefix('[').and_then(|d| d.strip_suffix(']')) {
-        Some(inner) => Host::from_bracketed(inner.strip_prefix("IPv6:").unwrap_or(inner))
-            .or_else(|_| Host::from_name(inner))
-            .ok()?,
-        // IDNA maps the ideographic and fullwidth dots to `.` (`eve。example`: R11-12).
-        None if domain.contains(['.', '\u{3002}', '\u{ff0e}', '\u{ff61}']) => Host::from_name(domain).ok()?,
-        None => return None,
-    };
-    Some(What::Email(host))
 }
 
 /// `[v6]`, `[v6]:port`, a bare IPv6 address, `a.b.c.d[:port]`, `name.tld[:port]`; loose adds
