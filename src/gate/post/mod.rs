@@ -105,20 +105,21 @@ pub fn adopt(
     if !calls.is_active() {
         return;
     }
-    // The stream's own call: the POST's (SSE: kept from its start), else the first watched.
-    let first = match own {
-        Some(Own::Call(c)) => Some(c.clone()),
-        Some(Own::List(_) | Own::Initialize { .. }) => None,
-        None => watched.calls().next().map(|(_, c)| c.clone()),
-    };
-    let own = first.as_ref();
+    // The stream's own call: the POST's (SSE: kept from its start), else the first watched —
+    // copied only when a stray turns up (an answer under the stream's own id needs none).
+    let mut first: Option<Option<ToolCall>> = None;
     for id in answer.response_ids() {
         let key = IdKey::new(id);
         // The stream's own watch (if any) is the one inspected.
         if watched.0.iter().any(|(k, _)| key.answers(k)) {
             continue;
         }
-        if let (Some(own), Some(Pending::Call(named))) = (own, calls.peek(&key)) {
+        let own = first.get_or_insert_with(|| match own {
+            Some(Own::Call(c)) => Some(c.clone()),
+            Some(Own::List(_) | Own::Initialize { .. }) => None,
+            None => watched.calls().next().map(|(_, c)| c.clone()),
+        });
+        if let (Some(own), Some(Pending::Call(named))) = (own.as_ref(), calls.peek(&key)) {
             if guard.judges_more(own, &named) {
                 continue;
             }
